@@ -1,0 +1,57 @@
+# Helpers every CMakeLists.txt in the tree uses, so flags live in one place.
+#
+#   plimsoll_library(NAME SOURCES a.cc b.cc DEPS other_lib ...)
+#   plimsoll_test(NAME SOURCES a_test.cc DEPS lib ...)   # GoogleTest via CTest
+#   plimsoll_executable(NAME SOURCES main.cc DEPS lib ...)
+
+set(PLIMSOLL_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
+    -Wold-style-cast -Wcast-align -Woverloaded-virtual -Wnull-dereference
+    -Wimplicit-fallthrough -Werror=return-type)
+
+if(PLIMSOLL_SANITIZE)
+  set(PLIMSOLL_SANITIZER_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=undefined
+      -fno-omit-frame-pointer)
+  add_compile_options(${PLIMSOLL_SANITIZER_FLAGS})
+  add_link_options(${PLIMSOLL_SANITIZER_FLAGS})
+endif()
+
+function(_plimsoll_common target)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:${PLIMSOLL_WARNINGS}>)
+  target_include_directories(${target} PUBLIC
+    ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
+endfunction()
+
+function(plimsoll_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  _plimsoll_common(${name})
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+endfunction()
+
+function(plimsoll_executable name)
+  cmake_parse_arguments(ARG "" "OUTPUT_NAME" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  _plimsoll_common(${name})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS})
+  if(ARG_OUTPUT_NAME)
+    set_target_properties(${name} PROPERTIES OUTPUT_NAME ${ARG_OUTPUT_NAME})
+  endif()
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
+endfunction()
+
+# Tests are labelled so suites can be run on their own: `ctest -L unit`.
+function(plimsoll_test name)
+  cmake_parse_arguments(ARG "" "LABEL;TIMEOUT" "SOURCES;DEPS" ${ARGN})
+  if(NOT ARG_LABEL)
+    set(ARG_LABEL unit)
+  endif()
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  add_executable(${name} ${ARG_SOURCES})
+  _plimsoll_common(${name})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
+  add_test(NAME ${name} COMMAND ${name})
+  set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT})
+endfunction()

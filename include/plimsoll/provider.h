@@ -1,0 +1,138 @@
+// The Provider interface: one sandbox backend (SPEC §1, DESIGN.md).
+//
+// Everything above it (the daemon, the CLI, the conformance suite) is
+// provider-agnostic. A provider builds the wall, runs validated requests
+// inside it and collects the evidence that its tier rests on. It never
+// claims a tier its evidence does not support.
+//
+// Lifecycle: construct (cheap, no side effects) -> Reconcile() (remove what
+// a crashed predecessor left) -> Preflight() (cheap checks: binaries,
+// configuration) -> SmokeTest() (a real throwaway run that checks the wall
+// from inside; its Evidence is the tier) -> Run() many times, from many
+// threads -> destroy.
+//
+// Usage (most callers use plimsoll::Sandbox, which adds validation, floors
+// and records on top):
+//
+//   auto provider = plimsoll::MakeProvider("embedded", plimsoll::Limits{});
+//   if (!provider.ok()) { std::cerr << provider.error().message(); return 2; }
+//   auto evidence = (*provider)->SmokeTest(Deadline::clock::now() + 10s);
+#ifndef PLIMSOLL_PROVIDER_H_
+#define PLIMSOLL_PROVIDER_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "plimsoll/error.h"
+#include "plimsoll/limits.h"
+#include "plimsoll/request.h"
+#include "plimsoll/result.h"
+#include "plimsoll/tier.h"
+
+namespace plimsoll {
+
+using Deadline = std::chrono::steady_clock::time_point;
+
+// One check of the wall, made from inside a sandbox (SPEC §6).
+struct EvidenceCheck {
+  std::string name;    // e.g. "root_read_only"
+  bool passed = false;
+  std::string detail;  // what was observed
+};
+
+// What a tier rests on: configuration, what the backend reports, and checks
+// made from inside. Not attestation: no hardware proof is involved.
+struct Evidence {
+  Tier tier = Tier::kUnknown;
+  std::string summary;  // one sentence: why this tier
+  // Backend identity: e.g. {"engine", "QuickJS 2025-04-26"}, {"runtime", "runc 1.1.5"}.
+  std::vector<std::pair<std::string, std::string>> facts;
+  std::vector<EvidenceCheck> checks;
+  int64_t collected_unix_ms = 0;
+
+  bool AllChecksPassed() const;
+};
+
+struct Capabilities {
+  std::vector<PayloadKind> payloads;  // what Run accepts
+  bool sessions = false;
+  bool grants = false;
+};
+
+// What `describe` shows (SPEC §4).
+struct Description {
+  std::string provider;
+  Tier tier = Tier::kUnknown;  // the tier the provider would claim; evidence decides
+  std::string environment;     // image / engine identity, "" when none
+  Capabilities capabilities;
+  Limits limits;
+  // Extra backend facts for `describe` (pool state, accelerator, ...).
+  std::vector<std::pair<std::string, std::string>> details;
+};
+
+class Provider {
+ public:
+  virtual ~Provider() = default;
+  Provider(const Provider&) = delete;
+  Provider& operator=(const Provider&) = delete;
+
+  // The provider's name as SANDBOX_PROVIDER spells it. Thread-safe.
+  virtual std::string_view name() const = 0;
+
+  // Cheap and side-effect free. Thread-safe.
+  virtual Description Describe() const = 0;
+
+  // Removes leftovers of a crashed predecessor (processes, mounts, cgroups,
+  // sockets, VMs). Called once before serving.
+  virtual Status Reconcile() = 0;
+
+  // Cheap readiness checks (binaries present, configuration sane); also run by
+  // /readyz. Must not start a sandbox.
+  virtual Status Preflight() = 0;
+
+  // Starts a throwaway sandbox with the real configuration and checks the wall
+  // from inside. Returns the evidence (whose tier may be lower than the
+  // claimed one) or an error when the sandbox could not be confirmed.
+  virtual Expected<Evidence> SmokeTest(Deadline deadline) = 0;
+
+  // Runs one request that has passed ValidateRequest (so `timeout_ms` is
+  // resolved). Thread-safe. Returns a Result for anything that ran (non-zero
+  // exits and timeouts included), a Refusal when nothing ran, or an unmarked
+  // error when a failure came after code may have started. `result.record` is
+  // left empty: the Sandbox fills it.
+  virtual Expected<Result> Run(const Request& request, Deadline deadline) = 0;
+
+  // Sessions (SPEC §9) are optional; Capabilities::sessions says whether a
+  // provider has them. The defaults refuse as `unsupported` (nothing ran).
+  // Opens a kept sandbox and returns its ID (>= 128 random bits).
+  virtual Expected<std::string> OpenSession(Deadline deadline);
+  // Runs a validated request (a cell or any payload) in an open session.
+  virtual Expected<Result> RunInSession(std::string_view session_id, const Request& request,
+                                        Deadline deadline);
+  // Ends a session and destroys its sandbox.
+  virtual Status CloseSession(std::string_view session_id);
+
+ protected:
+  Provider() = default;
+};
+
+// The provider names this build knows, in a stable order.
+std::vector<std::string_view> ProviderNames();
+
+// Builds a provider by name. An unknown name is an error whose message lists
+// the valid names. No side effects beyond construction.
+Expected<std::unique_ptr<Provider>> MakeProvider(std::string_view name, const Limits& limits);
+
+// The provider name chosen by the environment: SANDBOX_PROVIDER, or
+// "disabled" when it is unset or empty (so code execution is never on by
+// accident).
+std::string ProviderNameFromEnvironment();
+
+}  // namespace plimsoll
+
+#endif  // PLIMSOLL_PROVIDER_H_

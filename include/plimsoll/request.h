@@ -1,0 +1,122 @@
+// A run request (SPEC §2): exactly one payload plus common fields.
+//
+// This is the one request schema: the CLI, the HTTP API (wire.h) and the C++
+// library all build exactly this type. It holds the request as the client
+// sent it; `ValidateRequest` checks it against a provider's limits and
+// returns the normalised copy that is dispatched.
+//
+// Usage:
+//
+//   plimsoll::Request request;
+//   request.minimum_isolation = "container";
+//   request.timeout_ms = 5000;
+//   request.javascript = plimsoll::JavascriptPayload{"console.log(6*7)"};
+//
+//   plimsoll::Request project;
+//   project.project = plimsoll::ProjectPayload{
+//       .files = {{"main.py", "print('hi')"}},
+//       .steps = {{"python3", "main.py"}},
+//       .artifacts = {"out.txt"}};
+#ifndef PLIMSOLL_REQUEST_H_
+#define PLIMSOLL_REQUEST_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "plimsoll/error.h"
+#include "plimsoll/limits.h"
+
+namespace plimsoll {
+
+// The only protocol number this build speaks.
+inline constexpr int64_t kProtocol = 1;
+
+enum class PayloadKind { kJavascript, kPython, kProject, kCell };
+
+// "javascript", "python", "project", "cell".
+std::string_view PayloadKindName(PayloadKind kind);
+std::optional<PayloadKind> ParsePayloadKind(std::string_view name);
+
+struct JavascriptPayload {
+  std::string code;
+  friend bool operator==(const JavascriptPayload&, const JavascriptPayload&) = default;
+};
+
+struct PythonPayload {
+  std::string code;
+  friend bool operator==(const PythonPayload&, const PythonPayload&) = default;
+};
+
+struct ProjectFile {
+  std::string path;     // relative to /work; see ValidateRequest for the rules
+  std::string content;  // raw bytes
+  friend bool operator==(const ProjectFile&, const ProjectFile&) = default;
+};
+
+struct ProjectPayload {
+  std::vector<ProjectFile> files;
+  std::vector<std::vector<std::string>> steps;  // shell-free argv lists
+  std::vector<std::string> artifacts;           // paths to bring back
+  friend bool operator==(const ProjectPayload&, const ProjectPayload&) = default;
+};
+
+// Code for a kept interpreter; only valid inside a session (SPEC §9).
+struct CellPayload {
+  std::string language;  // "javascript" or "python"
+  std::string code;
+  friend bool operator==(const CellPayload&, const CellPayload&) = default;
+};
+
+struct Request {
+  int64_t protocol = kProtocol;
+  std::string minimum_isolation;  // "" (no floor) or a tier name, as sent
+  int64_t timeout_ms = 0;         // <= 0: the provider's default
+  std::string trace_id;           // [A-Za-z0-9._:-]{1,64}, else dropped whole
+  std::string grant_profile;      // "" or a profile name (SPEC §8)
+  std::string environment;        // "" or the exact image identity required
+
+  // Exactly one of these is set on a valid request. They are separate fields
+  // (not a variant) because the wire format can carry several, and "two
+  // payloads" must be refusable.
+  std::optional<JavascriptPayload> javascript;
+  std::optional<PythonPayload> python;
+  std::optional<ProjectPayload> project;
+  std::optional<CellPayload> cell;
+
+  // How many payload fields are set (0..4).
+  int PayloadCount() const;
+  // The kind when exactly one payload is set.
+  std::optional<PayloadKind> kind() const;
+
+  friend bool operator==(const Request&, const Request&) = default;
+};
+
+// Whether `trace_id` matches [A-Za-z0-9._:-]{1,64}.
+bool IsWellFormedTraceId(std::string_view trace_id);
+
+// Checks a request against `limits` and returns the copy to dispatch: the
+// trace ID dropped when malformed (never truncated) and `timeout_ms` resolved
+// to the provider default when <= 0. Refusals (nothing ran):
+//   protocol  - protocol != kProtocol;
+//   request   - no payload or several; an unknown tier name; a floor of
+//               `none`/`unknown`; a timeout above the provider maximum;
+//               code above limits.max_code_bytes; a project with no steps,
+//               an empty step or argv element with NUL, more than
+//               limits.max_project_files files or limits.max_project_bytes
+//               bytes, a bad or repeated path (absolute, `..`, `.`, empty
+//               segment, NUL, backslash, control characters); a cell outside
+//               a session (`in_session` false) or with an unknown language;
+//               a malformed grant profile or environment string.
+Expected<Request> ValidateRequest(const Request& request, const Limits& limits,
+                                  bool in_session = false);
+
+// Checks one relative path the way project files and artifacts are checked.
+// Returns an error message (nullopt when the path is acceptable).
+std::optional<std::string> CheckRelativePath(std::string_view path);
+
+}  // namespace plimsoll
+
+#endif  // PLIMSOLL_REQUEST_H_

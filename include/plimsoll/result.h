@@ -1,0 +1,105 @@
+// The answer to a run (SPEC §2).
+//
+// A non-zero exit code is a result, not an error: the run happened. Errors
+// and refusals travel as plimsoll::Error instead. Byte fields (outputs,
+// artifact contents) hold raw bytes; wire.h decides how they travel.
+//
+// Usage:
+//
+//   plimsoll::Expected<plimsoll::Result> result = sandbox.Run(request);
+//   if (result.ok()) {
+//     std::cout << plimsoll::TierName(result->isolation) << "\n"
+//               << result->stdout_bytes;
+//   }
+#ifndef PLIMSOLL_RESULT_H_
+#define PLIMSOLL_RESULT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "plimsoll/record.h"
+#include "plimsoll/request.h"
+#include "plimsoll/tier.h"
+
+namespace plimsoll {
+
+// Exit codes with a fixed meaning on every provider.
+inline constexpr int64_t kExitTimedOut = 124;
+inline constexpr int64_t kExitOutOfMemory = 137;
+
+enum class ProjectOutcome { kCompleted, kSetupFailed, kTimedOut, kProtocolError };
+
+// "completed", "setup_failed", "timed_out", "protocol_error".
+std::string_view ProjectOutcomeName(ProjectOutcome outcome);
+std::optional<ProjectOutcome> ParseProjectOutcome(std::string_view name);
+
+struct StepResult {
+  std::vector<std::string> command;
+  int64_t exit_code = 0;
+  bool timed_out = false;
+  std::string stdout_bytes;
+  std::string stderr_bytes;
+  bool stdout_truncated = false;
+  bool stderr_truncated = false;
+  int64_t duration_ms = 0;
+  friend bool operator==(const StepResult&, const StepResult&) = default;
+};
+
+struct Artifact {
+  std::string path;
+  std::string content;     // raw bytes
+  bool truncated = false;  // content cut at the artifact cap
+  friend bool operator==(const Artifact&, const Artifact&) = default;
+};
+
+// Counts of broker calls made during a granted run (SPEC §8).
+struct BrokerSummary {
+  std::string profile;
+  int64_t calls = 0;   // every call, allowed and denied
+  int64_t denied = 0;
+  friend bool operator==(const BrokerSummary&, const BrokerSummary&) = default;
+};
+
+// One finding of the efficiency advisor (SPEC §8).
+struct Advice {
+  std::string pattern;        // e.g. "fan_out", "repeated_read"
+  std::string route;          // the route template, never a concrete path
+  std::string message;
+  int64_t extra_calls = 0;
+  double added_latency_ms = 0;  // modelled
+  int64_t bytes = 0;
+  friend bool operator==(const Advice&, const Advice&) = default;
+};
+
+struct Result {
+  std::string provider;
+  Tier isolation = Tier::kUnknown;  // the tier this run actually got
+  std::string environment;          // image / engine identity
+  PayloadKind kind = PayloadKind::kJavascript;
+  int64_t exit_code = 0;
+  bool timed_out = false;
+  std::string stdout_bytes;
+  std::string stderr_bytes;
+  bool stdout_truncated = false;
+  bool stderr_truncated = false;
+  int64_t duration_ms = 0;
+
+  // Projects only.
+  std::optional<ProjectOutcome> outcome;
+  std::vector<StepResult> steps;
+  std::vector<Artifact> artifacts;
+
+  std::optional<BrokerSummary> broker;  // set when a grant was used
+  std::vector<Advice> advice;
+
+  Record record;  // binds this result to its request (SPEC §5)
+
+  friend bool operator==(const Result&, const Result&) = default;
+};
+
+}  // namespace plimsoll
+
+#endif  // PLIMSOLL_RESULT_H_

@@ -1,0 +1,27 @@
+// The `plimsoll` command line, built on the library (include/plimsoll/).
+//
+//   plimsoll run [--provider NAME] [--floor TIER] [--timeout MS]
+//                [--lang javascript|python] [--json] (-e CODE | FILE)
+//   plimsoll run --project DIR --step 'argv...' [--step ...] [--artifact PATH]
+//   plimsoll describe [--provider NAME] [--json]
+//   plimsoll version
+//
+// Exit statuses are in cli/exit_status.h and docs/cli.md.
+//
+// Usage (tests call it directly):
+//   std::ostringstream out, err;
+//   int status = plimsoll::cli::Main({"plimsoll", "run", "-e", "1"}, out, err);
+#ifndef PLIMSOLL_CLI_CLI_H_
+#define PLIMSOLL_CLI_CLI_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace plimsoll::cli {
+
+int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace plimsoll::cli
+
+#endif  // PLIMSOLL_CLI_CLI_H_

@@ -1,0 +1,111 @@
+#include "plimsoll/sandbox.h"
+
+#include "plimsoll/record.h"
+
+namespace plimsoll {
+namespace {
+
+Error BelowFloor(Tier actual, Tier floor, std::string_view what) {
+  return Refusal(NotDispatched::kIsolation,
+                 "The request needs isolation " + std::string(TierName(floor)) + " or stronger; " +
+                     std::string(what) + " is " + std::string(TierName(actual)) + ".");
+}
+
+}  // namespace
+
+Sandbox::Sandbox(std::unique_ptr<Provider> provider)
+    : provider_(std::move(provider)), mutex_(std::make_unique<std::mutex>()) {}
+Sandbox::~Sandbox() = default;
+Sandbox::Sandbox(Sandbox&&) noexcept = default;
+Sandbox& Sandbox::operator=(Sandbox&&) noexcept = default;
+
+Expected<Sandbox> Sandbox::Open(std::string_view provider_name, const Limits& limits) {
+  auto provider = MakeProvider(provider_name, limits);
+  if (!provider.ok()) return provider.error();
+  return Sandbox(std::move(*provider));
+}
+
+Description Sandbox::Describe() const { return provider_->Describe(); }
+
+Expected<Evidence> Sandbox::CollectEvidence(std::chrono::milliseconds budget) {
+  Status preflight = provider_->Preflight();
+  if (!preflight.ok()) {
+    return Refusal(NotDispatched::kEnvironment,
+                   "The " + std::string(provider_->name()) +
+                       " provider failed its preflight: " + preflight.error().message());
+  }
+  auto evidence = provider_->SmokeTest(std::chrono::steady_clock::now() + budget);
+  if (!evidence.ok()) {
+    return Refusal(NotDispatched::kEnvironment,
+                   "The " + std::string(provider_->name()) +
+                       " provider's sandbox could not be confirmed: " + evidence.error().message());
+  }
+  // A provider never claims more than it describes, and failed checks mean
+  // the wall was not confirmed.
+  Evidence confirmed = *evidence;
+  Tier claimed = provider_->Describe().tier;
+  if (CompareTiers(confirmed.tier, claimed) > 0) confirmed.tier = claimed;
+  if (!confirmed.AllChecksPassed()) {
+    return Refusal(NotDispatched::kEnvironment,
+                   "The " + std::string(provider_->name()) +
+                       " provider's smoke test failed a check of its wall; see describe.");
+  }
+  std::lock_guard lock(*mutex_);
+  evidence_ = confirmed;
+  return confirmed;
+}
+
+std::optional<Evidence> Sandbox::evidence() const {
+  std::lock_guard lock(*mutex_);
+  return evidence_;
+}
+
+Expected<Result> Sandbox::Run(const Request& request) {
+  Description description = provider_->Describe();
+  auto validated = ValidateRequest(request, description.limits);
+  if (!validated.ok()) return validated.error();
+
+  std::optional<Tier> floor;
+  if (!validated->minimum_isolation.empty()) floor = ParseTier(validated->minimum_isolation);
+  // Cheap refusal first: a provider that could never meet the floor.
+  if (floor && !MeetsFloor(description.tier, *floor)) {
+    return BelowFloor(description.tier, *floor, "this " + std::string(provider_->name()) + " provider");
+  }
+  if (!validated->environment.empty() && validated->environment != description.environment) {
+    return Refusal(NotDispatched::kEnvironment,
+                   "The request requires environment " + validated->environment +
+                       "; this provider has " +
+                       (description.environment.empty() ? std::string("none")
+                                                        : description.environment) +
+                       ".");
+  }
+
+  std::optional<Evidence> current = evidence();
+  if (!current) {
+    auto collected = CollectEvidence();
+    if (!collected.ok()) return collected.error();
+    current = *collected;
+  }
+  // The floor is checked against the current evidence immediately before dispatch.
+  if (floor && !MeetsFloor(current->tier, *floor)) {
+    return BelowFloor(current->tier, *floor, "the current evidence");
+  }
+
+  RecordClock clock = RecordClock::Start();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(validated->timeout_ms);
+  auto result = provider_->Run(*validated, deadline);
+  if (!result.ok()) return result.error();
+  RecordClock::Span span = clock.Stop();
+
+  result->provider = std::string(provider_->name());
+  result->kind = *validated->kind();
+  // Honesty: never report more than the evidence supports.
+  if (CompareTiers(result->isolation, current->tier) > 0 || !IsRunnableTier(result->isolation)) {
+    result->isolation = current->tier;
+  }
+  if (result->environment.empty()) result->environment = description.environment;
+  result->record = MakeRecord(request, *result, PolicyDigest(description.limits), span);
+  return result;
+}
+
+}  // namespace plimsoll

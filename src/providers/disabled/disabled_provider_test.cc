@@ -1,0 +1,56 @@
+#include "providers/disabled/disabled_provider.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+namespace plimsoll {
+namespace {
+
+TEST(DisabledProviderTest, IsTierNoneAndRefusesEveryRunAsUnsupported) {
+  auto provider = MakeDisabledProvider(Limits{});
+  EXPECT_EQ(provider->name(), "disabled");
+  EXPECT_EQ(provider->Describe().tier, Tier::kNone);
+  auto evidence = provider->SmokeTest(Deadline::clock::now());
+  ASSERT_TRUE(evidence.ok());
+  EXPECT_EQ(evidence->tier, Tier::kNone);
+
+  for (PayloadKind kind :
+       {PayloadKind::kJavascript, PayloadKind::kPython, PayloadKind::kProject, PayloadKind::kCell}) {
+    Request request;
+    switch (kind) {
+      case PayloadKind::kJavascript: request.javascript = JavascriptPayload{"1"}; break;
+      case PayloadKind::kPython: request.python = PythonPayload{"1"}; break;
+      case PayloadKind::kProject: request.project = ProjectPayload{{}, {{"true"}}, {}}; break;
+      case PayloadKind::kCell: request.cell = CellPayload{"python", "1"}; break;
+    }
+    auto result = provider->Run(request, Deadline::clock::now());
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(NotDispatchedReason(result.error()), NotDispatched::kUnsupported);
+  }
+  auto session = provider->OpenSession(Deadline::clock::now());
+  ASSERT_FALSE(session.ok());
+  EXPECT_EQ(NotDispatchedReason(session.error()), NotDispatched::kUnsupported);
+}
+
+TEST(ProviderFactoryTest, UnsetEnvironmentMeansDisabled) {
+  unsetenv("SANDBOX_PROVIDER");
+  EXPECT_EQ(ProviderNameFromEnvironment(), "disabled");
+  setenv("SANDBOX_PROVIDER", "", 1);
+  EXPECT_EQ(ProviderNameFromEnvironment(), "disabled");
+  setenv("SANDBOX_PROVIDER", "embedded", 1);
+  EXPECT_EQ(ProviderNameFromEnvironment(), "embedded");
+  unsetenv("SANDBOX_PROVIDER");
+}
+
+TEST(ProviderFactoryTest, UnknownNameListsTheValidNames) {
+  auto provider = MakeProvider("nope", Limits{});
+  ASSERT_FALSE(provider.ok());
+  for (std::string_view name : ProviderNames()) {
+    EXPECT_NE(provider.error().message().find(name), std::string::npos) << name;
+  }
+  EXPECT_TRUE(MakeProvider("disabled", Limits{}).ok());
+}
+
+}  // namespace
+}  // namespace plimsoll
