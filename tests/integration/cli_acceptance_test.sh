@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The README's promises about the `plimsoll` binary, checked on the real binary.
+# Usage: cli_acceptance_test.sh PATH/TO/plimsoll
+set -uo pipefail
+plimsoll=${1:?usage: $0 PATH/TO/plimsoll}
+failures=0
+checks=0
+
+# expect NAME STATUS PATTERN -- command...
+expect() {
+  local name=$1 want_status=$2 pattern=$3
+  shift 4
+  local output status
+  output=$("$@" 2>&1)
+  status=$?
+  checks=$((checks + 1))
+  if [ "$status" -ne "$want_status" ] || ! grep -qE -- "$pattern" <<<"$output"; then
+    echo "FAIL $name: status $status (want $want_status), output:"
+    echo "$output" | sed 's/^/    /'
+    failures=$((failures + 1))
+  else
+    echo "ok   $name"
+  fi
+}
+
+unset SANDBOX_PROVIDER
+expect "no provider: nothing ran, unsupported" 3 '^nothing ran: unsupported: .*--provider embedded' \
+  -- "$plimsoll" run -e 'console.log(1)'
+expect "floor vm on a weaker provider: isolation" 3 '^nothing ran: isolation: ' \
+  -- "$plimsoll" run --floor vm -e 'console.log(1)'
+expect "unknown provider lists the valid names" 3 'Unknown provider "nope"; valid providers are: disabled' \
+  -- env SANDBOX_PROVIDER=nope "$plimsoll" run -e 'console.log(1)'
+expect "json refusal carries the mark" 3 '"not_dispatched":"unsupported"' \
+  -- "$plimsoll" run --json -e 'console.log(1)'
+expect "usage error" 2 'plimsoll: ' -- "$plimsoll" run --timeout soon -e 1
+expect "describe disabled" 0 '^isolation: +none' -- "$plimsoll" describe
+expect "version" 0 '^plimsoll [0-9]+\.[0-9]+\.[0-9]+ \(protocol 1\)' -- "$plimsoll" version
+
+echo "$((checks - failures)) passed, $failures failed"
+[ "$failures" -eq 0 ]
