@@ -1,0 +1,202 @@
+"""The run's work directory and what the baselines share: a minimal rootfs and an OCI bundle.
+
+Everything is built lazily, on the first template that names it, in a fresh temporary directory that
+close() removes. The rootfs is the same tree for every sandbox (unshare's chroot, bwrap's read-only
+root, the OCI runtimes' read-only root), so the baselines differ only in how they build the wall.
+
+The minimal rootfs holds /bin/true and the shared objects `ldd /bin/true` lists (on Debian 12:
+libc.so.6 and the dynamic loader), plus empty /proc, /dev, /sys and /tmp mount points.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO_DIR = os.path.dirname(BENCH_DIR)
+
+_LDD_PATH = re.compile(r"(/\S+)")
+
+
+class FixtureError(Exception):
+    """A shared fixture could not be built; scenarios that need it are skipped with this reason."""
+
+
+def shared_objects(binary):
+    """Absolute paths of the shared objects (including the loader) that `ldd binary` lists."""
+    try:
+        out = subprocess.run(["ldd", binary], capture_output=True, text=True, check=False,
+                             timeout=30)
+    except OSError as error:
+        raise FixtureError(f"cannot run ldd: {error}") from error
+    if out.returncode != 0:
+        if "not a dynamic executable" in out.stdout + out.stderr:
+            return []
+        raise FixtureError(f"ldd {binary} failed: {out.stderr.strip() or out.stdout.strip()}")
+    paths = []
+    for line in out.stdout.splitlines():
+        # "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)"
+        # or "/lib64/ld-linux-x86-64.so.2 (0x...)"
+        target = line.split("=>", 1)[1] if "=>" in line else line
+        match = _LDD_PATH.search(target)
+        if match:
+            paths.append(match.group(1))
+    return paths
+
+
+def build_minimal_rootfs(destination, programs=("/bin/true",)):
+    """Copy programs and their shared objects into destination at the same paths; add mount
+    points."""
+    os.makedirs(destination, exist_ok=True)
+    files = []
+    for program in programs:
+        files.append(program)
+        files.extend(shared_objects(program))
+    for source in files:
+        target = os.path.join(destination, source.lstrip("/"))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        shutil.copy2(source, target)   # follows symlinks: the tree holds real files only
+    for mount_point in ("proc", "dev", "sys", "tmp", "etc"):
+        os.makedirs(os.path.join(destination, mount_point), exist_ok=True)
+    os.chmod(os.path.join(destination, "tmp"), 0o1777)
+    return destination
+
+
+def oci_config(root_path, args, hostname="plimsoll-bench"):
+    """An OCI runtime config (spec 1.0.2) close to `runc spec`'s defaults, with a read-only root.
+
+    Namespaces: pid, network (a fresh one: only lo), ipc, uts, mount. No user namespace, no resource
+    limits, no seccomp filter (as `runc spec`). Capabilities: AUDIT_WRITE, KILL, NET_BIND_SERVICE.
+    """
+    capabilities = ["CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE"]
+    return {
+        "ociVersion": "1.0.2",
+        "process": {
+            "terminal": False,
+            "user": {"uid": 0, "gid": 0},
+            "args": list(args),
+            "env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],
+            "cwd": "/",
+            "capabilities": {key: list(capabilities)
+                             for key in ("bounding", "effective", "permitted")},
+            "rlimits": [{"type": "RLIMIT_NOFILE", "hard": 1024, "soft": 1024}],
+            "noNewPrivileges": True,
+        },
+        "root": {"path": root_path, "readonly": True},
+        "hostname": hostname,
+        "mounts": [
+            {"destination": "/proc", "type": "proc", "source": "proc"},
+            {"destination": "/dev", "type": "tmpfs", "source": "tmpfs",
+             "options": ["nosuid", "strictatime", "mode=755", "size=65536k"]},
+            {"destination": "/dev/pts", "type": "devpts", "source": "devpts",
+             "options": ["nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"]},
+            {"destination": "/dev/shm", "type": "tmpfs", "source": "shm",
+             "options": ["nosuid", "noexec", "nodev", "mode=1777", "size=65536k"]},
+            {"destination": "/dev/mqueue", "type": "mqueue", "source": "mqueue",
+             "options": ["nosuid", "noexec", "nodev"]},
+            {"destination": "/sys", "type": "sysfs", "source": "sysfs",
+             "options": ["nosuid", "noexec", "nodev", "ro"]},
+        ],
+        "linux": {
+            "namespaces": [{"type": kind} for kind in ("pid", "network", "ipc", "uts", "mount")],
+            "maskedPaths": ["/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys",
+                            "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats",
+                            "/proc/sched_debug", "/sys/firmware", "/proc/scsi"],
+            "readonlyPaths": ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
+                              "/proc/sysrq-trigger"],
+        },
+    }
+
+
+class Fixtures:
+    """Lazily built shared state for one benchmark run. A context manager (or call close())."""
+
+    def __init__(self, keep=False, values=None):
+        """values: extra template values, e.g. {"plimsoll_bin": "/repo/build/release/bin"}."""
+        self.workdir = tempfile.mkdtemp(prefix="plimsoll-bench-")
+        self.keep = keep
+        self._built = dict(values or {})
+
+    # Lazily built values ----------------------------------------------------------------------
+    def _value(self, key):
+        if key in self._built:
+            value = self._built[key]
+            if isinstance(value, FixtureError):
+                raise value
+            return value
+        builder = getattr(self, f"_build_{key}", None)
+        if builder is None:
+            raise KeyError(key)
+        try:
+            value = builder()
+        except FixtureError as error:
+            self._built[key] = error
+            raise
+        except OSError as error:
+            failure = FixtureError(f"building {key} failed: {error}")
+            self._built[key] = failure
+            raise failure from error
+        self._built[key] = value
+        return value
+
+    def _build_rootfs(self):
+        return build_minimal_rootfs(os.path.join(self.workdir, "rootfs"))
+
+    def _build_bundle(self):
+        bundle = os.path.join(self.workdir, "bundle")
+        os.makedirs(bundle, exist_ok=True)
+        config = oci_config(self._value("rootfs"), ["/bin/true"])
+        with open(os.path.join(bundle, "config.json"), "w", encoding="utf-8") as handle:
+            json.dump(config, handle, indent=2)
+        return bundle
+
+    def _build_python(self):
+        return sys.executable
+
+    def _build_bench(self):
+        return BENCH_DIR
+
+    def _build_repo(self):
+        return REPO_DIR
+
+    def _build_plimsoll_bin(self):
+        return os.path.join(REPO_DIR, "build", "release", "bin")
+
+    def _build_workdir(self):
+        return self.workdir
+
+    def state_dir(self, scenario_name):
+        path = os.path.join(self.workdir, "state", re.sub(r"[^A-Za-z0-9_.-]", "_", scenario_name))
+        os.makedirs(path, exist_ok=True)
+        return path
+
+    # Formatting -------------------------------------------------------------------------------
+    def format(self, template, **extra):
+        """template.format(...) with fixtures built on demand; extra values take precedence."""
+        fixtures = self
+
+        class _Mapping(dict):
+            def __missing__(self, key):
+                return fixtures._value(key)
+
+        return template.format_map(_Mapping(extra))
+
+    def format_argv(self, argv, scenario_name, runs, warmup):
+        """Format every argument; "{id}" stays for the timing loop to fill per invocation."""
+        extra = {"state": self.state_dir(scenario_name), "scenario": scenario_name,
+                 "runs": runs, "warmup": warmup, "id": "{id}"}
+        return [self.format(arg, **extra) for arg in argv]
+
+    def close(self):
+        if not self.keep:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
