@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "base/utf8.h"
 #include "plimsoll/tier.h"
 
 namespace plimsoll {
@@ -89,6 +90,9 @@ Status CheckProject(const ProjectPayload& project, const Limits& limits) {
       if (argv[j].find('\0') != std::string::npos) {
         return Bad(where + "[" + std::to_string(j) + "] contains a NUL byte.");
       }
+      if (!base::IsValidUtf8(argv[j])) {
+        return Bad(where + "[" + std::to_string(j) + "] is not valid UTF-8.");
+      }
       bytes += argv[j].size();
     }
     if (bytes > kMaxArgvBytes) return Bad(where + " is longer than " + std::to_string(kMaxArgvBytes) + " bytes.");
@@ -165,6 +169,7 @@ std::optional<std::string> CheckRelativePath(std::string_view path) {
     if (c == '\\') return "contains a backslash.";
     if (IsControl(c)) return "contains a control character.";
   }
+  if (!base::IsValidUtf8(path)) return "is not valid UTF-8.";
   size_t start = 0;
   while (start <= path.size()) {
     size_t end = path.find('/', start);

@@ -148,7 +148,8 @@ INSTANTIATE_TEST_SUITE_P(
            std::pair{std::string("a\\b"), std::string("backslash")},
            std::pair{std::string("a\x01"), std::string("control character")},
            std::pair{std::string("tab\there"), std::string("control character")},
-           std::pair{std::string("a\0b", 3), std::string("NUL")}));
+           std::pair{std::string("a\0b", 3), std::string("NUL")},
+           std::pair{std::string("bad\xC0\xAF"), std::string("UTF-8")}));
 
 TEST(ValidateRequestTest, RefusesRepeatedPaths) {
   ExpectRefused(ValidateRequest(Project({{"a.py", "1"}, {"b.py", "2"}, {"a.py", "3"}}), Limits{}),
@@ -162,6 +163,8 @@ TEST(ValidateRequestTest, RefusesEmptyStepsAndNoSteps) {
                 NotDispatched::kRequest, "steps[1] is empty");
   ExpectRefused(ValidateRequest(Project({{"a", "1"}}, {{""}}), Limits{}), NotDispatched::kRequest,
                 "program");
+  ExpectRefused(ValidateRequest(Project({{"a", "1"}}, {{"echo", "\xFF"}}), Limits{}),
+                NotDispatched::kRequest, "steps[0][1] is not valid UTF-8");
 }
 
 TEST(ValidateRequestTest, ChecksArtifactPaths) {

@@ -1,0 +1,235 @@
+"""Recomputes every shared record vector with the independent Python digest.
+
+Run: python3 -m unittest discover -s tests/records
+"""
+
+import base64
+import copy
+import json
+import math
+import pathlib
+import unittest
+
+import digest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+VECTORS = ROOT / "testdata" / "records" / "vectors.json"
+
+# Leaves the digests deliberately do not cover (docs/run-records.md), and the
+# record's own output.
+NOT_COVERED = {
+    ("request", "trace_id"),
+    ("request", "environment"),
+    ("result", "record", "record_sha256"),
+}
+SPECIAL_FLOATS = {"NaN", "Infinity", "-Infinity"}
+
+
+def load():
+    with open(VECTORS, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def recompute(vector: dict) -> dict:
+    """Every digest a vector's inputs give."""
+    out = {}
+    if "request" in vector:
+        out["request_sha256"] = digest.request_digest(vector["request"])
+    if "result" in vector:
+        result = vector["result"]
+        out["result_sha256"] = digest.result_digest(result)
+        out["record_sha256"] = digest.record_digest(result["record"])
+    if "limits" in vector:
+        out["policy_sha256"] = digest.policy_digest(vector["limits"])
+    if "session_id" in vector:
+        out["session_sha256"] = digest.session_id_digest(vector["session_id"])
+    if "encoding" in vector:
+        out["encoding_sha256"], _ = digest.encoding_digest(vector["encoding"])
+    return out
+
+
+def leaves(node, path=()):
+    """(path, value) for every scalar leaf under node."""
+    if isinstance(node, dict):
+        for key, child in node.items():
+            yield from leaves(child, path + (key,))
+    elif isinstance(node, list):
+        for index, child in enumerate(node):
+            yield from leaves(child, path + (index,))
+    else:
+        yield path, node
+
+
+def mutate(path, leaf):
+    """The smallest change of a leaf: one byte, one unit, one flag."""
+    if isinstance(leaf, bool):
+        return not leaf
+    if isinstance(leaf, int):
+        return leaf + 1
+    if isinstance(leaf, float):
+        return 1.0 if (math.isnan(leaf) or math.isinf(leaf)) else leaf + 1.0
+    if leaf is None:
+        raise AssertionError(f"unexpected null at {path}")
+    if path[-1] in ("added_latency_ms", "value") and leaf in SPECIAL_FLOATS:
+        return 1.5
+    if path[-1] == "base64":
+        raw = bytearray(base64.b64decode(leaf))
+        raw[0] ^= 1
+        return base64.b64encode(bytes(raw)).decode("ascii")
+    if not leaf:
+        return "x"
+    return chr(ord(leaf[0]) ^ 1) + leaf[1:]
+
+
+def set_path(node, path, new):
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = new
+
+
+def delete_path(node, path):
+    for key in path[:-1]:
+        node = node[key]
+    del node[path[-1]]
+
+
+class VectorFileTest(unittest.TestCase):
+    def setUp(self):
+        self.file = load()
+        self.vectors = self.file["vectors"]
+
+    def test_format_and_coverage(self):
+        self.assertEqual(self.file["format"], "plimsoll.record-vectors.v1")
+        self.assertGreaterEqual(len(self.vectors), 15)
+        names = [v["name"] for v in self.vectors]
+        self.assertEqual(len(names), len(set(names)), "vector names repeat")
+        kinds = {k for v in self.vectors if "request" in v for k in digest.PAYLOAD_ORDER if k in v["request"]}
+        self.assertEqual(kinds, set(digest.PAYLOAD_ORDER))
+        with_session = [v for v in self.vectors if "session" in v.get("result", {}).get("record", {})]
+        without = [v for v in self.vectors if "result" in v and "session" not in v["result"]["record"]]
+        self.assertGreaterEqual(len(with_session), 3)
+        self.assertTrue(without)
+        self.assertTrue(any(isinstance(v.get("result", {}).get("stdout"), dict) for v in self.vectors),
+                        "no vector has non-UTF-8 output")
+        floats = [a["added_latency_ms"] for v in self.vectors for a in v.get("result", {}).get("advice", [])]
+        self.assertTrue(SPECIAL_FLOATS <= set(x for x in floats if isinstance(x, str)))
+        self.assertTrue(any(isinstance(x, float) and x == 0 and math.copysign(1, x) < 0 for x in floats))
+
+    def test_every_digest_recomputes(self):
+        for vector in self.vectors:
+            with self.subTest(vector=vector["name"]):
+                got = recompute(vector)
+                self.assertTrue(got)
+                for key, value in got.items():
+                    self.assertEqual(value, vector[key], key)
+
+    def test_records_bind_their_exchange(self):
+        for vector in self.vectors:
+            if "result" not in vector:
+                continue
+            with self.subTest(vector=vector["name"]):
+                result, record = vector["result"], vector["result"]["record"]
+                self.assertEqual(record["version"], 1)
+                self.assertEqual(record["record_sha256"], vector["record_sha256"])
+                self.assertEqual(record["result_sha256"], vector["result_sha256"])
+                if "request" in vector:
+                    self.assertEqual(record["request_sha256"], vector["request_sha256"])
+                for name in ("provider", "isolation", "environment"):
+                    self.assertEqual(record[name], result[name], name)
+                self.assertLessEqual(record["started_unix_ms"], record["ended_unix_ms"])
+
+    def test_encoding_transcripts(self):
+        for vector in self.vectors:
+            if "encoding" in vector:
+                with self.subTest(vector=vector["name"]):
+                    sha, transcript = digest.encoding_digest(vector["encoding"])
+                    self.assertEqual(transcript.hex(), vector["encoding_hex"])
+                    self.assertEqual(sha, vector["encoding_sha256"])
+
+    def test_session_chains(self):
+        by_name = {v["name"]: v for v in self.vectors}
+        self.assertTrue(self.file["chains"])
+        for chain in self.file["chains"]:
+            session = digest.session_id_digest(chain["session_id"])
+            previous = ""
+            for sequence, name in enumerate(chain["vectors"], start=1):
+                with self.subTest(chain=chain["name"], call=name):
+                    record = by_name[name]["result"]["record"]
+                    self.assertEqual(record["session"], session)
+                    self.assertEqual(record["sequence"], sequence)
+                    self.assertEqual(record["previous_sha256"], previous)
+                    self.assertEqual(digest.record_digest(record), record["record_sha256"])
+                    previous = record["record_sha256"]
+
+
+class MutationTest(unittest.TestCase):
+    """Changing one byte of any vector input makes the digests disagree."""
+
+    def test_every_covered_leaf_changes_a_digest(self):
+        mutations = 0
+        for vector in load()["vectors"]:
+            expected = recompute(vector)
+            inputs = {k: vector[k] for k in ("request", "result", "limits", "session_id", "encoding") if k in vector}
+            for path, leaf in leaves(inputs):
+                if path[0] == "encoding" and path[-1] == "type":
+                    continue  # a type tag, not an input
+                changed = copy.deepcopy(vector)
+                if path == ("session_id",):
+                    changed["session_id"] = mutate(path, leaf)
+                else:
+                    set_path(changed, path, mutate(path, leaf))
+                with self.subTest(vector=vector["name"], leaf="/".join(map(str, path))):
+                    if path in NOT_COVERED:
+                        self.assertEqual(recompute(changed), expected, "documented as not covered")
+                    else:
+                        self.assertNotEqual(recompute(changed), expected)
+                        mutations += 1
+        self.assertGreater(mutations, 300)
+
+    def test_dropping_optional_fields_and_list_entries_changes_a_digest(self):
+        optional = {"outcome", "broker", "session", "minimum_isolation", "timeout_ms", "grant_profile"}
+        checked = 0
+        for vector in load()["vectors"]:
+            expected = recompute(vector)
+            for path, _ in list(leaves({k: vector[k] for k in ("request", "result") if k in vector})):
+                for cut in range(1, len(path) + 1):
+                    prefix = path[:cut]
+                    key = prefix[-1]
+                    if isinstance(key, int) or key in optional:
+                        changed = copy.deepcopy(vector)
+                        if key == "session":  # the session trio goes together
+                            for name in digest.SESSION_FIELDS:
+                                delete_path(changed, prefix[:-1] + (name,))
+                        else:
+                            delete_path(changed, prefix)
+                        # A dropped optional whose value equals its default is the same request.
+                        if key in ("minimum_isolation", "grant_profile") and vector_at(vector, prefix) == "":
+                            continue
+                        if key == "timeout_ms" and vector_at(vector, prefix) == 0:
+                            continue
+                        with self.subTest(vector=vector["name"], drop="/".join(map(str, prefix))):
+                            self.assertNotEqual(recompute(changed), expected)
+                            checked += 1
+        self.assertGreater(checked, 50)
+
+    def test_absent_and_empty_differ(self):
+        base = {"protocol": 1, "javascript": {"code": ""}}
+        both = dict(base, python={"code": ""})
+        self.assertNotEqual(digest.request_digest(base), digest.request_digest(both))
+        self.assertEqual(digest.request_digest(base), digest.request_digest(dict(base, minimum_isolation=None)))
+
+    def test_nan_is_normalised_and_signed_zero_is_not(self):
+        self.assertEqual(digest.encode_float(float("nan")), digest.encode_float(-float("nan")))
+        self.assertEqual(digest.encode_float(float("nan")).hex(), "7ff8000000000000")
+        self.assertEqual(digest.encode_float(-0.0).hex(), "8000000000000000")
+        self.assertEqual(digest.encode_float(1.5).hex(), "3ff8000000000000")
+
+
+def vector_at(node, path):
+    for key in path:
+        node = node[key]
+    return node
+
+
+if __name__ == "__main__":
+    unittest.main()
