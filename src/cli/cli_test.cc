@@ -18,7 +18,7 @@ struct Outcome {
   std::string err;
 };
 
-Outcome Run(std::vector<std::string> args) {
+Outcome Invoke(std::vector<std::string> args) {
   args.insert(args.begin(), "plimsoll");
   std::ostringstream out;
   std::ostringstream err;
@@ -32,7 +32,7 @@ class CliTest : public ::testing::Test {
 };
 
 TEST_F(CliTest, WithNoProviderNothingRunsAndTheRefusalSaysHowToChoose) {
-  Outcome outcome = Run({"run", "-e", "console.log(1)"});
+  Outcome outcome = Invoke({"run", "-e", "console.log(1)"});
   EXPECT_EQ(outcome.status, kExitNothingRan);
   EXPECT_NE(outcome.err.find("nothing ran: unsupported: "), std::string::npos) << outcome.err;
   EXPECT_NE(outcome.err.find("--provider embedded"), std::string::npos) << outcome.err;
@@ -40,46 +40,46 @@ TEST_F(CliTest, WithNoProviderNothingRunsAndTheRefusalSaysHowToChoose) {
 }
 
 TEST_F(CliTest, AFloorAboveTheProviderIsAnIsolationRefusal) {
-  Outcome outcome = Run({"run", "--floor", "vm", "-e", "console.log(1)"});
+  Outcome outcome = Invoke({"run", "--floor", "vm", "-e", "console.log(1)"});
   EXPECT_EQ(outcome.status, kExitNothingRan);
   EXPECT_NE(outcome.err.find("nothing ran: isolation: "), std::string::npos) << outcome.err;
 }
 
 TEST_F(CliTest, AnUnknownFloorIsARequestRefusal) {
-  Outcome outcome = Run({"run", "--floor", "strong", "-e", "1"});
+  Outcome outcome = Invoke({"run", "--floor", "strong", "-e", "1"});
   EXPECT_EQ(outcome.status, kExitNothingRan);
   EXPECT_NE(outcome.err.find("nothing ran: request: "), std::string::npos) << outcome.err;
 }
 
 TEST_F(CliTest, TheEnvironmentChoosesTheProviderAndTheFlagOverridesIt) {
   setenv("SANDBOX_PROVIDER", "no-such-provider", 1);
-  Outcome outcome = Run({"run", "-e", "1"});
+  Outcome outcome = Invoke({"run", "-e", "1"});
   EXPECT_EQ(outcome.status, kExitNothingRan);
   EXPECT_NE(outcome.err.find("Unknown provider \"no-such-provider\""), std::string::npos);
   EXPECT_NE(outcome.err.find("valid providers are: disabled"), std::string::npos);
-  outcome = Run({"run", "--provider", "disabled", "-e", "1"});
+  outcome = Invoke({"run", "--provider", "disabled", "-e", "1"});
   EXPECT_NE(outcome.err.find("nothing ran: unsupported"), std::string::npos) << outcome.err;
 }
 
 TEST_F(CliTest, JsonRefusalsCarryTheMark) {
-  Outcome outcome = Run({"run", "--json", "-e", "1"});
+  Outcome outcome = Invoke({"run", "--json", "-e", "1"});
   EXPECT_EQ(outcome.status, kExitNothingRan);
   EXPECT_NE(outcome.out.find("\"not_dispatched\":\"unsupported\""), std::string::npos) << outcome.out;
 }
 
 TEST_F(CliTest, UsageErrorsHaveTheirOwnStatus) {
-  EXPECT_EQ(Run({}).status, kExitUsage);
-  EXPECT_EQ(Run({"fly"}).status, kExitUsage);
-  EXPECT_EQ(Run({"run", "--timeout", "soon"}).status, kExitUsage);
+  EXPECT_EQ(Invoke({}).status, kExitUsage);
+  EXPECT_EQ(Invoke({"fly"}).status, kExitUsage);
+  EXPECT_EQ(Invoke({"run", "--timeout", "soon"}).status, kExitUsage);
 }
 
 TEST_F(CliTest, SnippetArgumentsAreChecked) {
-  Outcome outcome = Run({"run", "--provider", "disabled"});
+  Outcome outcome = Invoke({"run", "--provider", "disabled"});
   EXPECT_EQ(outcome.status, kExitNothingRan);
   EXPECT_NE(outcome.err.find("Nothing to run"), std::string::npos);
-  outcome = Run({"run", "--lang", "ruby", "-e", "1"});
+  outcome = Invoke({"run", "--lang", "ruby", "-e", "1"});
   EXPECT_NE(outcome.err.find("--lang must be"), std::string::npos);
-  outcome = Run({"run", "--step", "ls", "-e", "1"});
+  outcome = Invoke({"run", "--step", "ls", "-e", "1"});
   EXPECT_NE(outcome.err.find("need --project"), std::string::npos);
 }
 
@@ -89,25 +89,25 @@ TEST_F(CliTest, ProjectsAreReadFromADirectory) {
   fs::create_directories(dir / "sub");
   std::ofstream(dir / "main.py") << "print(1)\n";
   std::ofstream(dir / "sub" / "data.txt") << "x";
-  Outcome outcome = Run({"run", "--project", dir.string(), "--step", "python3 main.py"});
+  Outcome outcome = Invoke({"run", "--project", dir.string(), "--step", "python3 main.py"});
   EXPECT_EQ(outcome.status, kExitNothingRan);  // disabled: nothing ran
   EXPECT_NE(outcome.err.find("nothing ran: unsupported"), std::string::npos) << outcome.err;
 
   fs::create_symlink("/etc/passwd", dir / "link");
-  outcome = Run({"run", "--project", dir.string(), "--step", "cat link"});
+  outcome = Invoke({"run", "--project", dir.string(), "--step", "cat link"});
   EXPECT_NE(outcome.err.find("nothing ran: request: link in the project is a symbolic link"),
             std::string::npos)
       << outcome.err;
-  outcome = Run({"run", "--project", (dir / "nope").string(), "--step", "ls"});
+  outcome = Invoke({"run", "--project", (dir / "nope").string(), "--step", "ls"});
   EXPECT_NE(outcome.err.find("is not a directory"), std::string::npos) << outcome.err;
   fs::remove_all(dir);
 }
 
 TEST_F(CliTest, VersionAndDescribe) {
-  Outcome outcome = Run({"version"});
+  Outcome outcome = Invoke({"version"});
   EXPECT_EQ(outcome.status, kExitRanOk);
   EXPECT_NE(outcome.out.find("plimsoll "), std::string::npos);
-  outcome = Run({"describe"});
+  outcome = Invoke({"describe"});
   EXPECT_EQ(outcome.status, kExitRanOk);
   EXPECT_NE(outcome.out.find("provider:     disabled"), std::string::npos) << outcome.out;
   EXPECT_NE(outcome.out.find("isolation:    none"), std::string::npos) << outcome.out;

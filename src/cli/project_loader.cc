@@ -26,7 +26,7 @@ Expected<std::vector<ProjectFile>> LoadProjectFiles(const std::filesystem::path&
     if (error) return Bad("Cannot read " + directory.string() + ": " + error.message() + ".");
     fs::file_status status = it->symlink_status(error);
     if (fs::is_directory(status)) continue;
-    fs::path relative = fs::relative(it->path(), directory, error);
+    fs::path relative = it->path().lexically_relative(directory);
     if (fs::is_symlink(status)) {
       return Bad(relative.string() + " in the project is a symbolic link; send its target as a file.");
     }

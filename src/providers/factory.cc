@@ -4,13 +4,15 @@
 
 #include "plimsoll/provider.h"
 #include "providers/disabled/disabled_provider.h"
+#include "providers/embedded/embedded_provider.h"
 
 namespace plimsoll {
 
-std::vector<std::string_view> ProviderNames() { return {"disabled"}; }
+std::vector<std::string_view> ProviderNames() { return {"disabled", "embedded"}; }
 
 Expected<std::unique_ptr<Provider>> MakeProvider(std::string_view name, const Limits& limits) {
   if (name == "disabled") return MakeDisabledProvider(limits);
+  if (name == "embedded") return MakeEmbeddedProvider(limits);
   std::string valid;
   for (std::string_view known : ProviderNames()) {
     if (!valid.empty()) valid += ", ";

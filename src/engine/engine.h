@@ -1,0 +1,119 @@
+// The JavaScript engine behind the `embedded` provider: QuickJS compiled to
+// one wasm32-wasi module, translated to C by wasm2c and compiled into this
+// process, behind a wall of bounds-checked linear memory (guard pages).
+//
+// Every call gets a fresh module instance (fresh linear memory, fresh
+// QuickJS runtime) that is thrown away afterwards: nothing a script does
+// survives into the next run. A run is bounded by
+//   - memory twice: QuickJS's own allocation limit (memory_bytes) and the
+//     linear memory's maximum (memory_bytes plus a fixed allowance for the
+//     guest's stack and static data);
+//   - time twice: a soft deadline that QuickJS's interrupt handler polls
+//     (also inside regex matching), and a hard deadline (soft + hard_grace)
+//     enforced by a per-thread timer signal that stops the guest wherever it
+//     is; the trapped instance is discarded;
+//   - output: each stream is captured up to output_cap_bytes; truncation is
+//     flagged, never silent.
+//
+// The script sees console.{log,info,debug,dir} (stdout) and
+// console.{warn,error,trace,assert} (stderr), JSON, Promises and async/await
+// (top-level await too), virtual setTimeout/setInterval (fire in due order
+// without sleeping; a timer due after the deadline ends the run as timed
+// out), queueMicrotask, BigInt, ES2023 syntax, and a frozen `host` object
+// (host.call/get/post) that throws `Error` with code "no_grant" when the run
+// has no grant. There is no std/os module, require, fetch, file, process or
+// network API.
+//
+// Exit codes: 0 success; 1 uncaught exception, unhandled promise rejection
+// or an engine trap (message and stack on stderr); 124 deadline (timed_out);
+// 137 out of memory (out_of_memory).
+//
+// Usage:
+//
+//   plimsoll::engine::Limits limits;
+//   limits.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+//   auto outcome = plimsoll::engine::EvaluateJavascript("console.log(6*7)", limits);
+//   if (!outcome.ok()) return outcome.error();   // the engine could not run
+//   // outcome->exit_code == 0, outcome->stdout_bytes == "42\n"
+//
+// Thread-safety: EvaluateJavascript may run on many threads at once; each
+// run belongs to the calling thread for its whole duration. The engine uses
+// the real-time signal wasm::HardDeadlineSignal() (SIGRTMIN+4) and installs
+// SIGSEGV/SIGBUS handlers that claim only faults inside guest memory.
+#ifndef PLIMSOLL_ENGINE_ENGINE_H_
+#define PLIMSOLL_ENGINE_ENGINE_H_
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "plimsoll/error.h"
+
+namespace plimsoll::engine {
+
+// Answer of a host call (the broker's side of host.call). `ok` false makes
+// the script's call throw Error(message) with code "refused".
+struct HostAnswer {
+  bool ok = false;
+  std::string body;  // JSON when ok, else a whole-sentence message
+};
+
+// Called on the running thread, synchronously, with the script's request as
+// JSON. Must not call back into the engine.
+using HostCallHandler = std::function<HostAnswer(std::string_view request)>;
+
+struct Limits {
+  // QuickJS heap limit. At least kMinimumMemoryBytes, at most
+  // kMaximumMemoryBytes.
+  size_t memory_bytes = size_t{256} << 20;
+  // Per stream (stdout and stderr each).
+  size_t output_cap_bytes = size_t{64} << 10;
+  // Soft deadline. The default (time_point{}) means 5 s after the call.
+  std::chrono::steady_clock::time_point deadline{};
+  // The hard deadline is deadline + hard_grace.
+  std::chrono::milliseconds hard_grace{250};
+  // Absent: host calls are refused ("no grant").
+  HostCallHandler host_call;
+};
+
+inline constexpr size_t kMinimumMemoryBytes = size_t{4} << 20;
+inline constexpr size_t kMaximumMemoryBytes = size_t{3} << 30;
+inline constexpr std::chrono::milliseconds kDefaultTimeout{5000};
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitUncaught = 1;
+inline constexpr int kExitTimeout = 124;
+inline constexpr int kExitOutOfMemory = 137;
+
+struct Outcome {
+  int exit_code = 0;
+  bool timed_out = false;
+  bool out_of_memory = false;
+  std::string stdout_bytes;
+  std::string stderr_bytes;
+  bool stdout_truncated = false;
+  bool stderr_truncated = false;
+};
+
+// Runs `code` in a fresh instance. A non-zero exit code is an Outcome, not
+// an error. Errors: invalid limits (a refusal, kRequest: nothing ran), or
+// the host could not build the wall (address space, timer, signal handler:
+// kResourceExhausted / kInternal, nothing ran).
+Expected<Outcome> EvaluateJavascript(std::string_view code,
+                                     const Limits& limits);
+
+struct EngineIdentity {
+  std::string engine;          // "QuickJS 2025-04-26 (Debian quickjs 2025.04.26-1)"
+  std::string wasm_sha256;     // of the guest module, hex
+  std::string wasm2c_sha256;   // of the generated C, hex
+  std::string wall;            // "bounds-checked linear memory (guard pages)"
+};
+
+// Fixed at build time. Thread-safe.
+EngineIdentity Identity();
+
+}  // namespace plimsoll::engine
+
+#endif  // PLIMSOLL_ENGINE_ENGINE_H_

@@ -1,0 +1,412 @@
+#include "engine/engine.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace plimsoll::engine {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using namespace std::chrono_literals;
+
+Limits WithTimeout(std::chrono::milliseconds timeout) {
+  Limits limits;
+  limits.deadline = std::chrono::steady_clock::now() + timeout;
+  return limits;
+}
+
+Outcome RunScript(std::string_view code, Limits limits = WithTimeout(5s)) {
+  auto outcome = EvaluateJavascript(code, limits);
+  EXPECT_TRUE(outcome.ok()) << outcome.error().ToString();
+  return outcome.ok() ? *outcome : Outcome{};
+}
+
+TEST(EngineTest, ConsoleLogWritesToStdout) {
+  Outcome outcome = RunScript("console.log(6*7)");
+  EXPECT_EQ(outcome.exit_code, 0);
+  EXPECT_EQ(outcome.stdout_bytes, "42\n");
+  EXPECT_EQ(outcome.stderr_bytes, "");
+  EXPECT_FALSE(outcome.timed_out);
+  EXPECT_FALSE(outcome.out_of_memory);
+}
+
+TEST(EngineTest, StreamsAreRoutedLikeNode) {
+  Outcome outcome = RunScript(
+      "console.log('a'); console.info('b'); console.debug('c');"
+      "console.warn('d'); console.error('e'); console.assert(1 === 2, 'f');");
+  EXPECT_EQ(outcome.stdout_bytes, "a\nb\nc\n");
+  EXPECT_EQ(outcome.stderr_bytes, "d\ne\nAssertion failed: f\n");
+}
+
+TEST(EngineTest, FormatsValuesLikeNodeInspect) {
+  Outcome outcome = RunScript(R"JS(
+    console.log("str", 1.5, -0, 10n, true, null, undefined);
+    console.log({ a: 1, 'b-c': "x", d: [1, [2, [3, [4]]]] });
+    console.log([], {}, [ "it's" ], new Map([["k", 1]]), new Set([1, 2]));
+    console.log(function named() {}, class K {}, Symbol("s"));
+    const o = { self: null }; o.self = o; console.log(o);
+    console.log("%s is %d years and %j", "Bob", 42.9, { x: 1 });
+    console.log(new Uint8Array([1, 2]));
+  )JS");
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.stderr_bytes;
+  EXPECT_EQ(outcome.stdout_bytes,
+            "str 1.5 -0 10n true null undefined\n"
+            "{ a: 1, 'b-c': 'x', d: [ 1, [ 2, [Array] ] ] }\n"
+            "[] {} [ \"it's\" ] Map(1) { 'k' => 1 } Set(2) { 1, 2 }\n"
+            "[Function: named] [class K] Symbol(s)\n"
+            "{ self: [Circular *1] }\n"
+            "Bob is 42 years and {\"x\":1}\n"
+            "Uint8Array(2) [ 1, 2 ]\n");
+}
+
+TEST(EngineTest, JsonRoundTrips) {
+  Outcome outcome = RunScript(
+      "const v = JSON.parse('{\"a\":[1,2,{\"b\":null}],\"c\":\"\\\\u00e9\"}');"
+      "console.log(JSON.stringify(v)); console.log(JSON.stringify({x:1},null,1));");
+  EXPECT_EQ(outcome.stdout_bytes,
+            "{\"a\":[1,2,{\"b\":null}],\"c\":\"\xC3\xA9\"}\n{\n \"x\": 1\n}\n");
+}
+
+TEST(EngineTest, PromisesAndAsyncAwaitRunToCompletion) {
+  Outcome outcome = RunScript(R"JS(
+    console.log("sync 1");
+    Promise.resolve().then(() => console.log("micro"));
+    queueMicrotask(() => console.log("queued"));
+    async function f() { await null; return "async"; }
+    f().then(console.log);
+    const v = await new Promise(resolve => setTimeout(() => resolve("awaited"), 10));
+    console.log(v);
+    console.log("sync 2");
+  )JS");
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.stderr_bytes;
+  EXPECT_EQ(outcome.stdout_bytes,
+            "sync 1\nmicro\nqueued\nasync\nawaited\nsync 2\n");
+}
+
+TEST(EngineTest, TimersFireInDueOrderWithoutSleeping) {
+  const auto start = std::chrono::steady_clock::now();
+  Outcome outcome = RunScript(R"JS(
+    setTimeout(() => console.log("c 300"), 300);
+    setTimeout(() => console.log("a 0"), 0);
+    setTimeout((x, y) => console.log("b 100", x, y), 100, 1, 2);
+    const gone = setTimeout(() => console.log("cleared"), 50);
+    clearTimeout(gone);
+    setTimeout(() => { console.log("d 0 (second)"); setTimeout(() => console.log("e nested +250"), 250); }, 0);
+    let n = 0;
+    const every = setInterval(() => { console.log("tick", ++n); if (n === 3) clearInterval(every); }, 120);
+  )JS");
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.stderr_bytes;
+  EXPECT_EQ(outcome.stdout_bytes,
+            "a 0\nd 0 (second)\nb 100 1 2\ntick 1\ntick 2\ne nested +250\n"
+            "c 300\ntick 3\n");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 250ms);
+}
+
+TEST(EngineTest, TimerDueAfterTheDeadlineTimesOut) {
+  Outcome outcome =
+      RunScript("console.log('start'); setTimeout(() => console.log('late'), 60000);",
+          WithTimeout(2s));
+  EXPECT_EQ(outcome.exit_code, kExitTimeout);
+  EXPECT_TRUE(outcome.timed_out);
+  EXPECT_EQ(outcome.stdout_bytes, "start\n");
+}
+
+TEST(EngineTest, BigIntAndModernSyntax) {
+  Outcome outcome = RunScript(R"JS(
+    console.log((2n ** 64n).toString(), typeof 1n);
+    class P { #x = 1; static s = 2; get x() { return this.#x; } }
+    const o = { a: { b: null } };
+    let u; u ??= "set";
+    console.log(new P().x, P.s, o?.a?.b?.c, o.a.b ?? "dflt", u, [1, 2, 3].at(-1),
+                Object.hasOwn(o, "a"), "a-b-c".replaceAll("-", "+"), 1_000);
+    const { a, ...rest } = { a: 1, b: 2, c: 3 }; console.log(rest);
+    label: for (const [i, v] of [[0, "x"]].entries()) console.log(i, v);
+  )JS");
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.stderr_bytes;
+  EXPECT_EQ(outcome.stdout_bytes,
+            "18446744073709551616 bigint\n"
+            "1 2 undefined dflt set 3 true a+b+c 1000\n"
+            "{ b: 2, c: 3 }\n"
+            "0 [ 0, 'x' ]\n");
+}
+
+TEST(EngineTest, ToFixedRoundsHalfAwayFromZero) {
+  Outcome outcome = RunScript(
+      "console.log((2.5).toFixed(0), (0.5).toFixed(0), (1.5).toFixed(0),"
+      " (-2.5).toFixed(0), (1.005).toFixed(2), (1.45).toFixed(1), 0.1 + 0.2,"
+      " (123.456).toPrecision(4), (1e21).toString(), 5e-324)");
+  EXPECT_EQ(outcome.stdout_bytes,
+            "3 1 2 -3 1.00 1.4 0.30000000000000004 123.5 1e+21 5e-324\n");
+}
+
+TEST(EngineTest, UncaughtExceptionExitsOneWithStack) {
+  Outcome outcome = RunScript("function thrower() { throw new Error('boom'); }\nthrower();");
+  EXPECT_EQ(outcome.exit_code, kExitUncaught);
+  EXPECT_THAT(outcome.stderr_bytes, StartsWith("Uncaught Error: boom\n"));
+  EXPECT_THAT(outcome.stderr_bytes, HasSubstr("at thrower (<input>:1"));
+  EXPECT_FALSE(outcome.timed_out);
+}
+
+TEST(EngineTest, SyntaxErrorExitsOne) {
+  Outcome outcome = RunScript("let = = 1;");
+  EXPECT_EQ(outcome.exit_code, kExitUncaught);
+  EXPECT_THAT(outcome.stderr_bytes, StartsWith("Uncaught SyntaxError"));
+}
+
+TEST(EngineTest, UnhandledRejectionExitsOne) {
+  Outcome outcome = RunScript("console.log('before'); Promise.reject(new TypeError('nope'));");
+  EXPECT_EQ(outcome.exit_code, kExitUncaught);
+  EXPECT_EQ(outcome.stdout_bytes, "before\n");
+  EXPECT_THAT(outcome.stderr_bytes, StartsWith("Uncaught (in promise) TypeError: nope"));
+
+  Outcome handled = RunScript(
+      "const p = Promise.reject(new Error('x')); p.catch(e => console.log('caught', e.message));");
+  EXPECT_EQ(handled.exit_code, 0) << handled.stderr_bytes;
+  EXPECT_EQ(handled.stdout_bytes, "caught x\n");
+}
+
+TEST(EngineTest, InfiniteLoopTimesOut) {
+  const auto start = std::chrono::steady_clock::now();
+  Outcome outcome = RunScript("console.log('spin'); for (;;) {}", WithTimeout(200ms));
+  EXPECT_EQ(outcome.exit_code, kExitTimeout);
+  EXPECT_TRUE(outcome.timed_out);
+  EXPECT_EQ(outcome.stdout_bytes, "spin\n");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+}
+
+TEST(EngineTest, CatastrophicRegexStopsAtTheDeadline) {
+  const auto start = std::chrono::steady_clock::now();
+  Outcome outcome = RunScript("/(a+)+$/.test('a'.repeat(40) + '!'); console.log('never');",
+                        WithTimeout(200ms));
+  EXPECT_EQ(outcome.exit_code, kExitTimeout);
+  EXPECT_TRUE(outcome.timed_out);
+  EXPECT_EQ(outcome.stdout_bytes, "");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+}
+
+TEST(EngineTest, HardDeadlineStopsNativeWorkThatNeverPolls) {
+  // Converting a ~950 000-bit BigInt to decimal takes ~2 s inside one native
+  // QuickJS function that never polls the interrupt handler: only the hard
+  // deadline (soft + hard_grace) can stop it.
+  // (Computing the number takes ~0.3 s, inside the soft deadline.)
+  Limits limits = WithTimeout(800ms);
+  limits.hard_grace = 200ms;
+  const auto start = std::chrono::steady_clock::now();
+  Outcome outcome = RunScript("const x = 3n ** 600000n; console.log('big'); x.toString(); console.log('never');",
+                        limits);
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(outcome.exit_code, kExitTimeout);
+  EXPECT_TRUE(outcome.timed_out);
+  EXPECT_EQ(outcome.stdout_bytes, "big\n");
+  EXPECT_GE(elapsed, 950ms);  // not the soft deadline: nothing polled
+  EXPECT_LT(elapsed, 1800ms);
+  // The thread is usable afterwards.
+  EXPECT_EQ(RunScript("console.log(1)").stdout_bytes, "1\n");
+}
+
+TEST(EngineTest, MemoryBombIsOutOfMemory) {
+  Limits limits = WithTimeout(5s);
+  limits.memory_bytes = 16 << 20;
+  Outcome outcome = RunScript("const a = []; for (;;) a.push(new Array(10000).fill(1.5));", limits);
+  EXPECT_EQ(outcome.exit_code, kExitOutOfMemory);
+  EXPECT_TRUE(outcome.out_of_memory);
+  EXPECT_FALSE(outcome.timed_out);
+  EXPECT_THAT(outcome.stderr_bytes, HasSubstr("out of memory"));
+
+  Outcome strings = RunScript("const a = []; for (let i = 0;; i++) a.push('x'.repeat(100000) + i);", limits);
+  EXPECT_EQ(strings.exit_code, kExitOutOfMemory) << strings.stderr_bytes;
+}
+
+TEST(EngineTest, CaughtOutOfMemoryIsTheScriptsBusiness) {
+  Limits limits = WithTimeout(5s);
+  limits.memory_bytes = 16 << 20;
+  Outcome outcome = RunScript(
+      "try { new ArrayBuffer(64 << 20); } catch (e) { console.log(e.name); }", limits);
+  EXPECT_EQ(outcome.exit_code, 0);
+  EXPECT_EQ(outcome.stdout_bytes, "InternalError\n");  // QuickJS: "out of memory"
+}
+
+TEST(EngineTest, EachStreamIsCappedAndFlagged) {
+  Limits limits = WithTimeout(5s);
+  limits.output_cap_bytes = 100;
+  Outcome out = RunScript("for (let i = 0; i < 100; i++) console.log('0123456789'); console.error('e');",
+                    limits);
+  EXPECT_EQ(out.exit_code, 0);
+  EXPECT_EQ(out.stdout_bytes.size(), 100u);
+  EXPECT_TRUE(out.stdout_truncated);
+  EXPECT_EQ(out.stderr_bytes, "e\n");
+  EXPECT_FALSE(out.stderr_truncated);
+
+  Outcome err = RunScript("console.log('o'); console.error('x'.repeat(1000));", limits);
+  EXPECT_EQ(err.stdout_bytes, "o\n");
+  EXPECT_FALSE(err.stdout_truncated);
+  EXPECT_EQ(err.stderr_bytes, std::string(100, 'x'));
+  EXPECT_TRUE(err.stderr_truncated);
+}
+
+TEST(EngineTest, DeepRecursionIsARangeErrorNotACrash) {
+  Outcome caught = RunScript(
+      "function f(n) { return f(n + 1) + 1; }"
+      "try { f(0); } catch (e) { console.log(e instanceof RangeError, e.message); }");
+  EXPECT_EQ(caught.exit_code, 0) << caught.stderr_bytes;
+  EXPECT_EQ(caught.stdout_bytes, "true Maximum call stack size exceeded\n");
+
+  Outcome uncaught = RunScript("const g = () => [g()]; g();");
+  EXPECT_EQ(uncaught.exit_code, kExitUncaught);
+  EXPECT_THAT(uncaught.stderr_bytes, HasSubstr("RangeError: Maximum call stack size exceeded"));
+
+  Outcome nested = RunScript("JSON.parse('['.repeat(1000000))");
+  EXPECT_EQ(nested.exit_code, kExitUncaught);
+}
+
+// The guest's native stack use is bounded by wasm2c's call-depth limit; a
+// caller thread with a modest stack must survive the deepest recursion.
+TEST(EngineTest, DeepRecursionFitsInASmallThreadStack) {
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  pthread_attr_setstacksize(&attributes, 4 << 20);
+  struct Result {
+    int exit_code = -1;
+  } result;
+  pthread_t thread;
+  ASSERT_EQ(pthread_create(
+                &thread, &attributes,
+                +[](void* p) -> void* {
+                  auto outcome = EvaluateJavascript(
+                      "function f(n) { return f(n + 1) + 1; } f(0);", Limits{});
+                  static_cast<Result*>(p)->exit_code = outcome.ok() ? outcome->exit_code : -2;
+                  return nullptr;
+                },
+                &result),
+            0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attributes);
+  EXPECT_EQ(result.exit_code, kExitUncaught);
+}
+
+TEST(EngineTest, NoAmbientAuthority) {
+  Outcome outcome = RunScript(R"JS(
+    console.log(typeof require, typeof process, typeof fetch, typeof std, typeof os,
+                typeof scriptArgs, typeof XMLHttpRequest, typeof Deno);
+    import("std").then(() => console.log("imported"), e => console.log("import refused"));
+  )JS");
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.stderr_bytes;
+  EXPECT_EQ(outcome.stdout_bytes,
+            "undefined undefined undefined undefined undefined undefined "
+            "undefined undefined\nimport refused\n");
+}
+
+TEST(EngineTest, HostCallIsRefusedWithoutAGrant) {
+  Outcome outcome = RunScript(R"JS(
+    try { host.get("/v1/things"); } catch (e) {
+      console.log(e instanceof Error, e.code, e.message.includes("no grant"));
+    }
+    host.post("/x", { a: 1 });
+  )JS");
+  EXPECT_EQ(outcome.exit_code, kExitUncaught);
+  EXPECT_EQ(outcome.stdout_bytes, "true no_grant true\n");
+  EXPECT_THAT(outcome.stderr_bytes, HasSubstr("no grant"));
+}
+
+TEST(EngineTest, HostCallReachesTheHandler) {
+  Limits limits = WithTimeout(5s);
+  std::string seen;
+  limits.host_call = [&seen](std::string_view request) {
+    seen = std::string(request);
+    return HostAnswer{.ok = true, .body = R"({"status":200,"body":"pong"})"};
+  };
+  Outcome outcome = RunScript("const r = host.get('/ping'); console.log(r.status, r.body);", limits);
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.stderr_bytes;
+  EXPECT_EQ(outcome.stdout_bytes, "200 pong\n");
+  EXPECT_EQ(seen, R"({"method":"GET","path":"/ping"})");
+}
+
+TEST(EngineTest, NothingSurvivesIntoTheNextRun) {
+  RunScript("globalThis.leak = 42; Object.prototype.polluted = true; Math.random = () => 4;");
+  Outcome outcome = RunScript("console.log(typeof leak, ({}).polluted, Math.random() === 4)");
+  EXPECT_EQ(outcome.stdout_bytes, "undefined undefined false\n");
+}
+
+TEST(EngineTest, ManyThreadsRunConcurrentlyWithoutMixing) {
+  constexpr int kThreads = 8;
+  constexpr int kRuns = 100;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; t++) {
+    threads.emplace_back([t, &wrong] {
+      for (int r = 0; r < kRuns; r++) {
+        std::string id = std::to_string(t) + "-" + std::to_string(r);
+        std::string code = "let s = 0; for (let i = 0; i < 2000; i++) s += i;"
+                           "console.log('" + id + "', s); console.error('" + id + "');";
+        auto outcome = EvaluateJavascript(code, WithTimeout(30s));
+        if (!outcome.ok() || outcome->exit_code != 0 ||
+            outcome->stdout_bytes != id + " 1999000\n" ||
+            outcome->stderr_bytes != id + "\n") {
+          wrong++;
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(EngineTest, InvalidLimitsAreRefusedBeforeRunning) {
+  Limits limits;
+  limits.memory_bytes = 1024;
+  auto outcome = EvaluateJavascript("console.log(1)", limits);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.error().not_dispatched(), NotDispatched::kRequest);
+}
+
+TEST(EngineTest, IdentityNamesTheBuild) {
+  EngineIdentity identity = Identity();
+  EXPECT_THAT(identity.engine, HasSubstr("QuickJS 2025-04-26"));
+  EXPECT_EQ(identity.wasm_sha256.size(), 64u);
+  EXPECT_EQ(identity.wasm2c_sha256.size(), 64u);
+  EXPECT_NE(identity.wasm_sha256, identity.wasm2c_sha256);
+  EXPECT_EQ(identity.wall, "bounds-checked linear memory (guard pages)");
+}
+
+TEST(EngineTest, QjsBinaryGivesTheSameBytes) {
+  const std::string script = R"JS(
+    const xs = [Math.sin(1e10), Math.cos(0.5), Math.exp(3.3), Math.log(7), Math.pow(2, 0.5),
+                Math.atan2(1, 3), Math.tanh(0.7), Math.cbrt(9), 0.1 * 3, 1 / 3];
+    console.log(xs.map(x => x.toString()).join(" "));
+    console.log((123.456).toFixed(10), (2.5).toFixed(0), 1e300 * 1e10, (255).toString(36));
+    console.error("to stderr");
+    process.exit(3);
+  )JS";
+  Outcome embedded = RunScript(script);
+  char path[] = "/tmp/plimsoll-engine-test-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, script.data(), script.size()), static_cast<ssize_t>(script.size()));
+  close(fd);
+  std::string command = std::string(PLIMSOLL_QJS_BINARY) + " " + path + " 2>/dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string binary_stdout;
+  char buffer[4096];
+  size_t got;
+  while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0) binary_stdout.append(buffer, got);
+  int status = pclose(pipe);
+  unlink(path);
+  EXPECT_EQ(binary_stdout, embedded.stdout_bytes);
+  EXPECT_EQ(WEXITSTATUS(status), embedded.exit_code);
+  EXPECT_EQ(embedded.exit_code, kExitUncaught);  // `process` does not exist
+  EXPECT_THAT(embedded.stdout_bytes, HasSubstr(" 3 Infinity 73\n"));
+}
+
+}  // namespace
+}  // namespace plimsoll::engine

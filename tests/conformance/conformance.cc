@@ -1,0 +1,81 @@
+#include "conformance/conformance.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+namespace plimsoll::conformance {
+namespace {
+
+struct OpenedProvider {
+  std::unique_ptr<Sandbox> sandbox;
+  std::string skip_reason;  // non-empty when this machine cannot host it
+};
+
+OpenedProvider& Open(const std::string& name) {
+  static std::mutex mutex;
+  static std::map<std::string, OpenedProvider> opened;
+  std::lock_guard lock(mutex);
+  auto it = opened.find(name);
+  if (it != opened.end()) return it->second;
+  OpenedProvider entry;
+  auto sandbox = Sandbox::Open(name);
+  if (!sandbox.ok()) {
+    entry.skip_reason = sandbox.error().message();
+  } else {
+    entry.sandbox = std::make_unique<Sandbox>(std::move(*sandbox));
+    auto evidence = entry.sandbox->CollectEvidence();
+    if (!evidence.ok()) entry.skip_reason = evidence.error().message();
+  }
+  return opened.emplace(name, std::move(entry)).first->second;
+}
+
+}  // namespace
+
+std::vector<std::string> ProvidersUnderTest() {
+  std::vector<std::string> names;
+  const char* chosen = std::getenv("PLIMSOLL_CONFORMANCE_PROVIDERS");
+  if (chosen != nullptr && *chosen != '\0') {
+    std::stringstream list(chosen);
+    for (std::string name; std::getline(list, name, ',');) {
+      if (!name.empty()) names.push_back(name);
+    }
+    return names;
+  }
+  for (std::string_view name : ProviderNames()) {
+    if (name != "disabled") names.emplace_back(name);
+  }
+  return names;
+}
+
+void ConformanceTest::SetUp() {
+  OpenedProvider& opened = Open(GetParam());
+  if (!opened.skip_reason.empty()) {
+    GTEST_SKIP() << "skipped: provider " << GetParam()
+                 << " cannot run on this machine: " << opened.skip_reason;
+  }
+  sandbox_ = opened.sandbox.get();
+  description_ = sandbox_->Describe();
+}
+
+bool ConformanceTest::Accepts(PayloadKind kind) const {
+  const auto& payloads = description_.capabilities.payloads;
+  return std::find(payloads.begin(), payloads.end(), kind) != payloads.end();
+}
+
+Result ConformanceTest::RunJavascript(const std::string& code, int64_t timeout_ms) {
+  Request request;
+  request.timeout_ms = timeout_ms;
+  request.javascript = JavascriptPayload{code};
+  auto result = sandbox().Run(request);
+  if (!result.ok()) {
+    ADD_FAILURE() << "the run was refused or failed: " << result.error().ToString();
+    return Result{};
+  }
+  EXPECT_TRUE(CheckExchange(request, *result).ok()) << "the record does not match the exchange";
+  return *result;
+}
+
+}  // namespace plimsoll::conformance

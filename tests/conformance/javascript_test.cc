@@ -1,0 +1,110 @@
+// The JavaScript language surface every provider offers for snippets
+// (SPEC §2, §7): the same QuickJS build answers on every tier.
+#include "conformance/conformance.h"
+
+namespace plimsoll::conformance {
+namespace {
+
+// Math results of the embedded engine (wasi-libc's libm inside the wasm
+// module), as float64 bit patterns. Every tier runs the same module, so every
+// tier must print exactly these. (They are not the host's: glibc's tanh(0.3)
+// ends in ...4fa, the module's in ...4f9; that is why every tier carries the
+// same engine build rather than a native QuickJS.)
+constexpr const char* kMathGolden =
+    "bfd6664b2568d867 3ffa61298e1e069c 40026bb1bbb55516 40caea4e6126bb95 3fd4978fa3269ee1 "
+    "3ff428a2f98d728b 3fd2a4dda7d914f9\n";
+
+class JavascriptTest : public ConformanceTest {
+ protected:
+  void SetUp() override {
+    ConformanceTest::SetUp();
+    if (IsSkipped()) return;
+    if (!Accepts(PayloadKind::kJavascript)) GTEST_SKIP() << "skipped: no javascript payloads";
+  }
+};
+
+TEST_P(JavascriptTest, ConsoleRoutesLogAndInfoToStdoutWarnAndErrorToStderr) {
+  Result result = RunJavascript(
+      "console.log('log', 1); console.info('info'); console.warn('warn'); console.error('error');");
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.stdout_bytes, "log 1\ninfo\n");
+  EXPECT_EQ(result.stderr_bytes, "warn\nerror\n");
+  EXPECT_FALSE(result.timed_out);
+}
+
+TEST_P(JavascriptTest, Json) {
+  Result result = RunJavascript(
+      "const v = JSON.parse('{\"a\":[1,2,{\"b\":null}],\"c\":\"\\\\u00e9\"}');"
+      "console.log(JSON.stringify(v)); console.log(JSON.stringify({x: 1.5, y: [true]}, null, 1));");
+  EXPECT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  EXPECT_EQ(result.stdout_bytes, "{\"a\":[1,2,{\"b\":null}],\"c\":\"\xC3\xA9\"}\n{\n \"x\": 1.5,\n \"y\": [\n  true\n ]\n}\n");
+}
+
+TEST_P(JavascriptTest, PromisesAndAsyncAwaitDrainWithinTheRun) {
+  Result result = RunJavascript(R"js(
+    const order = [];
+    async function step(n) { await null; order.push(n); return n * 2; }
+    Promise.resolve().then(() => order.push('then'));
+    (async () => {
+      const values = await Promise.all([step(1), step(2)]);
+      order.push('all:' + values.join(','));
+      console.log(order.join(' '));
+    })();
+    order.push('sync');
+  )js");
+  EXPECT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  EXPECT_EQ(result.stdout_bytes, "sync then 1 2 all:2,4\n");
+}
+
+TEST_P(JavascriptTest, TimersRunInOrderWithinTheBudget) {
+  Result result = RunJavascript(R"js(
+    setTimeout(() => console.log('late'), 30);
+    const cancelled = setTimeout(() => console.log('cancelled'), 5);
+    setTimeout(() => console.log('early'), 10);
+    setTimeout((a, b) => console.log('args', a, b), 20, 'x', 'y');
+    clearTimeout(cancelled);
+    console.log('now');
+  )js");
+  EXPECT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  EXPECT_EQ(result.stdout_bytes, "now\nearly\nargs x y\nlate\n");
+}
+
+TEST_P(JavascriptTest, BigIntAndModernSyntax) {
+  Result result = RunJavascript(R"js(
+    console.log((2n ** 100n).toString());
+    class Counter { #n = 0; static of(k) { const c = new Counter(); c.#n = k; return c; } get n() { return this.#n; } }
+    const {a, ...rest} = {a: 1, b: 2, c: 3};
+    console.log(Counter.of(7).n, a, Object.keys(rest).join(''), null ?? 'dflt', ({}).x?.y);
+    console.log([1, [2, [3, [4]]]].flat(Infinity).at(-1), 'abc'.replaceAll('b', 'B'), 2 ** 10);
+  )js");
+  EXPECT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  EXPECT_EQ(result.stdout_bytes,
+            "1267650600228229401496703205376\n7 1 bc dflt undefined\n4 aBc 1024\n");
+}
+
+TEST_P(JavascriptTest, NumberFormattingIsCorrectlyRounded) {
+  Result result = RunJavascript(
+      "console.log((2.5).toFixed(0), (1.005).toFixed(2), (0.1 + 0.2), (1e21).toString(),"
+      " (123.456).toPrecision(4), (-1.5).toFixed(0), 5e-324, 2**53 + 1);");
+  EXPECT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  EXPECT_EQ(result.stdout_bytes, "3 1.00 0.30000000000000004 1e+21 123.5 -2 5e-324 9007199254740992\n");
+}
+
+TEST_P(JavascriptTest, MathResultsAreTheSameBitsOnEveryTier) {
+  // These strings were produced by the embedded engine; every tier runs the
+  // same wasm module, so every tier must print the same bits.
+  Result result = RunJavascript(R"js(
+    const bits = x => { const b = new DataView(new ArrayBuffer(8)); b.setFloat64(0, x);
+                        return b.getBigUint64(0).toString(16); };
+    console.log([Math.sin(1e6), Math.exp(0.5), Math.log(10), Math.pow(1.1, 100), Math.atan2(1, 3),
+                 Math.cbrt(2), Math.tanh(0.3)].map(bits).join(' '));
+  )js");
+  EXPECT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  EXPECT_EQ(result.stdout_bytes, kMathGolden);
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, JavascriptTest, ::testing::ValuesIn(ProvidersUnderTest()));
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(JavascriptTest);
+
+}  // namespace
+}  // namespace plimsoll::conformance
