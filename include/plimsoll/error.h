@@ -82,15 +82,11 @@ class Error {
  public:
   Error(ErrorCode code, std::string message,
         std::optional<NotDispatched> not_dispatched = std::nullopt)
-      : code_(code),
-        message_(std::move(message)),
-        not_dispatched_(not_dispatched) {}
+      : code_(code), message_(std::move(message)), not_dispatched_(not_dispatched) {}
 
   ErrorCode code() const { return code_; }
   const std::string& message() const { return message_; }
-  const std::optional<NotDispatched>& not_dispatched() const {
-    return not_dispatched_;
-  }
+  const std::optional<NotDispatched>& not_dispatched() const { return not_dispatched_; }
 
   // "<code>: <message>", plus " (nothing ran: <reason>)" when marked.
   std::string ToString() const;
@@ -125,7 +121,7 @@ Error SystemError(std::string_view what, int errno_value);
 template <typename T>
 class [[nodiscard]] Expected {
  public:
-  Expected(T value) : state_(std::move(value)) {}  // NOLINT: implicit by design
+  Expected(T value) : state_(std::move(value)) {}      // NOLINT: implicit by design
   Expected(Error error) : state_(std::move(error)) {}  // NOLINT
 
   bool ok() const { return std::holds_alternative<T>(state_); }
@@ -167,9 +163,9 @@ class [[nodiscard]] Status {
 
 // Propagates the error of a Status or Expected expression:
 //   PLIMSOLL_RETURN_IF_ERROR(WriteAll(fd, bytes));
-#define PLIMSOLL_RETURN_IF_ERROR(expression)                \
-  do {                                                      \
-    auto plimsoll_status_ = (expression);                   \
+#define PLIMSOLL_RETURN_IF_ERROR(expression)                     \
+  do {                                                           \
+    auto plimsoll_status_ = (expression);                        \
     if (!plimsoll_status_.ok()) return plimsoll_status_.error(); \
   } while (false)
 

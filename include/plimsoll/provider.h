@@ -40,7 +40,7 @@ using Deadline = std::chrono::steady_clock::time_point;
 
 // One check of the wall, made from inside a sandbox (SPEC §6).
 struct EvidenceCheck {
-  std::string name;    // e.g. "root_read_only"
+  std::string name;  // e.g. "root_read_only"
   bool passed = false;
   std::string detail;  // what was observed
 };

@@ -112,8 +112,7 @@ struct ChainState {
 // environment equal to the answer's, the tier meeting the request's floor,
 // record_sha256 recomputed, start <= end, and, when `chain` is given, session
 // continuity (advancing `chain` on success). Any mismatch is kDataLoss.
-Status CheckExchange(const Request& sent, const Result& received,
-                     ChainState* chain = nullptr);
+Status CheckExchange(const Request& sent, const Result& received, ChainState* chain = nullptr);
 
 }  // namespace plimsoll
 

@@ -58,15 +58,15 @@ struct Artifact {
 // Counts of broker calls made during a granted run (SPEC §8).
 struct BrokerSummary {
   std::string profile;
-  int64_t calls = 0;   // every call, allowed and denied
+  int64_t calls = 0;  // every call, allowed and denied
   int64_t denied = 0;
   friend bool operator==(const BrokerSummary&, const BrokerSummary&) = default;
 };
 
 // One finding of the efficiency advisor (SPEC §8).
 struct Advice {
-  std::string pattern;        // e.g. "fan_out", "repeated_read"
-  std::string route;          // the route template, never a concrete path
+  std::string pattern;  // e.g. "fan_out", "repeated_read"
+  std::string route;    // the route template, never a concrete path
   std::string message;
   int64_t extra_calls = 0;
   double added_latency_ms = 0;  // modelled

@@ -19,12 +19,12 @@
 namespace plimsoll {
 
 enum class Tier {
-  kNone,     // execution disabled: runs nothing
-  kUnknown,  // no evidence: meets no floor
-  kProcess,  // no OS wall: a language/VM wall inside the daemon's process
+  kNone,       // execution disabled: runs nothing
+  kUnknown,    // no evidence: meets no floor
+  kProcess,    // no OS wall: a language/VM wall inside the daemon's process
   kContainer,  // namespaces, seccomp, cgroups, read-only root; host kernel shared
-  kKernel,   // a separate kernel serves the guest's system calls
-  kVm,       // hardware virtualisation (KVM)
+  kKernel,     // a separate kernel serves the guest's system calls
+  kVm,         // hardware virtualisation (KVM)
 };
 
 // "none", "unknown", "process", "container", "kernel", "vm".

@@ -110,7 +110,9 @@ Error Refusal(NotDispatched reason, ErrorCode code, std::string message) {
   return Error(code, std::move(message), reason);
 }
 
-Error Failure(ErrorCode code, std::string message) { return Error(code, std::move(message)); }
+Error Failure(ErrorCode code, std::string message) {
+  return Error(code, std::move(message));
+}
 
 Error SystemError(std::string_view what, int errno_value) {
   std::string message(what);

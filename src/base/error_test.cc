@@ -6,11 +6,11 @@ namespace plimsoll {
 namespace {
 
 TEST(ErrorTest, NamesRoundTrip) {
-  for (ErrorCode code : {ErrorCode::kInvalidArgument, ErrorCode::kUnauthenticated,
-                         ErrorCode::kPermissionDenied, ErrorCode::kFailedPrecondition,
-                         ErrorCode::kResourceExhausted, ErrorCode::kUnimplemented,
-                         ErrorCode::kNotFound, ErrorCode::kDeadlineExceeded,
-                         ErrorCode::kInternal, ErrorCode::kDataLoss}) {
+  for (ErrorCode code :
+       {ErrorCode::kInvalidArgument, ErrorCode::kUnauthenticated, ErrorCode::kPermissionDenied,
+        ErrorCode::kFailedPrecondition, ErrorCode::kResourceExhausted, ErrorCode::kUnimplemented,
+        ErrorCode::kNotFound, ErrorCode::kDeadlineExceeded, ErrorCode::kInternal,
+        ErrorCode::kDataLoss}) {
     EXPECT_EQ(ParseErrorCode(ErrorCodeName(code)), code);
   }
   for (NotDispatched reason :

@@ -35,7 +35,9 @@ std::string Encode(uint32_t cp, int length) {
   return out;
 }
 
-int ShortestLength(uint32_t cp) { return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4; }
+int ShortestLength(uint32_t cp) {
+  return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+}
 
 TEST(Utf8Test, AcceptsEveryScalarValueInShortestForm) {
   for (uint32_t cp = 0; cp <= 0x10FFFF; ++cp) {
@@ -55,12 +57,12 @@ TEST(Utf8Test, RejectsOverlongForms) {
 }
 
 TEST(Utf8Test, RejectsSurrogatesAndOutOfRange) {
-  EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80"));  // U+D800
-  EXPECT_FALSE(IsValidUtf8("\xED\xBF\xBF"));  // U+DFFF
+  EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80"));              // U+D800
+  EXPECT_FALSE(IsValidUtf8("\xED\xBF\xBF"));              // U+DFFF
   EXPECT_FALSE(IsValidUtf8("\xED\xA0\xBD\xED\xB8\x80"));  // CESU-8 pair
-  EXPECT_TRUE(IsValidUtf8("\xED\x9F\xBF"));   // U+D7FF
-  EXPECT_TRUE(IsValidUtf8("\xF4\x8F\xBF\xBF"));  // U+10FFFF
-  EXPECT_FALSE(IsValidUtf8("\xF4\x90\x80\x80"));  // U+110000
+  EXPECT_TRUE(IsValidUtf8("\xED\x9F\xBF"));               // U+D7FF
+  EXPECT_TRUE(IsValidUtf8("\xF4\x8F\xBF\xBF"));           // U+10FFFF
+  EXPECT_FALSE(IsValidUtf8("\xF4\x90\x80\x80"));          // U+110000
   for (int lead = 0xF5; lead <= 0xFF; ++lead) {
     EXPECT_FALSE(IsValidUtf8(std::string(1, static_cast<char>(lead)) + "\x80\x80\x80")) << lead;
   }

@@ -5,7 +5,9 @@
 namespace plimsoll::cli {
 namespace {
 
-Error Bad(std::string message) { return Refusal(NotDispatched::kRequest, std::move(message)); }
+Error Bad(std::string message) {
+  return Refusal(NotDispatched::kRequest, std::move(message));
+}
 
 Expected<std::vector<std::string>> FromJson(std::string_view text) {
   auto parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);

@@ -64,7 +64,8 @@ TEST_F(CliTest, TheEnvironmentChoosesTheProviderAndTheFlagOverridesIt) {
 TEST_F(CliTest, JsonRefusalsCarryTheMark) {
   Outcome outcome = Invoke({"run", "--json", "-e", "1"});
   EXPECT_EQ(outcome.status, kExitNothingRan);
-  EXPECT_NE(outcome.out.find("\"not_dispatched\":\"unsupported\""), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.out.find("\"not_dispatched\":\"unsupported\""), std::string::npos)
+      << outcome.out;
 }
 
 TEST_F(CliTest, UsageErrorsHaveTheirOwnStatus) {

@@ -3,7 +3,9 @@
 namespace plimsoll::cli {
 namespace {
 
-std::string YesNo(bool value) { return value ? "yes" : "no"; }
+std::string YesNo(bool value) {
+  return value ? "yes" : "no";
+}
 
 std::string Truncation(bool out, bool err) {
   if (out && err) return "stdout, stderr";
@@ -90,8 +92,8 @@ void PrintDescription(const Description& description, const std::optional<Eviden
   const Limits& limits = description.limits;
   out << "limits:       memory " << (limits.memory_bytes >> 20) << " MiB, cpus "
       << limits.cpus_millis / 1000.0 << ", pids " << limits.pids << ", /tmp "
-      << (limits.tmp_bytes >> 20) << " MiB, /work " << (limits.work_bytes >> 20)
-      << " MiB, output " << (limits.output_cap_bytes >> 10) << " KiB per stream\n"
+      << (limits.tmp_bytes >> 20) << " MiB, /work " << (limits.work_bytes >> 20) << " MiB, output "
+      << (limits.output_cap_bytes >> 10) << " KiB per stream\n"
       << "timeouts:     snippet " << limits.snippet_timeout_default_ms << " ms (max "
       << limits.snippet_timeout_max_ms << "), project " << limits.project_timeout_default_ms
       << " ms (max " << limits.project_timeout_max_ms << ")\n"

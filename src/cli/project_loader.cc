@@ -8,7 +8,9 @@
 namespace plimsoll::cli {
 namespace {
 
-Error Bad(std::string message) { return Refusal(NotDispatched::kRequest, std::move(message)); }
+Error Bad(std::string message) {
+  return Refusal(NotDispatched::kRequest, std::move(message));
+}
 
 }  // namespace
 
@@ -28,7 +30,8 @@ Expected<std::vector<ProjectFile>> LoadProjectFiles(const std::filesystem::path&
     if (fs::is_directory(status)) continue;
     fs::path relative = it->path().lexically_relative(directory);
     if (fs::is_symlink(status)) {
-      return Bad(relative.string() + " in the project is a symbolic link; send its target as a file.");
+      return Bad(relative.string() +
+                 " in the project is a symbolic link; send its target as a file.");
     }
     if (!fs::is_regular_file(status)) {
       return Bad(relative.string() + " in the project is not a regular file.");
@@ -48,8 +51,8 @@ Expected<std::vector<ProjectFile>> LoadProjectFiles(const std::filesystem::path&
     if (error) return Bad("Cannot read " + relative.string() + ": " + error.message() + ".");
     total += static_cast<int64_t>(size);
     if (total > limits.max_project_bytes) {
-      return Bad("The project directory holds more than " + std::to_string(limits.max_project_bytes) +
-                 " bytes.");
+      return Bad("The project directory holds more than " +
+                 std::to_string(limits.max_project_bytes) + " bytes.");
     }
     std::ifstream in(directory / relative, std::ios::binary);
     if (!in) return Bad("Cannot open " + relative.string() + ".");

@@ -17,13 +17,17 @@ bool Evidence::AllChecksPassed() const {
                      [](const EvidenceCheck& check) { return check.passed; });
 }
 
-Expected<std::string> Provider::OpenSession(Deadline /*deadline*/) { return NoSessions(name()); }
+Expected<std::string> Provider::OpenSession(Deadline /*deadline*/) {
+  return NoSessions(name());
+}
 
 Expected<Result> Provider::RunInSession(std::string_view /*session_id*/, const Request& /*request*/,
                                         Deadline /*deadline*/) {
   return NoSessions(name());
 }
 
-Status Provider::CloseSession(std::string_view /*session_id*/) { return NoSessions(name()); }
+Status Provider::CloseSession(std::string_view /*session_id*/) {
+  return NoSessions(name());
+}
 
 }  // namespace plimsoll

@@ -17,9 +17,13 @@ constexpr size_t kMaxSteps = 64;
 constexpr size_t kMaxArgvElements = 4096;
 constexpr size_t kMaxArgvBytes = 256 * 1024;
 
-Error Bad(std::string message) { return Refusal(NotDispatched::kRequest, std::move(message)); }
+Error Bad(std::string message) {
+  return Refusal(NotDispatched::kRequest, std::move(message));
+}
 
-bool IsControl(unsigned char c) { return c < 0x20 || c == 0x7f; }
+bool IsControl(unsigned char c) {
+  return c < 0x20 || c == 0x7f;
+}
 
 // Profile names are identifiers an operator writes in a file.
 bool IsWellFormedName(std::string_view name) {
@@ -54,8 +58,8 @@ Status CheckCode(std::string_view field, const std::string& code, const Limits& 
 
 Status CheckProject(const ProjectPayload& project, const Limits& limits) {
   if (static_cast<int64_t>(project.files.size()) > limits.max_project_files) {
-    return Bad("The project has " + std::to_string(project.files.size()) +
-               " files; the limit is " + std::to_string(limits.max_project_files) + ".");
+    return Bad("The project has " + std::to_string(project.files.size()) + " files; the limit is " +
+               std::to_string(limits.max_project_files) + ".");
   }
   int64_t total = 0;
   std::set<std::string_view> seen;
@@ -76,8 +80,8 @@ Status CheckProject(const ProjectPayload& project, const Limits& limits) {
   }
   if (project.steps.empty()) return Bad("The project has no steps; give at least one argv list.");
   if (project.steps.size() > kMaxSteps) {
-    return Bad("The project has " + std::to_string(project.steps.size()) +
-               " steps; the limit is " + std::to_string(kMaxSteps) + ".");
+    return Bad("The project has " + std::to_string(project.steps.size()) + " steps; the limit is " +
+               std::to_string(kMaxSteps) + ".");
   }
   for (size_t i = 0; i < project.steps.size(); ++i) {
     const auto& argv = project.steps[i];
@@ -95,7 +99,8 @@ Status CheckProject(const ProjectPayload& project, const Limits& limits) {
       }
       bytes += argv[j].size();
     }
-    if (bytes > kMaxArgvBytes) return Bad(where + " is longer than " + std::to_string(kMaxArgvBytes) + " bytes.");
+    if (bytes > kMaxArgvBytes)
+      return Bad(where + " is longer than " + std::to_string(kMaxArgvBytes) + " bytes.");
   }
   if (static_cast<int64_t>(project.artifacts.size()) > limits.max_artifacts) {
     return Bad("The project asks for " + std::to_string(project.artifacts.size()) +
@@ -162,8 +167,10 @@ bool IsWellFormedTraceId(std::string_view trace_id) {
 
 std::optional<std::string> CheckRelativePath(std::string_view path) {
   if (path.empty()) return "is empty.";
-  if (path.size() > kMaxPathLength) return "is longer than " + std::to_string(kMaxPathLength) + " bytes.";
-  if (path.front() == '/') return "\"" + std::string(path) + "\" is absolute; paths are relative to /work.";
+  if (path.size() > kMaxPathLength)
+    return "is longer than " + std::to_string(kMaxPathLength) + " bytes.";
+  if (path.front() == '/')
+    return "\"" + std::string(path) + "\" is absolute; paths are relative to /work.";
   for (unsigned char c : path) {
     if (c == '\0') return "contains a NUL byte.";
     if (c == '\\') return "contains a backslash.";
@@ -194,7 +201,8 @@ Expected<Request> ValidateRequest(const Request& request, const Limits& limits, 
 
   int payloads = request.PayloadCount();
   if (payloads == 0) {
-    return Bad("The request has no payload; give exactly one of javascript, python, project, cell.");
+    return Bad(
+        "The request has no payload; give exactly one of javascript, python, project, cell.");
   }
   if (payloads > 1) {
     return Bad("The request has " + std::to_string(payloads) +
@@ -221,12 +229,14 @@ Expected<Request> ValidateRequest(const Request& request, const Limits& limits, 
 
   PayloadKind kind = *request.kind();
   bool is_project = kind == PayloadKind::kProject;
-  int64_t default_ms = is_project ? limits.project_timeout_default_ms : limits.snippet_timeout_default_ms;
+  int64_t default_ms =
+      is_project ? limits.project_timeout_default_ms : limits.snippet_timeout_default_ms;
   int64_t max_ms = is_project ? limits.project_timeout_max_ms : limits.snippet_timeout_max_ms;
   if (max_ms > limits.run_ceiling_ms) max_ms = limits.run_ceiling_ms;
   if (request.timeout_ms > max_ms) {
-    return Bad("timeout_ms " + std::to_string(request.timeout_ms) + " is above this provider's maximum of " +
-               std::to_string(max_ms) + " ms for " + std::string(PayloadKindName(kind)) + " runs.");
+    return Bad("timeout_ms " + std::to_string(request.timeout_ms) +
+               " is above this provider's maximum of " + std::to_string(max_ms) + " ms for " +
+               std::string(PayloadKindName(kind)) + " runs.");
   }
   if (out.timeout_ms <= 0) out.timeout_ms = std::min(default_ms, max_ms);
 

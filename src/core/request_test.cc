@@ -43,8 +43,8 @@ TEST(RequestTest, KindNeedsExactlyOnePayload) {
 }
 
 TEST(RequestTest, PayloadKindNames) {
-  for (PayloadKind kind :
-       {PayloadKind::kJavascript, PayloadKind::kPython, PayloadKind::kProject, PayloadKind::kCell}) {
+  for (PayloadKind kind : {PayloadKind::kJavascript, PayloadKind::kPython, PayloadKind::kProject,
+                           PayloadKind::kCell}) {
     EXPECT_EQ(ParsePayloadKind(PayloadKindName(kind)), kind);
   }
   EXPECT_FALSE(ParsePayloadKind("ruby").has_value());
@@ -102,8 +102,8 @@ TEST(ValidateRequestTest, DropsAMalformedTraceIdWholeWithoutRefusing) {
   Request request = Javascript();
   request.trace_id = "t-1.a:b_C";
   EXPECT_EQ(ValidateRequest(request, Limits{})->trace_id, "t-1.a:b_C");
-  for (std::string bad : {std::string(65, 'a'), std::string("has space"), std::string("é"),
-                          std::string("a\nb")}) {
+  for (std::string bad :
+       {std::string(65, 'a'), std::string("has space"), std::string("é"), std::string("a\nb")}) {
     request.trace_id = bad;
     auto validated = ValidateRequest(request, Limits{});
     ASSERT_TRUE(validated.ok());
@@ -136,20 +136,20 @@ TEST_P(BadPathTest, IsRefused) {
                 fragment);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Paths, BadPathTest,
-    Values(std::pair{std::string("/etc/passwd"), std::string("absolute")},
-           std::pair{std::string("../escape"), std::string("\"..\"")},
-           std::pair{std::string("a/../../b"), std::string("\"..\"")},
-           std::pair{std::string("a/./b"), std::string("\".\"")},
-           std::pair{std::string("a//b"), std::string("empty segment")},
-           std::pair{std::string("dir/"), std::string("empty segment")},
-           std::pair{std::string(""), std::string("is empty")},
-           std::pair{std::string("a\\b"), std::string("backslash")},
-           std::pair{std::string("a\x01"), std::string("control character")},
-           std::pair{std::string("tab\there"), std::string("control character")},
-           std::pair{std::string("a\0b", 3), std::string("NUL")},
-           std::pair{std::string("bad\xC0\xAF"), std::string("UTF-8")}));
+INSTANTIATE_TEST_SUITE_P(Paths, BadPathTest,
+                         Values(std::pair{std::string("/etc/passwd"), std::string("absolute")},
+                                std::pair{std::string("../escape"), std::string("\"..\"")},
+                                std::pair{std::string("a/../../b"), std::string("\"..\"")},
+                                std::pair{std::string("a/./b"), std::string("\".\"")},
+                                std::pair{std::string("a//b"), std::string("empty segment")},
+                                std::pair{std::string("dir/"), std::string("empty segment")},
+                                std::pair{std::string(""), std::string("is empty")},
+                                std::pair{std::string("a\\b"), std::string("backslash")},
+                                std::pair{std::string("a\x01"), std::string("control character")},
+                                std::pair{std::string("tab\there"),
+                                          std::string("control character")},
+                                std::pair{std::string("a\0b", 3), std::string("NUL")},
+                                std::pair{std::string("bad\xC0\xAF"), std::string("UTF-8")}));
 
 TEST(ValidateRequestTest, RefusesRepeatedPaths) {
   ExpectRefused(ValidateRequest(Project({{"a.py", "1"}, {"b.py", "2"}, {"a.py", "3"}}), Limits{}),

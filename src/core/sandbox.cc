@@ -25,7 +25,9 @@ Expected<Sandbox> Sandbox::Open(std::string_view provider_name, const Limits& li
   return Sandbox(std::move(*provider));
 }
 
-Description Sandbox::Describe() const { return provider_->Describe(); }
+Description Sandbox::Describe() const {
+  return provider_->Describe();
+}
 
 Expected<Evidence> Sandbox::CollectEvidence(std::chrono::milliseconds budget) {
   Status preflight = provider_->Preflight();
@@ -69,15 +71,15 @@ Expected<Result> Sandbox::Run(const Request& request) {
   if (!validated->minimum_isolation.empty()) floor = ParseTier(validated->minimum_isolation);
   // Cheap refusal first: a provider that could never meet the floor.
   if (floor && !MeetsFloor(description.tier, *floor)) {
-    return BelowFloor(description.tier, *floor, "this " + std::string(provider_->name()) + " provider");
+    return BelowFloor(description.tier, *floor,
+                      "this " + std::string(provider_->name()) + " provider");
   }
   if (!validated->environment.empty() && validated->environment != description.environment) {
-    return Refusal(NotDispatched::kEnvironment,
-                   "The request requires environment " + validated->environment +
-                       "; this provider has " +
-                       (description.environment.empty() ? std::string("none")
-                                                        : description.environment) +
-                       ".");
+    return Refusal(
+        NotDispatched::kEnvironment,
+        "The request requires environment " + validated->environment + "; this provider has " +
+            (description.environment.empty() ? std::string("none") : description.environment) +
+            ".");
   }
 
   std::optional<Evidence> current = evidence();
@@ -92,7 +94,8 @@ Expected<Result> Sandbox::Run(const Request& request) {
   }
 
   RecordClock clock = RecordClock::Start();
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(validated->timeout_ms);
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(validated->timeout_ms);
   auto result = provider_->Run(*validated, deadline);
   if (!result.ok()) return result.error();
   RecordClock::Span span = clock.Stop();

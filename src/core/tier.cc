@@ -53,9 +53,13 @@ std::optional<Tier> ParseTier(std::string_view name) {
   return std::nullopt;
 }
 
-bool IsRunnableTier(Tier tier) { return Strength(tier) > 0; }
+bool IsRunnableTier(Tier tier) {
+  return Strength(tier) > 0;
+}
 
-int CompareTiers(Tier a, Tier b) { return Strength(a) - Strength(b); }
+int CompareTiers(Tier a, Tier b) {
+  return Strength(a) - Strength(b);
+}
 
 bool MeetsFloor(Tier actual, Tier floor) {
   if (!IsRunnableTier(actual) || !IsRunnableTier(floor)) return false;

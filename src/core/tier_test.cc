@@ -6,8 +6,8 @@ namespace plimsoll {
 namespace {
 
 TEST(TierTest, ParseAndPrintRoundTrip) {
-  for (Tier tier : {Tier::kNone, Tier::kUnknown, Tier::kProcess, Tier::kContainer, Tier::kKernel,
-                    Tier::kVm}) {
+  for (Tier tier :
+       {Tier::kNone, Tier::kUnknown, Tier::kProcess, Tier::kContainer, Tier::kKernel, Tier::kVm}) {
     EXPECT_EQ(ParseTier(TierName(tier)), tier);
   }
   EXPECT_FALSE(ParseTier("").has_value());

@@ -59,33 +59,27 @@ void RunInGuest(void* argument) {
   std::memcpy(memory->data + address, run.code, run.code_length);
   memory->data[address + run.code_length] = 0;
   run.script_copied = true;
-  run.exit_code = Z_quickjsZ_plimsoll_run(&run.instance, address,
-                                          run.code_length, run.js_memory_limit,
-                                          run.budget_ms);
+  run.exit_code = Z_quickjsZ_plimsoll_run(&run.instance, address, run.code_length,
+                                          run.js_memory_limit, run.budget_ms);
 }
 
 void AppendCapped(HostContext& context, int stream, std::string_view text) {
   std::string& sink = context.output[stream];
-  size_t room = context.output_cap_bytes > sink.size()
-                    ? context.output_cap_bytes - sink.size()
-                    : 0;
+  size_t room = context.output_cap_bytes > sink.size() ? context.output_cap_bytes - sink.size() : 0;
   if (text.size() > room) context.truncated[stream] = true;
   sink.append(text.substr(0, room));
 }
 
 }  // namespace
 
-Expected<Outcome> EvaluateJavascript(std::string_view code,
-                                     const Limits& limits) {
-  if (limits.memory_bytes < kMinimumMemoryBytes ||
-      limits.memory_bytes > kMaximumMemoryBytes) {
+Expected<Outcome> EvaluateJavascript(std::string_view code, const Limits& limits) {
+  if (limits.memory_bytes < kMinimumMemoryBytes || limits.memory_bytes > kMaximumMemoryBytes) {
     return Refusal(NotDispatched::kRequest,
                    "The JavaScript memory limit must be between 4 MiB and "
                    "3 GiB.");
   }
   if (code.size() >= limits.memory_bytes) {
-    return Refusal(NotDispatched::kRequest,
-                   "The script is larger than the run's memory limit.");
+    return Refusal(NotDispatched::kRequest, "The script is larger than the run's memory limit.");
   }
   PLIMSOLL_RETURN_IF_ERROR(InitializeOnce());
 
@@ -100,8 +94,8 @@ Expected<Outcome> EvaluateJavascript(std::string_view code,
 
   const uint64_t linear_bytes = uint64_t{limits.memory_bytes} + kLinearMemoryAllowance;
   wasm::RunOptions options;
-  options.memory_limit_pages = static_cast<uint32_t>(
-      (linear_bytes + wasm::kPageSize - 1) / wasm::kPageSize);
+  options.memory_limit_pages =
+      static_cast<uint32_t>((linear_bytes + wasm::kPageSize - 1) / wasm::kPageSize);
   options.hard_deadline = soft_deadline + limits.hard_grace;
 
   RunState run = {};
@@ -111,8 +105,7 @@ Expected<Outcome> EvaluateJavascript(std::string_view code,
   run.code = code.data();
   run.code_length = static_cast<u32>(code.size());
   run.js_memory_limit = static_cast<u32>(limits.memory_bytes);
-  run.budget_ms =
-      std::chrono::duration<double, std::milli>(soft_deadline - start).count();
+  run.budget_ms = std::chrono::duration<double, std::milli>(soft_deadline - start).count();
   run.exit_code = kExitOk;
 
   int trap;
@@ -134,7 +127,8 @@ Expected<Outcome> EvaluateJavascript(std::string_view code,
     // The wall itself could not be built (address space, calloc): nothing ran.
     return Refusal(NotDispatched::kCapacity, ErrorCode::kResourceExhausted,
                    std::string("The engine could not allocate a module "
-                               "instance: ") + std::strerror(allocation_errno) + ".");
+                               "instance: ") +
+                       std::strerror(allocation_errno) + ".");
   }
 
   Outcome outcome;

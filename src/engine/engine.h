@@ -101,14 +101,13 @@ struct Outcome {
 // an error. Errors: invalid limits (a refusal, kRequest: nothing ran), or
 // the host could not build the wall (address space, timer, signal handler:
 // kResourceExhausted / kInternal, nothing ran).
-Expected<Outcome> EvaluateJavascript(std::string_view code,
-                                     const Limits& limits);
+Expected<Outcome> EvaluateJavascript(std::string_view code, const Limits& limits);
 
 struct EngineIdentity {
-  std::string engine;          // "QuickJS 2025-04-26 (Debian quickjs 2025.04.26-1)"
-  std::string wasm_sha256;     // of the guest module, hex
-  std::string wasm2c_sha256;   // of the generated C, hex
-  std::string wall;            // "bounds-checked linear memory (guard pages)"
+  std::string engine;         // "QuickJS 2025-04-26 (Debian quickjs 2025.04.26-1)"
+  std::string wasm_sha256;    // of the guest module, hex
+  std::string wasm2c_sha256;  // of the generated C, hex
+  std::string wall;           // "bounds-checked linear memory (guard pages)"
 };
 
 // Fixed at build time. Thread-safe.

@@ -53,8 +53,7 @@ bool StoreU64(HostContext& context, u32 address, u64 value) {
   return true;
 }
 
-u32 FdWrite(HostContext& context, u32 fd, u32 iovs, u32 iovs_length,
-            u32 written_address) {
+u32 FdWrite(HostContext& context, u32 fd, u32 iovs, u32 iovs_length, u32 written_address) {
   wasm::HostSection host;
   if (fd != 1 && fd != 2) return kWasiBadFileDescriptor;
   if (!InBounds(context, iovs, u64{iovs_length} * 8)) return kWasiFault;
@@ -65,9 +64,8 @@ u32 FdWrite(HostContext& context, u32 fd, u32 iovs, u32 iovs_length,
     std::memcpy(&base, GuestBytes(context, u64{iovs} + i * 8), 4);
     std::memcpy(&length, GuestBytes(context, u64{iovs} + i * 8 + 4), 4);
     if (!InBounds(context, base, length)) return kWasiFault;
-    size_t room = context.output_cap_bytes > sink.size()
-                      ? context.output_cap_bytes - sink.size()
-                      : 0;
+    size_t room =
+        context.output_cap_bytes > sink.size() ? context.output_cap_bytes - sink.size() : 0;
     size_t kept = length < room ? length : room;
     if (kept < length) context.truncated[fd - 1] = true;
     sink.append(reinterpret_cast<const char*>(GuestBytes(context, base)), kept);
@@ -85,18 +83,25 @@ u32 ClockTimeGet(HostContext& context, u32 clock, u32 time_address) {
   wasm::HostSection host;
   clockid_t id;
   switch (clock) {
-    case kClockRealtime: id = CLOCK_REALTIME; break;
-    case kClockMonotonic: id = CLOCK_MONOTONIC; break;
-    case kClockProcessCpu: id = CLOCK_THREAD_CPUTIME_ID; break;  // ours alone
-    case kClockThreadCpu: id = CLOCK_THREAD_CPUTIME_ID; break;
-    default: return kWasiInvalid;
+    case kClockRealtime:
+      id = CLOCK_REALTIME;
+      break;
+    case kClockMonotonic:
+      id = CLOCK_MONOTONIC;
+      break;
+    case kClockProcessCpu:
+      id = CLOCK_THREAD_CPUTIME_ID;
+      break;  // ours alone
+    case kClockThreadCpu:
+      id = CLOCK_THREAD_CPUTIME_ID;
+      break;
+    default:
+      return kWasiInvalid;
   }
   timespec now;
   if (clock_gettime(id, &now) != 0) return kWasiInvalid;
-  u64 nanoseconds = static_cast<u64>(now.tv_sec) * 1'000'000'000u +
-                    static_cast<u64>(now.tv_nsec);
-  return StoreU64(context, time_address, nanoseconds) ? kWasiSuccess
-                                                      : kWasiFault;
+  u64 nanoseconds = static_cast<u64>(now.tv_sec) * 1'000'000'000u + static_cast<u64>(now.tv_nsec);
+  return StoreU64(context, time_address, nanoseconds) ? kWasiSuccess : kWasiFault;
 }
 
 u32 RandomGet(HostContext& context, u32 buffer, u32 length) {
@@ -104,8 +109,7 @@ u32 RandomGet(HostContext& context, u32 buffer, u32 length) {
   if (!InBounds(context, buffer, length)) return kWasiFault;
   u32 filled = 0;
   while (filled < length) {
-    ssize_t got = getrandom(GuestBytes(context, u64{buffer} + filled),
-                            length - filled, 0);
+    ssize_t got = getrandom(GuestBytes(context, u64{buffer} + filled), length - filled, 0);
     if (got < 0) {
       if (errno == EINTR) continue;
       return kWasiInvalid;
@@ -133,16 +137,15 @@ s32 HostCall(HostContext& context, u32 request, u32 length) {
         "profile to call the operator's APIs).";
     return PLIMSOLL_HOST_NO_GRANT;
   }
-  HostAnswer answer = (*context.host_call)(std::string_view(
-      reinterpret_cast<const char*>(GuestBytes(context, request)), length));
+  HostAnswer answer = (*context.host_call)(
+      std::string_view(reinterpret_cast<const char*>(GuestBytes(context, request)), length));
   context.response = std::move(answer.body);
   return answer.ok ? PLIMSOLL_HOST_OK : PLIMSOLL_HOST_REFUSED;
 }
 
 s32 HostResponseRead(HostContext& context, u32 buffer, u32 length) {
   wasm::HostSection host;
-  size_t count = context.response.size() < length ? context.response.size()
-                                                  : length;
+  size_t count = context.response.size() < length ? context.response.size() : length;
   if (!InBounds(context, buffer, count)) return -1;
   std::memcpy(GuestBytes(context, buffer), context.response.data(), count);
   return static_cast<s32>(count);
@@ -163,25 +166,21 @@ extern "C" {
 
 // ---- wasi_snapshot_preview1 -------------------------------------------------
 
-u32 Z_wasi_snapshot_preview1Z_fd_write(Z_wasi_snapshot_preview1_instance_t* i,
-                                       u32 fd, u32 iovs, u32 iovs_length,
-                                       u32 written) {
-  u32 result = engine::FdWrite(engine::ContextOf(i), fd, iovs, iovs_length,
-                               written);
+u32 Z_wasi_snapshot_preview1Z_fd_write(Z_wasi_snapshot_preview1_instance_t* i, u32 fd, u32 iovs,
+                                       u32 iovs_length, u32 written) {
+  u32 result = engine::FdWrite(engine::ContextOf(i), fd, iovs, iovs_length, written);
   wasm::TrapIfDeadlinePending();
   return result;
 }
 
-u32 Z_wasi_snapshot_preview1Z_fd_close(Z_wasi_snapshot_preview1_instance_t* i,
-                                       u32 fd) {
+u32 Z_wasi_snapshot_preview1Z_fd_close(Z_wasi_snapshot_preview1_instance_t* i, u32 fd) {
   (void)i;
   (void)fd;
   return engine::kWasiBadFileDescriptor;
 }
 
-u32 Z_wasi_snapshot_preview1Z_fd_seek(Z_wasi_snapshot_preview1_instance_t* i,
-                                      u32 fd, u64 offset, u32 whence,
-                                      u32 new_offset) {
+u32 Z_wasi_snapshot_preview1Z_fd_seek(Z_wasi_snapshot_preview1_instance_t* i, u32 fd, u64 offset,
+                                      u32 whence, u32 new_offset) {
   (void)i;
   (void)fd;
   (void)offset;
@@ -190,57 +189,54 @@ u32 Z_wasi_snapshot_preview1Z_fd_seek(Z_wasi_snapshot_preview1_instance_t* i,
   return engine::kWasiBadFileDescriptor;
 }
 
-u32 Z_wasi_snapshot_preview1Z_fd_fdstat_get(
-    Z_wasi_snapshot_preview1_instance_t* i, u32 fd, u32 stat) {
+u32 Z_wasi_snapshot_preview1Z_fd_fdstat_get(Z_wasi_snapshot_preview1_instance_t* i, u32 fd,
+                                            u32 stat) {
   (void)i;
   (void)fd;
   (void)stat;
   return engine::kWasiBadFileDescriptor;
 }
 
-u32 Z_wasi_snapshot_preview1Z_clock_time_get(
-    Z_wasi_snapshot_preview1_instance_t* i, u32 clock, u64 precision,
-    u32 time) {
+u32 Z_wasi_snapshot_preview1Z_clock_time_get(Z_wasi_snapshot_preview1_instance_t* i, u32 clock,
+                                             u64 precision, u32 time) {
   (void)precision;
   u32 result = engine::ClockTimeGet(engine::ContextOf(i), clock, time);
   wasm::TrapIfDeadlinePending();
   return result;
 }
 
-u32 Z_wasi_snapshot_preview1Z_random_get(Z_wasi_snapshot_preview1_instance_t* i,
-                                         u32 buffer, u32 length) {
+u32 Z_wasi_snapshot_preview1Z_random_get(Z_wasi_snapshot_preview1_instance_t* i, u32 buffer,
+                                         u32 length) {
   u32 result = engine::RandomGet(engine::ContextOf(i), buffer, length);
   wasm::TrapIfDeadlinePending();
   return result;
 }
 
 // No arguments and no environment.
-u32 Z_wasi_snapshot_preview1Z_args_sizes_get(
-    Z_wasi_snapshot_preview1_instance_t* i, u32 count, u32 size) {
+u32 Z_wasi_snapshot_preview1Z_args_sizes_get(Z_wasi_snapshot_preview1_instance_t* i, u32 count,
+                                             u32 size) {
   engine::HostContext& context = engine::ContextOf(i);
-  bool ok = engine::StoreU32(context, count, 0) &&
-            engine::StoreU32(context, size, 0);
+  bool ok = engine::StoreU32(context, count, 0) && engine::StoreU32(context, size, 0);
   return ok ? engine::kWasiSuccess : engine::kWasiFault;
 }
-u32 Z_wasi_snapshot_preview1Z_args_get(Z_wasi_snapshot_preview1_instance_t* i,
-                                       u32 argv, u32 buffer) {
+u32 Z_wasi_snapshot_preview1Z_args_get(Z_wasi_snapshot_preview1_instance_t* i, u32 argv,
+                                       u32 buffer) {
   (void)i;
   (void)argv;
   (void)buffer;
   return engine::kWasiSuccess;
 }
-u32 Z_wasi_snapshot_preview1Z_environ_sizes_get(
-    Z_wasi_snapshot_preview1_instance_t* i, u32 count, u32 size) {
+u32 Z_wasi_snapshot_preview1Z_environ_sizes_get(Z_wasi_snapshot_preview1_instance_t* i, u32 count,
+                                                u32 size) {
   return Z_wasi_snapshot_preview1Z_args_sizes_get(i, count, size);
 }
-u32 Z_wasi_snapshot_preview1Z_environ_get(
-    Z_wasi_snapshot_preview1_instance_t* i, u32 environ, u32 buffer) {
+u32 Z_wasi_snapshot_preview1Z_environ_get(Z_wasi_snapshot_preview1_instance_t* i, u32 environ,
+                                          u32 buffer) {
   return Z_wasi_snapshot_preview1Z_args_get(i, environ, buffer);
 }
 
-u32 Z_wasi_snapshot_preview1Z_fd_read(Z_wasi_snapshot_preview1_instance_t* i,
-                                      u32 fd, u32 iovs, u32 iovs_length,
-                                      u32 read) {
+u32 Z_wasi_snapshot_preview1Z_fd_read(Z_wasi_snapshot_preview1_instance_t* i, u32 fd, u32 iovs,
+                                      u32 iovs_length, u32 read) {
   (void)i;
   (void)fd;
   (void)iovs;
@@ -249,16 +245,14 @@ u32 Z_wasi_snapshot_preview1Z_fd_read(Z_wasi_snapshot_preview1_instance_t* i,
   return engine::kWasiBadFileDescriptor;
 }
 
-u32 Z_wasi_snapshot_preview1Z_sched_yield(
-    Z_wasi_snapshot_preview1_instance_t* i) {
+u32 Z_wasi_snapshot_preview1Z_sched_yield(Z_wasi_snapshot_preview1_instance_t* i) {
   (void)i;
   return engine::kWasiNotSupported;
 }
 
 // proc_exit ends the guest: recorded, then the instance is stopped (a trap
 // the engine recognises through HostContext::exited).
-void Z_wasi_snapshot_preview1Z_proc_exit(Z_wasi_snapshot_preview1_instance_t* i,
-                                         u32 status) {
+void Z_wasi_snapshot_preview1Z_proc_exit(Z_wasi_snapshot_preview1_instance_t* i, u32 status) {
   engine::HostContext& context = engine::ContextOf(i);
   context.exited = true;
   context.exit_status = static_cast<int>(status);
@@ -283,8 +277,7 @@ u32 Z_plimsollZ_host_response_length(Z_plimsoll_instance_t* i) {
   return static_cast<u32>(engine::ContextOf(i).response.size());
 }
 
-u32 Z_plimsollZ_host_response_read(Z_plimsoll_instance_t* i, u32 buffer,
-                                   u32 length) {
+u32 Z_plimsollZ_host_response_read(Z_plimsoll_instance_t* i, u32 buffer, u32 length) {
   s32 result = engine::HostResponseRead(engine::ContextOf(i), buffer, length);
   wasm::TrapIfDeadlinePending();
   return static_cast<u32>(result);

@@ -110,8 +110,7 @@ int main(int argc, char** argv) {
     bool truncated = stream == 0 ? outcome->stdout_truncated : outcome->stderr_truncated;
     if (truncated) {
       std::string note = std::string("qjs: ") + (stream == 0 ? "stdout" : "stderr") +
-                         " truncated at " + std::to_string(limits.output_cap_bytes) +
-                         " bytes\n";
+                         " truncated at " + std::to_string(limits.output_cap_bytes) + " bytes\n";
       WriteAll(STDERR_FILENO, note);
     }
   }

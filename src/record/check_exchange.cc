@@ -84,7 +84,8 @@ Status CheckExchange(const Request& sent, const Result& received, ChainState* ch
   if (!sent.environment.empty() && received.environment != sent.environment) {
     return Lost("the run's environment is not the one the request required.");
   }
-  if (record.ended_unix_ms < record.started_unix_ms) return Lost("the record ends before it starts.");
+  if (record.ended_unix_ms < record.started_unix_ms)
+    return Lost("the record ends before it starts.");
   if (record.record_sha256 != RecordDigest(record)) {
     return Lost("record_sha256 differs from the digest of the record's fields.");
   }

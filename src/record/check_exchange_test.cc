@@ -121,7 +121,7 @@ TEST(CheckExchangeTest, RefusesBrokenChainsWithoutAdvancing) {
       {"sequence is 0; expected 1", start, SessionLink{kSession, 0, ""}},
       {"previous_sha256", start, SessionLink{kSession, 1, link}},
       {"sequence is 3; expected 2", after_first, SessionLink{kSession, 3, link}},  // a gap
-      {"sequence is 1; expected 2", after_first, SessionLink{kSession, 1, ""}},   // a replay
+      {"sequence is 1; expected 2", after_first, SessionLink{kSession, 1, ""}},    // a replay
       {"previous_sha256", after_first, SessionLink{kSession, 2, ""}},
       {"previous_sha256", after_first, SessionLink{kSession, 2, std::string(64, '0')}},
       {"64 lowercase hex", start, SessionLink{"SESSION", 1, ""}},

@@ -18,7 +18,9 @@ RecordClock RecordClock::Start() {
   return RecordClock(static_cast<int64_t>(wall), origin);
 }
 
-RecordClock::Span RecordClock::Stop() const { return StopAt(std::chrono::steady_clock::now()); }
+RecordClock::Span RecordClock::Stop() const {
+  return StopAt(std::chrono::steady_clock::now());
+}
 
 RecordClock::Span RecordClock::StopAt(std::chrono::steady_clock::time_point now) const {
   int64_t elapsed_ms = 0;

@@ -25,7 +25,9 @@ std::string RecordDigest(const Record& record) {
   return std::move(digest).Finish();
 }
 
-std::string SessionIdDigest(std::string_view session_id) { return record::Sha256Hex(session_id); }
+std::string SessionIdDigest(std::string_view session_id) {
+  return record::Sha256Hex(session_id);
+}
 
 Record MakeRecord(const Request& request, const Result& result, std::string policy,
                   RecordClock::Span span, std::optional<SessionLink> session) {
@@ -38,8 +40,8 @@ Record MakeRecord(const Request& request, const Result& result, std::string poli
   out.environment = result.environment;
   out.policy = std::move(policy);
   out.started_unix_ms = span.started_unix_ms;
-  out.ended_unix_ms = span.ended_unix_ms < span.started_unix_ms ? span.started_unix_ms
-                                                                 : span.ended_unix_ms;
+  out.ended_unix_ms =
+      span.ended_unix_ms < span.started_unix_ms ? span.started_unix_ms : span.ended_unix_ms;
   out.session = std::move(session);
   out.record_sha256 = RecordDigest(out);
   return out;

@@ -1,3 +1,5 @@
+#include "plimsoll/record.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -7,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "plimsoll/record.h"
 #include "plimsoll/result.h"
 
 namespace plimsoll {
@@ -43,14 +44,16 @@ TEST(RecordClockTest, EndIsStartPlusMonotonicElapsed) {
   EXPECT_EQ(clock.StopAt(origin - milliseconds(5)).ended_unix_ms, 1000);
   // Near the end of time the end saturates instead of wrapping.
   RecordClock late(std::numeric_limits<int64_t>::max() - 1, origin);
-  EXPECT_EQ(late.StopAt(origin + milliseconds(10)).ended_unix_ms, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(late.StopAt(origin + milliseconds(10)).ended_unix_ms,
+            std::numeric_limits<int64_t>::max());
   RecordClock early(-5, origin);
   EXPECT_EQ(early.StopAt(origin + milliseconds(10)).ended_unix_ms, 5);
 }
 
 TEST(RecordClockTest, StartReadsTheWallClock) {
-  auto before = std::chrono::duration_cast<milliseconds>(
-                    std::chrono::system_clock::now().time_since_epoch()).count();
+  auto before =
+      std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
   auto span = RecordClock::Start().Stop();
   EXPECT_GE(span.started_unix_ms, before);
   EXPECT_GE(span.ended_unix_ms, span.started_unix_ms);
@@ -59,8 +62,8 @@ TEST(RecordClockTest, StartReadsTheWallClock) {
 TEST(MakeRecordTest, FillsEveryField) {
   Request request = SampleRequest();
   Result result = SampleResult();
-  Record record = MakeRecord(request, result, "policy", {10, 21},
-                             SessionLink{SessionIdDigest("s"), 1, ""});
+  Record record =
+      MakeRecord(request, result, "policy", {10, 21}, SessionLink{SessionIdDigest("s"), 1, ""});
   EXPECT_EQ(record.version, kRecordVersion);
   EXPECT_EQ(record.request_sha256, RequestDigest(request));
   EXPECT_EQ(record.result_sha256, ResultDigest(result));
@@ -84,7 +87,8 @@ TEST(DigestTest, DigestsAreLowercaseHexAndIgnoreTheirOwnOutput) {
   Record record = result.record;
   record.record_sha256 = "anything";
   EXPECT_EQ(RecordDigest(record), result.record.record_sha256);
-  for (const std::string& digest : {before, RequestDigest(SampleRequest()), PolicyDigest(Limits{})}) {
+  for (const std::string& digest :
+       {before, RequestDigest(SampleRequest()), PolicyDigest(Limits{})}) {
     EXPECT_EQ(digest.size(), 64u);
     EXPECT_EQ(digest.find_first_not_of("0123456789abcdef"), std::string::npos);
   }
@@ -98,7 +102,8 @@ void ExpectEveryMutationCounts(const T& base, std::function<std::string(const T&
   for (size_t i = 0; i < mutations.size(); ++i) {
     T changed = base;
     mutations[i](changed);
-    EXPECT_TRUE(seen.insert(digest(changed)).second) << "mutation " << i << " did not change the digest";
+    EXPECT_TRUE(seen.insert(digest(changed)).second)
+        << "mutation " << i << " did not change the digest";
   }
 }
 
@@ -107,27 +112,30 @@ TEST(DigestTest, RequestDigestCoversEveryCoveredField) {
   base.project = ProjectPayload{.files = {{"a", "b"}}, .steps = {{"c", "d"}}, .artifacts = {"e"}};
   base.cell = CellPayload{"python", "x"};
   base.python = PythonPayload{"y"};
-  ExpectEveryMutationCounts<Request>(base, RequestDigest, {
-      [](Request& r) { r.protocol = 2; },
-      [](Request& r) { r.minimum_isolation = "vm"; },
-      [](Request& r) { r.timeout_ms = -5000; },
-      [](Request& r) { r.grant_profile = "g"; },
-      [](Request& r) { r.javascript->code += " "; },
-      [](Request& r) { r.javascript.reset(); },
-      [](Request& r) { r.python->code = ""; },
-      [](Request& r) { r.python.reset(); },
-      [](Request& r) { r.project->files[0].path = "b"; },
-      [](Request& r) { r.project->files[0].content = "a"; },
-      [](Request& r) { r.project->files.push_back({"", ""}); },
-      [](Request& r) { r.project->steps[0][1] = "e"; },
-      [](Request& r) { r.project->steps[0].push_back(""); },
-      [](Request& r) { r.project->steps.push_back({}); },
-      [](Request& r) { r.project->artifacts.clear(); },
-      [](Request& r) { r.project.reset(); },
-      [](Request& r) { r.cell->language = "javascript"; },
-      [](Request& r) { r.cell->code = "y"; },
-      [](Request& r) { r.cell.reset(); },
-  });
+  ExpectEveryMutationCounts<Request>(base, RequestDigest,
+                                     {
+                                         [](Request& r) { r.protocol = 2; },
+                                         [](Request& r) { r.minimum_isolation = "vm"; },
+                                         [](Request& r) { r.timeout_ms = -5000; },
+                                         [](Request& r) { r.grant_profile = "g"; },
+                                         [](Request& r) { r.javascript->code += " "; },
+                                         [](Request& r) { r.javascript.reset(); },
+                                         [](Request& r) { r.python->code = ""; },
+                                         [](Request& r) { r.python.reset(); },
+                                         [](Request& r) { r.project->files[0].path = "b"; },
+                                         [](Request& r) { r.project->files[0].content = "a"; },
+                                         [](Request& r) {
+                                           r.project->files.push_back({"", ""});
+                                         },
+                                         [](Request& r) { r.project->steps[0][1] = "e"; },
+                                         [](Request& r) { r.project->steps[0].push_back(""); },
+                                         [](Request& r) { r.project->steps.push_back({}); },
+                                         [](Request& r) { r.project->artifacts.clear(); },
+                                         [](Request& r) { r.project.reset(); },
+                                         [](Request& r) { r.cell->language = "javascript"; },
+                                         [](Request& r) { r.cell->code = "y"; },
+                                         [](Request& r) { r.cell.reset(); },
+                                     });
   // Deliberately not covered (SPEC §5's list): trace_id, environment.
   Request other = base;
   other.trace_id = "t";
@@ -152,45 +160,46 @@ TEST(DigestTest, ResultDigestCoversEveryFieldAndPresence) {
   base.artifacts = {Artifact{"p", "c", false}};
   base.broker = BrokerSummary{"g", 1, 0};
   base.advice = {Advice{"fan_out", "r", "m", 1, 2.5, 3}};
-  ExpectEveryMutationCounts<Result>(base, ResultDigest, {
-      [](Result& r) { r.provider = "oci"; },
-      [](Result& r) { r.isolation = Tier::kKernel; },
-      [](Result& r) { r.environment = ""; },
-      [](Result& r) { r.kind = PayloadKind::kCell; },
-      [](Result& r) { r.exit_code = -1; },
-      [](Result& r) { r.timed_out = true; },
-      [](Result& r) { r.stdout_bytes = "42"; },
-      [](Result& r) { r.stderr_bytes = "!"; },
-      [](Result& r) { r.stdout_truncated = true; },
-      [](Result& r) { r.stderr_truncated = true; },
-      [](Result& r) { r.duration_ms = 12; },
-      [](Result& r) { r.outcome = ProjectOutcome::kSetupFailed; },
-      [](Result& r) { r.outcome.reset(); },
-      [](Result& r) { r.steps[0].command.push_back("b"); },
-      [](Result& r) { r.steps[0].exit_code = 2; },
-      [](Result& r) { r.steps[0].timed_out = true; },
-      [](Result& r) { r.steps[0].stdout_bytes = ""; },
-      [](Result& r) { r.steps[0].stderr_bytes = ""; },
-      [](Result& r) { r.steps[0].stdout_truncated = true; },
-      [](Result& r) { r.steps[0].stderr_truncated = true; },
-      [](Result& r) { r.steps[0].duration_ms = 0; },
-      [](Result& r) { r.steps.clear(); },
-      [](Result& r) { r.artifacts[0].path = "q"; },
-      [](Result& r) { r.artifacts[0].content = "d"; },
-      [](Result& r) { r.artifacts[0].truncated = true; },
-      [](Result& r) { r.artifacts.clear(); },
-      [](Result& r) { r.broker->profile = ""; },
-      [](Result& r) { r.broker->calls = 2; },
-      [](Result& r) { r.broker->denied = 1; },
-      [](Result& r) { r.broker.reset(); },
-      [](Result& r) { r.advice[0].pattern = "repeated_read"; },
-      [](Result& r) { r.advice[0].route = "s"; },
-      [](Result& r) { r.advice[0].message = ""; },
-      [](Result& r) { r.advice[0].extra_calls = 0; },
-      [](Result& r) { r.advice[0].added_latency_ms = -2.5; },
-      [](Result& r) { r.advice[0].bytes = 4; },
-      [](Result& r) { r.advice.clear(); },
-  });
+  ExpectEveryMutationCounts<Result>(base, ResultDigest,
+                                    {
+                                        [](Result& r) { r.provider = "oci"; },
+                                        [](Result& r) { r.isolation = Tier::kKernel; },
+                                        [](Result& r) { r.environment = ""; },
+                                        [](Result& r) { r.kind = PayloadKind::kCell; },
+                                        [](Result& r) { r.exit_code = -1; },
+                                        [](Result& r) { r.timed_out = true; },
+                                        [](Result& r) { r.stdout_bytes = "42"; },
+                                        [](Result& r) { r.stderr_bytes = "!"; },
+                                        [](Result& r) { r.stdout_truncated = true; },
+                                        [](Result& r) { r.stderr_truncated = true; },
+                                        [](Result& r) { r.duration_ms = 12; },
+                                        [](Result& r) { r.outcome = ProjectOutcome::kSetupFailed; },
+                                        [](Result& r) { r.outcome.reset(); },
+                                        [](Result& r) { r.steps[0].command.push_back("b"); },
+                                        [](Result& r) { r.steps[0].exit_code = 2; },
+                                        [](Result& r) { r.steps[0].timed_out = true; },
+                                        [](Result& r) { r.steps[0].stdout_bytes = ""; },
+                                        [](Result& r) { r.steps[0].stderr_bytes = ""; },
+                                        [](Result& r) { r.steps[0].stdout_truncated = true; },
+                                        [](Result& r) { r.steps[0].stderr_truncated = true; },
+                                        [](Result& r) { r.steps[0].duration_ms = 0; },
+                                        [](Result& r) { r.steps.clear(); },
+                                        [](Result& r) { r.artifacts[0].path = "q"; },
+                                        [](Result& r) { r.artifacts[0].content = "d"; },
+                                        [](Result& r) { r.artifacts[0].truncated = true; },
+                                        [](Result& r) { r.artifacts.clear(); },
+                                        [](Result& r) { r.broker->profile = ""; },
+                                        [](Result& r) { r.broker->calls = 2; },
+                                        [](Result& r) { r.broker->denied = 1; },
+                                        [](Result& r) { r.broker.reset(); },
+                                        [](Result& r) { r.advice[0].pattern = "repeated_read"; },
+                                        [](Result& r) { r.advice[0].route = "s"; },
+                                        [](Result& r) { r.advice[0].message = ""; },
+                                        [](Result& r) { r.advice[0].extra_calls = 0; },
+                                        [](Result& r) { r.advice[0].added_latency_ms = -2.5; },
+                                        [](Result& r) { r.advice[0].bytes = 4; },
+                                        [](Result& r) { r.advice.clear(); },
+                                    });
 }
 
 TEST(DigestTest, NaNsAreOneValueButSignedZerosAreTwo) {
@@ -207,21 +216,22 @@ TEST(DigestTest, NaNsAreOneValueButSignedZerosAreTwo) {
 TEST(DigestTest, RecordDigestCoversEveryField) {
   Record base = MakeRecord(SampleRequest(), SampleResult(), "p", {1, 2},
                            SessionLink{std::string(64, 'a'), 2, std::string(64, 'b')});
-  ExpectEveryMutationCounts<Record>(base, RecordDigest, {
-      [](Record& r) { r.version = 2; },
-      [](Record& r) { r.request_sha256[0] = 'x'; },
-      [](Record& r) { r.result_sha256[0] = 'x'; },
-      [](Record& r) { r.provider = "x"; },
-      [](Record& r) { r.isolation = Tier::kVm; },
-      [](Record& r) { r.environment = "x"; },
-      [](Record& r) { r.policy = "x"; },
-      [](Record& r) { r.started_unix_ms = 0; },
-      [](Record& r) { r.ended_unix_ms = 3; },
-      [](Record& r) { r.session->session_sha256 = ""; },
-      [](Record& r) { r.session->sequence = 3; },
-      [](Record& r) { r.session->previous_sha256 = ""; },
-      [](Record& r) { r.session.reset(); },
-  });
+  ExpectEveryMutationCounts<Record>(base, RecordDigest,
+                                    {
+                                        [](Record& r) { r.version = 2; },
+                                        [](Record& r) { r.request_sha256[0] = 'x'; },
+                                        [](Record& r) { r.result_sha256[0] = 'x'; },
+                                        [](Record& r) { r.provider = "x"; },
+                                        [](Record& r) { r.isolation = Tier::kVm; },
+                                        [](Record& r) { r.environment = "x"; },
+                                        [](Record& r) { r.policy = "x"; },
+                                        [](Record& r) { r.started_unix_ms = 0; },
+                                        [](Record& r) { r.ended_unix_ms = 3; },
+                                        [](Record& r) { r.session->session_sha256 = ""; },
+                                        [](Record& r) { r.session->sequence = 3; },
+                                        [](Record& r) { r.session->previous_sha256 = ""; },
+                                        [](Record& r) { r.session.reset(); },
+                                    });
 }
 
 TEST(DigestTest, PolicyDigestCoversEveryLimit) {

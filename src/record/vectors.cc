@@ -71,7 +71,8 @@ Result Snippet(PayloadKind kind, std::string provider, Tier tier, std::string st
 
 void Seal(const Request& request, Result& result, const std::string& policy, int64_t started,
           int64_t elapsed, std::optional<SessionLink> session = std::nullopt) {
-  result.record = MakeRecord(request, result, policy, {started, started + elapsed}, std::move(session));
+  result.record =
+      MakeRecord(request, result, policy, {started, started + elapsed}, std::move(session));
 }
 
 std::vector<Exchange> Exchanges() {
@@ -79,9 +80,11 @@ std::vector<Exchange> Exchanges() {
   std::vector<Exchange> out;
 
   {  // The SPEC §4 example.
-    Exchange e{"javascript-spec-example",
-               "SPEC §4's example request and answer. trace_id is not covered by the request digest.",
-               {}, {}};
+    Exchange e{
+        "javascript-spec-example",
+        "SPEC §4's example request and answer. trace_id is not covered by the request digest.",
+        {},
+        {}};
     Request r;
     r.minimum_isolation = "container";
     r.timeout_ms = 5000;
@@ -94,8 +97,10 @@ std::vector<Exchange> Exchanges() {
     out.push_back(e);
   }
   {  // Minimal request: every optional field absent.
-    Exchange e{"javascript-minimal", "Only protocol and a payload; no floor, timeout 0 (provider default).",
-               {}, {}};
+    Exchange e{"javascript-minimal",
+               "Only protocol and a payload; no floor, timeout 0 (provider default).",
+               {},
+               {}};
     Request r;
     r.javascript = JavascriptPayload{"1+1"};
     Result res = Snippet(PayloadKind::kJavascript, "embedded", Tier::kProcess, "");
@@ -106,10 +111,12 @@ std::vector<Exchange> Exchanges() {
     out.push_back(e);
   }
   {  // Empty strings everywhere a string can be empty.
-    Exchange e{"empty-strings",
-               "Empty code, outputs, provider and environment: empty values are encoded (length 0), "
-               "never skipped.",
-               {}, {}};
+    Exchange e{
+        "empty-strings",
+        "Empty code, outputs, provider and environment: empty values are encoded (length 0), "
+        "never skipped.",
+        {},
+        {}};
     Request r;
     r.python = PythonPayload{""};
     Result res = Snippet(PayloadKind::kPython, "", Tier::kUnknown, "");
@@ -124,7 +131,8 @@ std::vector<Exchange> Exchanges() {
     Exchange e{"negative-integers",
                "Negative timeout (provider default), negative exit code and times before 1970: "
                "'-' then decimal digits.",
-               {}, {}};
+               {},
+               {}};
     Request r;
     r.timeout_ms = -1;
     r.python = PythonPayload{"import os; os.kill(os.getpid(), 9)"};
@@ -138,7 +146,10 @@ std::vector<Exchange> Exchanges() {
     out.push_back(e);
   }
   {  // Python with a traceback.
-    Exchange e{"python-traceback", "A Python snippet that fails: a non-zero exit code is a result.", {}, {}};
+    Exchange e{"python-traceback",
+               "A Python snippet that fails: a non-zero exit code is a result.",
+               {},
+               {}};
     Request r;
     r.minimum_isolation = "kernel";
     r.timeout_ms = 30000;
@@ -153,10 +164,12 @@ std::vector<Exchange> Exchanges() {
     out.push_back(e);
   }
   {  // A full project.
-    Exchange e{"project-full",
-               "A project with a binary file (travels as base64), three steps, artifacts (one binary) "
-               "and outcome completed.",
-               {}, {}};
+    Exchange e{
+        "project-full",
+        "A project with a binary file (travels as base64), three steps, artifacts (one binary) "
+        "and outcome completed.",
+        {},
+        {}};
     Request r;
     r.minimum_isolation = "vm";
     r.timeout_ms = 60000;
@@ -164,7 +177,9 @@ std::vector<Exchange> Exchanges() {
         .files = {{"main.py", "import sys\nprint(open('data.bin','rb').read().hex())\n"},
                   {"data.bin", Bin("\x00\x01\xfe\xff")},
                   {"src/util/ünïcode.txt", "naïve café ☕\n"}},
-        .steps = {{"python3", "-c", "print(1)"}, {"python3", "main.py"}, {"cp", "data.bin", "out.bin"}},
+        .steps = {{"python3", "-c", "print(1)"},
+                  {"python3", "main.py"},
+                  {"cp", "data.bin", "out.bin"}},
         .artifacts = {"out.bin", "report.txt"}};
     Result res = Snippet(PayloadKind::kProject, "microvm", Tier::kVm, "");
     res.outcome = ProjectOutcome::kCompleted;
@@ -182,9 +197,11 @@ std::vector<Exchange> Exchanges() {
     out.push_back(e);
   }
   {  // A project whose first step fails.
-    Exchange e{"project-setup-failed",
-               "A failing step stops the rest; no artifacts come back (an empty list is still counted).",
-               {}, {}};
+    Exchange e{
+        "project-setup-failed",
+        "A failing step stops the rest; no artifacts come back (an empty list is still counted).",
+        {},
+        {}};
     Request r;
     r.project = ProjectPayload{.files = {{"main.js", "require('missing')"}},
                                .steps = {{"npm", "ci"}, {"node", "main.js"}},
@@ -193,7 +210,8 @@ std::vector<Exchange> Exchanges() {
     res.outcome = ProjectOutcome::kSetupFailed;
     res.exit_code = 1;
     res.duration_ms = 95;
-    res.steps = {StepResult{{"npm", "ci"}, 1, false, "", "npm ERR! no package.json\n", false, false, 95}};
+    res.steps = {
+        StepResult{{"npm", "ci"}, 1, false, "", "npm ERR! no package.json\n", false, false, 95}};
     Seal(r, res, policy, kStart + 4000, 96);
     e.request = r;
     e.result = res;
@@ -216,14 +234,17 @@ std::vector<Exchange> Exchanges() {
     out.push_back(e);
   }
   {  // Bytes that are not UTF-8.
-    Exchange e{"non-utf8-output",
-               "Outputs with invalid UTF-8 (a lone 0xff, an overlong '/', a UTF-16 surrogate) and a NUL: "
-               "they travel as base64; the digest covers the raw bytes.",
-               {}, {}};
+    Exchange e{
+        "non-utf8-output",
+        "Outputs with invalid UTF-8 (a lone 0xff, an overlong '/', a UTF-16 surrogate) and a NUL: "
+        "they travel as base64; the digest covers the raw bytes.",
+        {},
+        {}};
     Request r;
     r.javascript = JavascriptPayload{"print(String.fromCharCode(0))"};
     Result res = Snippet(PayloadKind::kJavascript, "embedded", Tier::kProcess,
-                         Bin("\xff\xfe\x00" "abc"));
+                         Bin("\xff\xfe\x00"
+                             "abc"));
     res.stderr_bytes = Bin("\xc0\xaf \xed\xa0\x80");
     res.duration_ms = 1;
     Seal(r, res, policy, kStart + 6000, 1);
@@ -232,14 +253,16 @@ std::vector<Exchange> Exchanges() {
     out.push_back(e);
   }
   {  // Valid UTF-8 beyond ASCII, and NUL inside a JSON string.
-    Exchange e{"unicode-and-nul",
-               "Multi-byte UTF-8 and a NUL travel as JSON strings (\\u0000); the digest covers their "
-               "UTF-8 bytes.",
-               {}, {}};
+    Exchange e{
+        "unicode-and-nul",
+        "Multi-byte UTF-8 and a NUL travel as JSON strings (\\u0000); the digest covers their "
+        "UTF-8 bytes.",
+        {},
+        {}};
     Request r;
     r.javascript = JavascriptPayload{"console.log('héllo 世界 🚀\\u0000')"};
-    Result res = Snippet(PayloadKind::kJavascript, "embedded", Tier::kProcess,
-                         Bin("héllo 世界 🚀\0\n"));
+    Result res =
+        Snippet(PayloadKind::kJavascript, "embedded", Tier::kProcess, Bin("héllo 世界 🚀\0\n"));
     Seal(r, res, policy, kStart + 7000, 2);
     e.request = r;
     e.result = res;
@@ -249,7 +272,8 @@ std::vector<Exchange> Exchanges() {
     Exchange e{"truncated-outputs", "Both streams cut at the cap; truncation is reported.", {}, {}};
     Request r;
     r.javascript = JavascriptPayload{"for(;;) console.log('y')"};
-    Result res = Snippet(PayloadKind::kJavascript, "embedded", Tier::kProcess, std::string(64, 'y'));
+    Result res =
+        Snippet(PayloadKind::kJavascript, "embedded", Tier::kProcess, std::string(64, 'y'));
     res.stderr_bytes = std::string(8, 'e');
     res.stdout_truncated = true;
     res.stderr_truncated = true;
@@ -262,10 +286,12 @@ std::vector<Exchange> Exchanges() {
     out.push_back(e);
   }
   {  // Grant with broker summary and advice floats.
-    Exchange e{"grant-advice-floats",
-               "A granted run: broker summary and advice whose added_latency_ms covers a plain float, "
-               "-0.0, +inf, -inf, NaN (normalised to 0x7ff8000000000000) and the smallest subnormal.",
-               {}, {}};
+    Exchange e{
+        "grant-advice-floats",
+        "A granted run: broker summary and advice whose added_latency_ms covers a plain float, "
+        "-0.0, +inf, -inf, NaN (normalised to 0x7ff8000000000000) and the smallest subnormal.",
+        {},
+        {}};
     Request r;
     r.grant_profile = "crm-read";
     r.timeout_ms = 10000;
@@ -274,13 +300,15 @@ std::vector<Exchange> Exchanges() {
     res.broker = BrokerSummary{"crm-read", 12, 1};
     const double inf = std::numeric_limits<double>::infinity();
     res.advice = {
-        Advice{"fan_out", "GET /v1/items/*", "Use GET /v1/items?ids=... instead of 10 calls.", 9, 412.5,
-               20480},
+        Advice{"fan_out", "GET /v1/items/*", "Use GET /v1/items?ids=... instead of 10 calls.", 9,
+               412.5, 20480},
         Advice{"repeated_read", "GET /v1/config", "The same read twice.", 1, -0.0, 0},
         Advice{"fan_out", "GET /v1/a/*", "unbounded", 3, inf, 1},
         Advice{"fan_out", "GET /v1/b/*", "negative infinity", 3, -inf, 1},
-        Advice{"fan_out", "GET /v1/c/*", "not a number", 3, std::numeric_limits<double>::quiet_NaN(), 1},
-        Advice{"fan_out", "GET /v1/d/*", "subnormal", 3, std::numeric_limits<double>::denorm_min(), 1},
+        Advice{"fan_out", "GET /v1/c/*", "not a number", 3,
+               std::numeric_limits<double>::quiet_NaN(), 1},
+        Advice{"fan_out", "GET /v1/d/*", "subnormal", 3, std::numeric_limits<double>::denorm_min(),
+               1},
     };
     res.duration_ms = 640;
     Seal(r, res, policy, kStart + 9000, 641);
@@ -289,9 +317,11 @@ std::vector<Exchange> Exchanges() {
     out.push_back(e);
   }
   {  // A broker summary with zero calls and an empty profile string.
-    Exchange e{"grant-unused",
-               "A broker summary that is present but empty differs from an absent one (presence rule).",
-               {}, {}};
+    Exchange e{
+        "grant-unused",
+        "A broker summary that is present but empty differs from an absent one (presence rule).",
+        {},
+        {}};
     Request r;
     r.grant_profile = "crm-read";
     r.minimum_isolation = "process";
@@ -304,7 +334,8 @@ std::vector<Exchange> Exchanges() {
     out.push_back(e);
   }
   {  // A custom policy.
-    Exchange e{"custom-policy", "A record made under non-default limits (see policy-custom).", {}, {}};
+    Exchange e{
+        "custom-policy", "A record made under non-default limits (see policy-custom).", {}, {}};
     Limits limits;
     limits.memory_bytes = int64_t{512} << 20;
     limits.output_cap_bytes = 1024;
@@ -318,10 +349,12 @@ std::vector<Exchange> Exchanges() {
     out.push_back(e);
   }
   {  // Several payloads: refused by the daemon, but the encoding is total.
-    Exchange e{"two-payloads-request-only",
-               "A request with two payloads is refused (nothing runs); its digest still exists: "
-               "payloads=2, then each payload in the fixed order javascript, python, project, cell.",
-               {}, {}};
+    Exchange e{
+        "two-payloads-request-only",
+        "A request with two payloads is refused (nothing runs); its digest still exists: "
+        "payloads=2, then each payload in the fixed order javascript, python, project, cell.",
+        {},
+        {}};
     Request r;
     r.javascript = JavascriptPayload{"1"};
     r.cell = CellPayload{"python", "2"};
@@ -341,7 +374,8 @@ std::vector<Exchange> Exchanges() {
                  "Call " + std::to_string(i + 1) +
                      " of a session chain: session = SHA-256 of the session ID, sequence from 1, "
                      "previous_sha256 = the previous record_sha256 (\"\" for call 1).",
-                 {}, {}};
+                 {},
+                 {}};
       Request r;
       r.timeout_ms = 2000;
       r.cell = cells[i];
@@ -357,7 +391,9 @@ std::vector<Exchange> Exchanges() {
   return out;
 }
 
-Ordered Reparse(const std::string& text) { return Ordered::parse(text); }
+Ordered Reparse(const std::string& text) {
+  return Ordered::parse(text);
+}
 
 Ordered EncodingExample() {
   // The worked example of docs/run-records.md, as a vector of primitives.
@@ -410,7 +446,8 @@ Ordered LimitsToJson(const Limits& limits) {
 Expected<Limits> LimitsFromJson(const nlohmann::json& object) {
   Limits limits;
   if (!object.is_object() || object.size() != std::size(kLimitsFields)) {
-    return Failure(ErrorCode::kInvalidArgument, "limits must be an object with every Limits field.");
+    return Failure(ErrorCode::kInvalidArgument,
+                   "limits must be an object with every Limits field.");
   }
   for (const LimitsField& field : kLimitsFields) {
     auto it = object.find(field.name);
@@ -427,9 +464,11 @@ std::string GenerateVectorsJson() {
   Ordered file = Ordered::object();
   file["format"] = "plimsoll.record-vectors.v1";
   file["about"] =
-      "Shared test vectors for the run-record digests (SPEC §5, docs/run-records.md). Inputs are in "
+      "Shared test vectors for the run-record digests (SPEC §5, docs/run-records.md). Inputs are "
+      "in "
       "the wire form of SPEC §4: recompute request_sha256 from `request`, result_sha256 from "
-      "`result` (without its `record`), record_sha256 from `result.record` (without record_sha256), "
+      "`result` (without its `record`), record_sha256 from `result.record` (without "
+      "record_sha256), "
       "policy_sha256 from `limits`, session_sha256 from `session_id`, encoding_sha256 from "
       "`encoding`. Generated by plimsoll-record-vectors; do not edit by hand.";
   Ordered vectors = Ordered::array();
@@ -457,16 +496,17 @@ std::string GenerateVectorsJson() {
   {
     Ordered vector = Ordered::object();
     vector["name"] = "session-id";
-    vector["description"] = "session_sha256 is plain SHA-256 of the session ID's bytes (no framing).";
+    vector["description"] =
+        "session_sha256 is plain SHA-256 of the session ID's bytes (no framing).";
     vector["session_id"] = "sess_0123456789abcdef0123456789abcdef";
     vector["session_sha256"] = SessionIdDigest("sess_0123456789abcdef0123456789abcdef");
     vectors.push_back(std::move(vector));
   }
   file["vectors"] = std::move(vectors);
-  file["chains"] = Ordered::array(
-      {{{"name", "three-call-session"},
-        {"session_id", "sess_0123456789abcdef0123456789abcdef"},
-        {"vectors", {"session-call-1", "session-call-2", "session-call-3"}}}});
+  file["chains"] =
+      Ordered::array({{{"name", "three-call-session"},
+                       {"session_id", "sess_0123456789abcdef0123456789abcdef"},
+                       {"vectors", {"session-call-1", "session-call-2", "session-call-3"}}}});
   return file.dump(2, ' ', /*ensure_ascii=*/false) + "\n";
 }
 

@@ -8,9 +8,8 @@
 #ifndef PLIMSOLL_RECORD_VECTORS_H_
 #define PLIMSOLL_RECORD_VECTORS_H_
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "plimsoll/error.h"
 #include "plimsoll/limits.h"

@@ -2,6 +2,8 @@
 // generator writes today, every digest recomputes from the file's wire-form
 // inputs, the session chain links, and changing any covered input leaf
 // changes a digest.
+#include "record/vectors.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -13,7 +15,6 @@
 #include "plimsoll/record.h"
 #include "plimsoll/wire.h"
 #include "record/digest_builder.h"
-#include "record/vectors.h"
 #include "wire/base64.h"
 
 namespace plimsoll::record {
@@ -49,7 +50,8 @@ TEST(VectorsTest, CoversWhatTheSpecAsks) {
       if (vector["request"].contains(kind)) ++kinds[kind];
     }
   }
-  for (const char* kind : {"javascript", "python", "project", "cell"}) EXPECT_GT(kinds[kind], 0) << kind;
+  for (const char* kind : {"javascript", "python", "project", "cell"})
+    EXPECT_GT(kinds[kind], 0) << kind;
 }
 
 double FloatFromJson(const Json& value) {
@@ -94,7 +96,8 @@ std::map<std::string, std::string> Recompute(const Json& vector) {
   if (vector.contains("session_id")) {
     out["session_sha256"] = SessionIdDigest(vector["session_id"].get<std::string>());
   }
-  if (vector.contains("encoding")) out["encoding_sha256"] = EncodingDigest(vector["encoding"], nullptr);
+  if (vector.contains("encoding"))
+    out["encoding_sha256"] = EncodingDigest(vector["encoding"], nullptr);
   return out;
 }
 
@@ -103,7 +106,8 @@ TEST(VectorsTest, EveryDigestRecomputesFromTheInputs) {
     SCOPED_TRACE(vector["name"].get<std::string>());
     auto digests = Recompute(vector);
     ASSERT_FALSE(digests.empty());
-    for (const auto& [key, digest] : digests) EXPECT_EQ(digest, vector[key].get<std::string>()) << key;
+    for (const auto& [key, digest] : digests)
+      EXPECT_EQ(digest, vector[key].get<std::string>()) << key;
     if (vector.contains("result")) {
       const Json& record = vector["result"]["record"];
       EXPECT_EQ(record["record_sha256"], vector["record_sha256"]);
@@ -127,7 +131,8 @@ TEST(VectorsTest, EveryDigestRecomputesFromTheInputs) {
 
 TEST(VectorsTest, SessionChainsLink) {
   std::map<std::string, const Json*> by_name;
-  for (const Json& vector : Vectors()["vectors"]) by_name[vector["name"].get<std::string>()] = &vector;
+  for (const Json& vector : Vectors()["vectors"])
+    by_name[vector["name"].get<std::string>()] = &vector;
   ASSERT_FALSE(Vectors()["chains"].empty());
   for (const Json& chain : Vectors()["chains"]) {
     ChainState state{SessionIdDigest(chain["session_id"].get<std::string>()), 0, ""};

@@ -21,7 +21,8 @@ Expected<ErrorAnswer> ReadError(std::string_view body) {
   Problem problem;
   std::optional<Json> root = wire::ParseJsonBody(body, problem);
   if (!root) return Unreadable(*problem.message);
-  if (!root->is_object()) return Unreadable("the body is " + std::string(wire::DescribeType(*root)) + ".");
+  if (!root->is_object())
+    return Unreadable("the body is " + std::string(wire::DescribeType(*root)) + ".");
   FieldReader top(*root, "", problem, /*null_is_absent=*/false);
   const Json* object = top.Object("error", wire::kRequired);
   if (object == nullptr) return Unreadable(*problem.message);

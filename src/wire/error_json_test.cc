@@ -9,7 +9,8 @@ namespace plimsoll {
 namespace {
 
 TEST(ErrorJsonTest, WritesTheSpecShape) {
-  Error refusal = Refusal(NotDispatched::kIsolation, ErrorCode::kFailedPrecondition, "Below the floor.");
+  Error refusal =
+      Refusal(NotDispatched::kIsolation, ErrorCode::kFailedPrecondition, "Below the floor.");
   EXPECT_EQ(ErrorToJson(refusal, "0123456789abcdef0123456789abcdef"),
             R"({"error":{"code":"failed_precondition","message":"Below the floor.",)"
             R"("not_dispatched":"isolation","request_id":"0123456789abcdef0123456789abcdef"}})");

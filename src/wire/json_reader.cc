@@ -109,7 +109,8 @@ std::string_view DescribeType(const Json& value) {
 
 std::string ReadString(const Json& value, std::string_view path, Problem& problem) {
   if (!value.is_string()) {
-    problem.Set(std::string(path) + " must be a string, not " + std::string(DescribeType(value)) + ".");
+    problem.Set(std::string(path) + " must be a string, not " + std::string(DescribeType(value)) +
+                ".");
     return {};
   }
   return value.get_ref<const std::string&>();
@@ -152,7 +153,8 @@ int64_t ReadInteger(const Json& value, std::string_view path, Problem& problem) 
                 "in the 64-bit range.");
     return 0;
   }
-  problem.Set(std::string(path) + " must be an integer, not " + std::string(DescribeType(value)) + ".");
+  problem.Set(std::string(path) + " must be an integer, not " + std::string(DescribeType(value)) +
+              ".");
   return 0;
 }
 
@@ -168,7 +170,8 @@ double ReadFloat(const Json& value, std::string_view path, Problem& problem) {
   return 0;
 }
 
-FieldReader::FieldReader(const Json& object, std::string path, Problem& problem, bool null_is_absent)
+FieldReader::FieldReader(const Json& object, std::string path, Problem& problem,
+                         bool null_is_absent)
     : object_(object), path_(std::move(path)), problem_(problem), null_is_absent_(null_is_absent) {}
 
 const Json* FieldReader::Find(std::string_view key) const {
@@ -198,7 +201,8 @@ bool FieldReader::Boolean(std::string_view key, Presence presence) {
   const Json* member = Member(key, presence);
   if (member == nullptr) return false;
   if (!member->is_boolean()) {
-    problem_.Set(PathOf(key) + " must be true or false, not " + std::string(DescribeType(*member)) + ".");
+    problem_.Set(PathOf(key) + " must be true or false, not " + std::string(DescribeType(*member)) +
+                 ".");
     return false;
   }
   return member->get<bool>();
@@ -217,7 +221,8 @@ std::string FieldReader::Bytes(std::string_view key, Presence presence) {
 const Json* FieldReader::Object(std::string_view key, Presence presence) {
   const Json* member = Member(key, presence);
   if (member != nullptr && !member->is_object()) {
-    problem_.Set(PathOf(key) + " must be an object, not " + std::string(DescribeType(*member)) + ".");
+    problem_.Set(PathOf(key) + " must be an object, not " + std::string(DescribeType(*member)) +
+                 ".");
     return nullptr;
   }
   return member;
@@ -226,7 +231,8 @@ const Json* FieldReader::Object(std::string_view key, Presence presence) {
 const Json* FieldReader::Array(std::string_view key, Presence presence) {
   const Json* member = Member(key, presence);
   if (member != nullptr && !member->is_array()) {
-    problem_.Set(PathOf(key) + " must be an array, not " + std::string(DescribeType(*member)) + ".");
+    problem_.Set(PathOf(key) + " must be an array, not " + std::string(DescribeType(*member)) +
+                 ".");
     return nullptr;
   }
   return member;

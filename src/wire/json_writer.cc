@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "wire/base64.h"
 #include "base/utf8.h"
+#include "wire/base64.h"
 
 namespace plimsoll::wire {
 

@@ -5,10 +5,9 @@
 #ifndef PLIMSOLL_WIRE_JSON_WRITER_H_
 #define PLIMSOLL_WIRE_JSON_WRITER_H_
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace plimsoll::wire {
 

@@ -28,7 +28,7 @@ std::vector<std::string> MalformedBodies() {
       "{\"protocol\":01}",
       "{\"protocol\":1,\"javascript\":{\"code\":\"\\ud800\"}}",  // lone surrogate escape
       "{\"protocol\":1,\"javascript\":{\"code\":\"\\u12\"}}",
-      "{\"protocol\":1,\"javascript\":{\"code\":\"a\x01\"}}",  // raw control character
+      "{\"protocol\":1,\"javascript\":{\"code\":\"a\x01\"}}",              // raw control character
       std::string("{\"protocol\":1,\"javascript\":{\"code\":\"\xff\"}}"),  // invalid UTF-8
       std::string("{\"protocol\":1,\"javascript\":{\"code\":\"\xc0\xaf\"}}"),
       std::string("{\"protocol\":1,\"javascript\":{\"code\":\"\xed\xa0\x80\"}}"),

@@ -14,7 +14,9 @@ using wire::Json;
 using wire::OrderedJson;
 using wire::Problem;
 
-std::string ProtocolText() { return std::to_string(kProtocol); }
+std::string ProtocolText() {
+  return std::to_string(kProtocol);
+}
 
 // SPEC §4: the protocol number is checked before anything else is read, so
 // a request from a newer or older client is refused as `protocol` however
@@ -27,9 +29,9 @@ Status CheckProtocol(const Json& root) {
                        ProtocolText() + ".");
   }
   if (!it->is_number_integer()) {
-    return Refusal(NotDispatched::kProtocol,
-                   "\"protocol\" must be the integer " + ProtocolText() + ", not " +
-                       std::string(wire::DescribeType(*it)) + ".");
+    return Refusal(NotDispatched::kProtocol, "\"protocol\" must be the integer " + ProtocolText() +
+                                                 ", not " + std::string(wire::DescribeType(*it)) +
+                                                 ".");
   }
   // Compared as JSON numbers, so 2^64-1 is not mistaken for -1.
   if (*it != Json(kProtocol)) {
@@ -161,7 +163,8 @@ std::string RequestToJson(const Request& request) {
   if (!request.trace_id.empty()) out["trace_id"] = request.trace_id;
   if (!request.grant_profile.empty()) out["grant_profile"] = request.grant_profile;
   if (!request.environment.empty()) out["environment"] = request.environment;
-  if (request.javascript) out["javascript"] = {{"code", wire::WriteBytes(request.javascript->code)}};
+  if (request.javascript)
+    out["javascript"] = {{"code", wire::WriteBytes(request.javascript->code)}};
   if (request.python) out["python"] = {{"code", wire::WriteBytes(request.python->code)}};
   if (request.project) {
     OrderedJson files = OrderedJson::array();

@@ -75,9 +75,8 @@ TEST(RequestJsonTest, RoundTripsEveryPayloadKind) {
 TEST(RequestJsonTest, NonUtf8BytesTravelAsBase64) {
   Request request;
   request.javascript = JavascriptPayload{std::string("\xff\xfe", 2)};
-  request.project = ProjectPayload{.files = {{"a.bin", std::string("\xc0\xaf", 2)}},
-                                   .steps = {{"true"}},
-                                   .artifacts = {}};
+  request.project = ProjectPayload{
+      .files = {{"a.bin", std::string("\xc0\xaf", 2)}}, .steps = {{"true"}}, .artifacts = {}};
   std::string json = RequestToJson(request);
   EXPECT_THAT(json, HasSubstr(R"("code":{"base64":"//4="})"));
   EXPECT_THAT(json, HasSubstr(R"("content":{"base64":"wK8="})"));
@@ -94,7 +93,8 @@ TEST(RequestJsonTest, ChecksProtocolBeforeThePayload) {
   ExpectRefusal(R"({"protocol":2,"javascript":5})", NotDispatched::kProtocol, "says 2");
   ExpectRefusal(R"({"javascript":{"code":"1"}})", NotDispatched::kProtocol, "no \"protocol\"");
   ExpectRefusal(R"({"ruby":{"code":"1"}})", NotDispatched::kProtocol, "no \"protocol\"");
-  ExpectRefusal(R"({"protocol":"1","javascript":{"code":"1"}})", NotDispatched::kProtocol, "a string");
+  ExpectRefusal(R"({"protocol":"1","javascript":{"code":"1"}})", NotDispatched::kProtocol,
+                "a string");
   ExpectRefusal(R"({"protocol":1.0,"javascript":{"code":"1"}})", NotDispatched::kProtocol,
                 "non-integer");
   ExpectRefusal(R"({"protocol":null})", NotDispatched::kProtocol, "null");

@@ -80,8 +80,9 @@ Record ReadRecord(const Json& object, Problem& problem) {
     link.previous_sha256 = fields.String("previous_sha256", wire::kRequired);
     record.session = std::move(link);
   } else if (present != 0) {
-    problem.Set("record.session, record.sequence and record.previous_sha256 come together; "
-                "the answer has only some of them.");
+    problem.Set(
+        "record.session, record.sequence and record.previous_sha256 come together; "
+        "the answer has only some of them.");
   }
   record.record_sha256 = fields.String("record_sha256", wire::kRequired);
   return record;
@@ -158,7 +159,8 @@ Expected<Result> ReadResult(std::string_view body) {
   };
   std::optional<Json> root = wire::ParseJsonBody(body, problem);
   if (!root) return lost(*problem.message);
-  if (!root->is_object()) return lost("the body is " + std::string(wire::DescribeType(*root)) + ".");
+  if (!root->is_object())
+    return lost("the body is " + std::string(wire::DescribeType(*root)) + ".");
 
   Result result;
   FieldReader fields(*root, "", problem, /*null_is_absent=*/false);

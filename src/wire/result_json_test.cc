@@ -45,9 +45,10 @@ Result FullProject() {
   result.stderr_bytes = "é";
   result.stdout_truncated = true;
   result.outcome = ProjectOutcome::kProtocolError;
-  result.steps = {StepResult{{"node", "main.js"}, 1, true, "o", std::string("\xed\xa0\x80", 3), true,
-                             false, 7}};
-  result.artifacts = {Artifact{"a.bin", std::string("\x80", 1), true}, Artifact{"b.txt", "", false}};
+  result.steps = {StepResult{
+      {"node", "main.js"}, 1, true, "o", std::string("\xed\xa0\x80", 3), true, false, 7}};
+  result.artifacts = {Artifact{"a.bin", std::string("\x80", 1), true},
+                      Artifact{"b.txt", "", false}};
   result.broker = BrokerSummary{"crm", 3, 1};
   result.advice = {
       Advice{"fan_out", "GET /v1/items/*", "m", 2, 1.5, 10},
@@ -63,16 +64,17 @@ Result FullProject() {
 }
 
 TEST(ResultJsonTest, WritesTheSpecShape) {
-  EXPECT_EQ(ResultToJson(SpecExample()),
-            R"({"provider":"linux","isolation":"container","environment":"sha256:abc",)"
-            R"("duration_ms":11,"kind":"javascript","exit_code":0,"timed_out":false,"stdout":"42\n",)"
-            R"("stderr":"","stdout_truncated":false,"stderr_truncated":false,"record":{"version":1,)"
-            R"("request_sha256":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",)"
-            R"("result_sha256":"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",)"
-            R"("provider":"linux","isolation":"container","environment":"sha256:abc",)"
-            R"("policy":"cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc",)"
-            R"("started_unix_ms":1764400000000,"ended_unix_ms":1764400000011,)"
-            R"("record_sha256":"dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"}})");
+  EXPECT_EQ(
+      ResultToJson(SpecExample()),
+      R"({"provider":"linux","isolation":"container","environment":"sha256:abc",)"
+      R"("duration_ms":11,"kind":"javascript","exit_code":0,"timed_out":false,"stdout":"42\n",)"
+      R"("stderr":"","stdout_truncated":false,"stderr_truncated":false,"record":{"version":1,)"
+      R"("request_sha256":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",)"
+      R"("result_sha256":"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",)"
+      R"("provider":"linux","isolation":"container","environment":"sha256:abc",)"
+      R"("policy":"cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc",)"
+      R"("started_unix_ms":1764400000000,"ended_unix_ms":1764400000011,)"
+      R"("record_sha256":"dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"}})");
 }
 
 TEST(ResultJsonTest, RoundTripsASimpleResult) {
@@ -140,17 +142,19 @@ TEST(ResultJsonTest, IgnoresUnknownFieldsButIsStrictAboutTypes) {
   ASSERT_TRUE(parsed.ok()) << parsed.error().ToString();
   EXPECT_EQ(*parsed, SpecExample());
 
-  for (auto [from, to] : std::initializer_list<std::pair<std::string, std::string>>{
-           {R"("exit_code":0)", R"("exit_code":"0")"},
-           {R"("exit_code":0)", R"("exit_code":0.5)"},
-           {R"("timed_out":false)", R"("timed_out":0)"},
-           {R"("isolation":"container","environment")", R"("isolation":"strong","environment")"},
-           {R"("kind":"javascript")", R"("kind":"ruby")"},
-           {R"("version":1)", R"("version":null)"},
-           {R"("stdout":"42\n")", R"("stdout":{"base64":"not base64"})"},
-           {R"(,"record_sha256":"dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd")", ""},
-           {R"("ended_unix_ms":1764400000011)", R"("ended_unix_ms":1764400000011,"sequence":1)"},
-       }) {
+  for (
+      auto [from, to] : std::initializer_list<std::pair<std::string, std::string>>{
+          {R"("exit_code":0)", R"("exit_code":"0")"},
+          {R"("exit_code":0)", R"("exit_code":0.5)"},
+          {R"("timed_out":false)", R"("timed_out":0)"},
+          {R"("isolation":"container","environment")", R"("isolation":"strong","environment")"},
+          {R"("kind":"javascript")", R"("kind":"ruby")"},
+          {R"("version":1)", R"("version":null)"},
+          {R"("stdout":"42\n")", R"("stdout":{"base64":"not base64"})"},
+          {R"(,"record_sha256":"dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd")",
+           ""},
+          {R"("ended_unix_ms":1764400000011)", R"("ended_unix_ms":1764400000011,"sequence":1)"},
+      }) {
     std::string broken = json;
     size_t at = broken.find(from);
     ASSERT_NE(at, std::string::npos) << from;
@@ -158,7 +162,8 @@ TEST(ResultJsonTest, IgnoresUnknownFieldsButIsStrictAboutTypes) {
     auto result = ParseResultJson(broken);
     ASSERT_FALSE(result.ok()) << broken;
     EXPECT_EQ(result.error().code(), ErrorCode::kDataLoss);
-    EXPECT_FALSE(result.error().not_dispatched()) << "an unreadable answer must never read as nothing ran";
+    EXPECT_FALSE(result.error().not_dispatched())
+        << "an unreadable answer must never read as nothing ran";
   }
 }
 

@@ -97,9 +97,9 @@ TEST_P(ConformanceTest, EightThreadsOfAHundredRunsGetTheirOwnOutputs) {
       for (int i = 0; i < kRunsPerThread; ++i) {
         std::string id = std::to_string(t) + "-" + std::to_string(i);
         Request request;
-        request.javascript = JavascriptPayload{
-            "let s = 0; for (let k = 0; k < 2000; k++) s += k; console.log('" + id +
-            "', s); console.error('" + id + "')"};
+        request.javascript =
+            JavascriptPayload{"let s = 0; for (let k = 0; k < 2000; k++) s += k; console.log('" +
+                              id + "', s); console.error('" + id + "')"};
         auto result = sandbox().Run(request);
         std::string want_out = id + " 1999000\n";
         if (!result.ok() || result->stdout_bytes != want_out || result->stderr_bytes != id + "\n" ||
@@ -112,8 +112,8 @@ TEST_P(ConformanceTest, EightThreadsOfAHundredRunsGetTheirOwnOutputs) {
   }
   for (auto& thread : threads) thread.join();
   for (int t = 0; t < kThreads; ++t) {
-    EXPECT_TRUE(mismatches[t].empty()) << mismatches[t].size() << " mixed or failed runs, first: "
-                                       << mismatches[t].front();
+    EXPECT_TRUE(mismatches[t].empty())
+        << mismatches[t].size() << " mixed or failed runs, first: " << mismatches[t].front();
   }
 }
 

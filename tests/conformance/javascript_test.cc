@@ -37,7 +37,9 @@ TEST_P(JavascriptTest, Json) {
       "const v = JSON.parse('{\"a\":[1,2,{\"b\":null}],\"c\":\"\\\\u00e9\"}');"
       "console.log(JSON.stringify(v)); console.log(JSON.stringify({x: 1.5, y: [true]}, null, 1));");
   EXPECT_EQ(result.exit_code, 0) << result.stderr_bytes;
-  EXPECT_EQ(result.stdout_bytes, "{\"a\":[1,2,{\"b\":null}],\"c\":\"\xC3\xA9\"}\n{\n \"x\": 1.5,\n \"y\": [\n  true\n ]\n}\n");
+  EXPECT_EQ(
+      result.stdout_bytes,
+      "{\"a\":[1,2,{\"b\":null}],\"c\":\"\xC3\xA9\"}\n{\n \"x\": 1.5,\n \"y\": [\n  true\n ]\n}\n");
 }
 
 TEST_P(JavascriptTest, PromisesAndAsyncAwaitDrainWithinTheRun) {
@@ -87,7 +89,8 @@ TEST_P(JavascriptTest, NumberFormattingIsCorrectlyRounded) {
       "console.log((2.5).toFixed(0), (1.005).toFixed(2), (0.1 + 0.2), (1e21).toString(),"
       " (123.456).toPrecision(4), (-1.5).toFixed(0), 5e-324, 2**53 + 1);");
   EXPECT_EQ(result.exit_code, 0) << result.stderr_bytes;
-  EXPECT_EQ(result.stdout_bytes, "3 1.00 0.30000000000000004 1e+21 123.5 -2 5e-324 9007199254740992\n");
+  EXPECT_EQ(result.stdout_bytes,
+            "3 1.00 0.30000000000000004 1e+21 123.5 -2 5e-324 9007199254740992\n");
 }
 
 TEST_P(JavascriptTest, MathResultsAreTheSameBitsOnEveryTier) {

@@ -31,8 +31,10 @@ TEST_P(LimitsTest, AnUncaughtExceptionIsExitOneWithMessageAndStack) {
       "console.log('before'); outer();");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(result.stdout_bytes, "before\n");
-  EXPECT_NE(result.stderr_bytes.find("TypeError: bad thing"), std::string::npos) << result.stderr_bytes;
-  EXPECT_NE(result.stderr_bytes.find("inner"), std::string::npos) << "no stack: " << result.stderr_bytes;
+  EXPECT_NE(result.stderr_bytes.find("TypeError: bad thing"), std::string::npos)
+      << result.stderr_bytes;
+  EXPECT_NE(result.stderr_bytes.find("inner"), std::string::npos)
+      << "no stack: " << result.stderr_bytes;
 }
 
 TEST_P(LimitsTest, AnUnhandledRejectionIsExitOne) {
@@ -63,8 +65,8 @@ TEST_P(LimitsTest, TimersBeyondTheDeadlineTimeOut) {
 
 TEST_P(LimitsTest, ACatastrophicRegexStopsAtTheHardDeadline) {
   auto start = std::chrono::steady_clock::now();
-  Result result = RunJavascript(
-      "console.log(/^(a+)+$/.test('a'.repeat(40) + '!'));", /*timeout_ms=*/500);
+  Result result =
+      RunJavascript("console.log(/^(a+)+$/.test('a'.repeat(40) + '!'));", /*timeout_ms=*/500);
   auto elapsed = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(result.exit_code, kExitTimedOut);
   EXPECT_TRUE(result.timed_out);
@@ -91,18 +93,20 @@ TEST_P(LimitsTest, RunningOutOfMemoryIsExit137AndTheHostSurvives) {
 
 TEST_P(LimitsTest, OutputBeyondTheCapIsTruncatedPerStream) {
   const int64_t cap = description().limits.output_cap_bytes;
-  Result result = RunJavascript("const line = 'x'.repeat(1023);"
-                                "for (let i = 0; i < " + std::to_string(cap / 1024 * 2) +
-                                "; i++) console.log(line); console.error('small');");
+  Result result = RunJavascript(
+      "const line = 'x'.repeat(1023);"
+      "for (let i = 0; i < " +
+      std::to_string(cap / 1024 * 2) + "; i++) console.log(line); console.error('small');");
   EXPECT_EQ(result.exit_code, 0);
   EXPECT_TRUE(result.stdout_truncated);
   EXPECT_EQ(static_cast<int64_t>(result.stdout_bytes.size()), cap);
   EXPECT_FALSE(result.stderr_truncated);
   EXPECT_EQ(result.stderr_bytes, "small\n");
 
-  result = RunJavascript("const line = 'y'.repeat(1023);"
-                         "for (let i = 0; i < " + std::to_string(cap / 1024 * 2) +
-                         "; i++) console.error(line); console.log('small');");
+  result = RunJavascript(
+      "const line = 'y'.repeat(1023);"
+      "for (let i = 0; i < " +
+      std::to_string(cap / 1024 * 2) + "; i++) console.error(line); console.log('small');");
   EXPECT_TRUE(result.stderr_truncated);
   EXPECT_FALSE(result.stdout_truncated);
   EXPECT_EQ(result.stdout_bytes, "small\n");

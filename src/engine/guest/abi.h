@@ -30,9 +30,9 @@
 
 /* Answers of host_call. */
 #define PLIMSOLL_HOST_OK 0
-#define PLIMSOLL_HOST_NO_GRANT (-1)  /* the run has no grant: refused */
-#define PLIMSOLL_HOST_REFUSED (-2)   /* the grant does not allow this call */
-#define PLIMSOLL_HOST_FAILED (-3)    /* the call was allowed but failed */
+#define PLIMSOLL_HOST_NO_GRANT (-1) /* the run has no grant: refused */
+#define PLIMSOLL_HOST_REFUSED (-2)  /* the grant does not allow this call */
+#define PLIMSOLL_HOST_FAILED (-3)   /* the call was allowed but failed */
 #define PLIMSOLL_HOST_BAD_REQUEST (-4)
 
 /* Largest request a guest may send through host_call. */

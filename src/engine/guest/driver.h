@@ -16,12 +16,10 @@ int driver_install_console(JSContext* ctx, JSValueConst global);
 
 /* Prints "<prefix><error>" and its stack to stderr, as node does for an
  * uncaught exception. Does not consume `exception`. */
-void driver_print_uncaught(JSContext* ctx, JSValueConst exception,
-                           const char* prefix);
+void driver_print_uncaught(JSContext* ctx, JSValueConst exception, const char* prefix);
 
 /* Runs a script (see abi.h); exported from the wasm module. */
 void* plimsoll_alloc(uint32_t size);
-int32_t plimsoll_run(const char* code, uint32_t length,
-                     uint32_t js_memory_limit, double budget_ms);
+int32_t plimsoll_run(const char* code, uint32_t length, uint32_t js_memory_limit, double budget_ms);
 
 #endif /* PLIMSOLL_ENGINE_GUEST_DRIVER_H_ */

@@ -21,8 +21,7 @@
 #error "WASM_RT_MAX_CALL_STACK_DEPTH must be set by the build (QuickJSWasm.cmake)"
 #endif
 
-extern __thread uint32_t plimsoll_wasm_call_depth
-    __attribute__((tls_model("initial-exec")));
+extern __thread uint32_t plimsoll_wasm_call_depth __attribute__((tls_model("initial-exec")));
 
 static inline uint32_t* plimsoll_wasm_call_depth_slot(void) {
   return &plimsoll_wasm_call_depth;

@@ -12,7 +12,6 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-
 #include <wasm-rt.h>
 
 #include <atomic>
@@ -26,8 +25,7 @@
 
 extern "C" {
 // wasm2c's call-depth counter, per thread (see wasm2c_prelude.h).
-__thread uint32_t plimsoll_wasm_call_depth
-    __attribute__((tls_model("initial-exec"))) = 0;
+__thread uint32_t plimsoll_wasm_call_depth __attribute__((tls_model("initial-exec"))) = 0;
 }
 
 namespace plimsoll::engine::wasm {
@@ -60,8 +58,8 @@ struct ThreadState {
   Reservation reservations[kMaxReservations];
 };
 
-constinit thread_local ThreadState t_state = {
-    nullptr, 0, 0, 0, INT64_MAX, kMaxPages, false, 0, 0, {}};
+constinit thread_local ThreadState t_state = {nullptr,   0,     0, 0, INT64_MAX,
+                                              kMaxPages, false, 0, 0, {}};
 
 // Resources that need a destructor at thread exit: the alternate signal stack
 // and the deadline timer. Created on the thread's first run.
@@ -70,8 +68,8 @@ class ThreadResources {
   ThreadResources() {
     stack_t current;
     if (sigaltstack(nullptr, &current) == 0 && (current.ss_flags & SS_DISABLE)) {
-      void* memory = mmap(nullptr, kAltStackBytes, PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      void* memory =
+          mmap(nullptr, kAltStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (memory != MAP_FAILED) {
         stack_t ours = {};
         ours.ss_sp = memory;
@@ -104,8 +102,7 @@ class ThreadResources {
       event.sigev_signo = HardDeadlineSignal();
       event._sigev_un._tid = static_cast<pid_t>(syscall(SYS_gettid));
       if (timer_create(CLOCK_MONOTONIC, &event, &timer_) != 0) {
-        return SystemError("timer_create for the engine's hard deadline",
-                           errno);
+        return SystemError("timer_create for the engine's hard deadline", errno);
       }
       timer_created_ = true;
     }
@@ -137,8 +134,7 @@ int64_t MonotonicNanoseconds() {
 bool InsideThreadReservation(uintptr_t address) {
   const ThreadState& state = t_state;
   for (int i = 0; i < state.reservation_count; i++) {
-    if (address >= state.reservations[i].begin &&
-        address < state.reservations[i].end) {
+    if (address >= state.reservations[i].begin && address < state.reservations[i].end) {
       return true;
     }
   }
@@ -149,16 +145,13 @@ void OnFault(int signal_number, siginfo_t* info, void* context) {
   (void)context;
   ThreadState& state = t_state;
   uintptr_t address = reinterpret_cast<uintptr_t>(info->si_addr);
-  if (state.jump != nullptr && state.in_guest &&
-      InsideThreadReservation(address)) {
+  if (state.jump != nullptr && state.in_guest && InsideThreadReservation(address)) {
     state.in_guest = 0;
     siglongjmp(*state.jump, WASM_RT_TRAP_OOB);
   }
   // Not ours: a real crash. Give the signal back to whoever had it (or the
   // default action) and return; the faulting instruction runs again.
-  sigaction(signal_number,
-            signal_number == SIGSEGV ? &g_previous_segv : &g_previous_bus,
-            nullptr);
+  sigaction(signal_number, signal_number == SIGSEGV ? &g_previous_segv : &g_previous_bus, nullptr);
 }
 
 void OnDeadline(int signal_number, siginfo_t* info, void* context) {
@@ -192,8 +185,7 @@ Status InstallHandlers() {
   deadline.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
   sigemptyset(&deadline.sa_mask);
   if (sigaction(HardDeadlineSignal(), &deadline, nullptr) != 0) {
-    return SystemError("sigaction for the engine's hard-deadline signal",
-                       errno);
+    return SystemError("sigaction for the engine's hard-deadline signal", errno);
   }
   return Status::Ok();
 }
@@ -216,7 +208,9 @@ std::vector<std::vector<uint32_t>>* g_types = nullptr;
 
 }  // namespace
 
-int HardDeadlineSignal() { return SIGRTMIN + 4; }
+int HardDeadlineSignal() {
+  return SIGRTMIN + 4;
+}
 
 Status EnsureInitialized() {
   std::call_once(g_init_once, [] {
@@ -238,9 +232,9 @@ RunScope::RunScope(const RunOptions& options) {
     return;
   }
   // steady_clock is CLOCK_MONOTONIC on Linux.
-  int64_t deadline_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            options.hard_deadline.time_since_epoch())
-                            .count();
+  int64_t deadline_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(options.hard_deadline.time_since_epoch())
+          .count();
   state.hard_deadline_ns = deadline_ns;
   auto timer = Resources().Timer();
   if (!timer.ok()) {
@@ -295,15 +289,25 @@ int RunGuarded(void (*fn)(void*), void* arg) {
   return code;
 }
 
-bool ThreadMemoryGrowRefused() { return t_state.grow_refused; }
-int ThreadAllocationErrno() { return t_state.allocation_errno; }
-bool ThreadHardDeadlineHit() { return t_state.deadline_hit != 0; }
-int ThreadLiveReservations() { return t_state.reservation_count; }
+bool ThreadMemoryGrowRefused() {
+  return t_state.grow_refused;
+}
+int ThreadAllocationErrno() {
+  return t_state.allocation_errno;
+}
+bool ThreadHardDeadlineHit() {
+  return t_state.deadline_hit != 0;
+}
+int ThreadLiveReservations() {
+  return t_state.reservation_count;
+}
 
 HostSection::HostSection() : previous_(t_state.in_guest) {
   t_state.in_guest = 0;
 }
-HostSection::~HostSection() { t_state.in_guest = previous_; }
+HostSection::~HostSection() {
+  t_state.in_guest = previous_;
+}
 
 void TrapIfDeadlinePending() {
   if (t_state.deadline_pending) Trap(kTrapHardDeadline);
@@ -319,7 +323,9 @@ namespace wasm = plimsoll::engine::wasm;
 
 extern "C" {
 
-void wasm_rt_init(void) { (void)wasm::EnsureInitialized(); }
+void wasm_rt_init(void) {
+  (void)wasm::EnsureInitialized();
+}
 
 bool wasm_rt_is_initialized(void) {
   return wasm::g_init_status != nullptr && wasm::g_init_status->ok();
@@ -329,19 +335,30 @@ bool wasm_rt_is_initialized(void) {
 // running guest code.
 void wasm_rt_free(void) {}
 
-void wasm_rt_trap(wasm_rt_trap_t code) { Trap(code); }
+void wasm_rt_trap(wasm_rt_trap_t code) {
+  Trap(code);
+}
 
 const char* wasm_rt_strerror(wasm_rt_trap_t trap) {
   switch (trap) {
-    case WASM_RT_TRAP_NONE: return "no error";
-    case WASM_RT_TRAP_OOB: return "out-of-bounds memory access";
-    case WASM_RT_TRAP_INT_OVERFLOW: return "integer overflow";
-    case WASM_RT_TRAP_DIV_BY_ZERO: return "integer divide by zero";
-    case WASM_RT_TRAP_INVALID_CONVERSION: return "invalid conversion to integer";
-    case WASM_RT_TRAP_UNREACHABLE: return "unreachable executed";
-    case WASM_RT_TRAP_CALL_INDIRECT: return "invalid indirect call";
-    case WASM_RT_TRAP_UNCAUGHT_EXCEPTION: return "uncaught exception";
-    case WASM_RT_TRAP_EXHAUSTION: return "call stack exhausted";
+    case WASM_RT_TRAP_NONE:
+      return "no error";
+    case WASM_RT_TRAP_OOB:
+      return "out-of-bounds memory access";
+    case WASM_RT_TRAP_INT_OVERFLOW:
+      return "integer overflow";
+    case WASM_RT_TRAP_DIV_BY_ZERO:
+      return "integer divide by zero";
+    case WASM_RT_TRAP_INVALID_CONVERSION:
+      return "invalid conversion to integer";
+    case WASM_RT_TRAP_UNREACHABLE:
+      return "unreachable executed";
+    case WASM_RT_TRAP_CALL_INDIRECT:
+      return "invalid indirect call";
+    case WASM_RT_TRAP_UNCAUGHT_EXCEPTION:
+      return "uncaught exception";
+    case WASM_RT_TRAP_EXHAUSTION:
+      return "call stack exhausted";
   }
   return "unknown trap";
 }
@@ -402,21 +419,24 @@ WASM_RT_UNWIND_TARGET* wasm_rt_get_unwind_target(void) {
 void wasm_rt_set_unwind_target(WASM_RT_UNWIND_TARGET* target) {
   t_unwind_target = target;
 }
-uint32_t wasm_rt_exception_tag(void) { return t_exception_tag; }
-uint32_t wasm_rt_exception_size(void) { return t_exception_size; }
-void* wasm_rt_exception(void) { return t_exception; }
+uint32_t wasm_rt_exception_tag(void) {
+  return t_exception_tag;
+}
+uint32_t wasm_rt_exception_size(void) {
+  return t_exception_size;
+}
+void* wasm_rt_exception(void) {
+  return t_exception;
+}
 
 // ---- memories --------------------------------------------------------------
 
-void wasm_rt_allocate_memory(wasm_rt_memory_t* memory, uint32_t initial_pages,
-                             uint32_t max_pages) {
+void wasm_rt_allocate_memory(wasm_rt_memory_t* memory, uint32_t initial_pages, uint32_t max_pages) {
   *memory = {};
   wasm::ThreadState& state = wasm::t_state;
   {
     HostSection host;  // the reservation list must not be torn by a longjmp
-    uint32_t limit = max_pages < state.memory_limit_pages
-                         ? max_pages
-                         : state.memory_limit_pages;
+    uint32_t limit = max_pages < state.memory_limit_pages ? max_pages : state.memory_limit_pages;
     if (initial_pages > limit) {
       state.allocation_errno = ENOMEM;
       state.grow_refused = true;
@@ -428,14 +448,12 @@ void wasm_rt_allocate_memory(wasm_rt_memory_t* memory, uint32_t initial_pages,
       if (base == MAP_FAILED) {
         state.allocation_errno = errno;
       } else if (initial_pages > 0 &&
-                 mprotect(base, initial_pages * wasm::kPageSize,
-                          PROT_READ | PROT_WRITE) != 0) {
+                 mprotect(base, initial_pages * wasm::kPageSize, PROT_READ | PROT_WRITE) != 0) {
         state.allocation_errno = errno;
         munmap(base, wasm::kReservationBytes);
       } else {
         uintptr_t begin = reinterpret_cast<uintptr_t>(base);
-        state.reservations[state.reservation_count++] = {
-            begin, begin + wasm::kReservationBytes};
+        state.reservations[state.reservation_count++] = {begin, begin + wasm::kReservationBytes};
         memory->data = static_cast<uint8_t*>(base);
         memory->pages = initial_pages;
         memory->max_pages = limit;
@@ -455,8 +473,7 @@ uint32_t wasm_rt_grow_memory(wasm_rt_memory_t* memory, uint32_t delta) {
     return UINT32_MAX;
   }
   uint8_t* start = memory->data + uint64_t{old_pages} * wasm::kPageSize;
-  if (mprotect(start, uint64_t{delta} * wasm::kPageSize,
-               PROT_READ | PROT_WRITE) != 0) {
+  if (mprotect(start, uint64_t{delta} * wasm::kPageSize, PROT_READ | PROT_WRITE) != 0) {
     wasm::t_state.allocation_errno = errno;
     wasm::t_state.grow_refused = true;
     return UINT32_MAX;
@@ -489,8 +506,7 @@ void wasm_rt_free_memory(wasm_rt_memory_t* memory) {
 namespace {
 
 template <typename Table, typename Element>
-void AllocateTable(Table* table, uint32_t elements,
-                          uint32_t max_elements) {
+void AllocateTable(Table* table, uint32_t elements, uint32_t max_elements) {
   *table = {};
   if (elements > 0) {
     void* data = std::calloc(elements, sizeof(Element));
@@ -522,10 +538,9 @@ uint32_t GrowTable(Table* table, uint32_t delta, Element init) {
 
 extern "C" {
 
-void wasm_rt_allocate_funcref_table(wasm_rt_funcref_table_t* table,
-                                    uint32_t elements, uint32_t max_elements) {
-  AllocateTable<wasm_rt_funcref_table_t, wasm_rt_funcref_t>(table, elements,
-                                                            max_elements);
+void wasm_rt_allocate_funcref_table(wasm_rt_funcref_table_t* table, uint32_t elements,
+                                    uint32_t max_elements) {
+  AllocateTable<wasm_rt_funcref_table_t, wasm_rt_funcref_t>(table, elements, max_elements);
 }
 
 void wasm_rt_free_funcref_table(wasm_rt_funcref_table_t* table) {
@@ -533,11 +548,9 @@ void wasm_rt_free_funcref_table(wasm_rt_funcref_table_t* table) {
   *table = {};
 }
 
-void wasm_rt_allocate_externref_table(wasm_rt_externref_table_t* table,
-                                      uint32_t elements,
+void wasm_rt_allocate_externref_table(wasm_rt_externref_table_t* table, uint32_t elements,
                                       uint32_t max_elements) {
-  AllocateTable<wasm_rt_externref_table_t, wasm_rt_externref_t>(
-      table, elements, max_elements);
+  AllocateTable<wasm_rt_externref_table_t, wasm_rt_externref_t>(table, elements, max_elements);
 }
 
 void wasm_rt_free_externref_table(wasm_rt_externref_table_t* table) {
@@ -545,13 +558,13 @@ void wasm_rt_free_externref_table(wasm_rt_externref_table_t* table) {
   *table = {};
 }
 
-uint32_t wasm_rt_grow_funcref_table(wasm_rt_funcref_table_t* table,
-                                    uint32_t delta, wasm_rt_funcref_t init) {
+uint32_t wasm_rt_grow_funcref_table(wasm_rt_funcref_table_t* table, uint32_t delta,
+                                    wasm_rt_funcref_t init) {
   return GrowTable(table, delta, init);
 }
 
-uint32_t wasm_rt_grow_externref_table(wasm_rt_externref_table_t* table,
-                                      uint32_t delta, wasm_rt_externref_t init) {
+uint32_t wasm_rt_grow_externref_table(wasm_rt_externref_table_t* table, uint32_t delta,
+                                      wasm_rt_externref_t init) {
   return GrowTable(table, delta, init);
 }
 

@@ -89,9 +89,9 @@ class RunScope {
 int RunGuarded(void (*fn)(void*), void* arg);
 
 // Per-run flags of the calling thread (reset by RunScope).
-bool ThreadMemoryGrowRefused();   // a memory.grow hit the limit
-int ThreadAllocationErrno();      // mmap/mprotect/calloc failure, or 0
-bool ThreadHardDeadlineHit();     // kTrapHardDeadline happened or is pending
+bool ThreadMemoryGrowRefused();  // a memory.grow hit the limit
+int ThreadAllocationErrno();     // mmap/mprotect/calloc failure, or 0
+bool ThreadHardDeadlineHit();    // kTrapHardDeadline happened or is pending
 
 // Host imports call these around their work so that the deadline signal
 // never interrupts host (C++) code: inside a HostSection the signal only

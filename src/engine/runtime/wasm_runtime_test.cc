@@ -100,8 +100,8 @@ TEST_F(WasmRuntimeTest, OutOfBoundsAccessInGuestCodeTraps) {
 
 TEST_F(WasmRuntimeTest, WasmRtTrapReturnsItsCode) {
   RunScope scope({});
-  int trap = RunGuarded(+[](void*) { wasm_rt_trap(WASM_RT_TRAP_DIV_BY_ZERO); },
-                        nullptr);
+  int trap = RunGuarded(
+      +[](void*) { wasm_rt_trap(WASM_RT_TRAP_DIV_BY_ZERO); }, nullptr);
   EXPECT_EQ(trap, WASM_RT_TRAP_DIV_BY_ZERO);
 }
 
@@ -149,8 +149,7 @@ TEST_F(WasmRuntimeTest, EachThreadTrapsOnItsOwn) {
         if (RunGuarded(
                 +[](void* p) {
                   auto* a = static_cast<Access*>(p);
-                  *reinterpret_cast<volatile uint8_t*>(a->memory->data +
-                                                       a->offset) = 1;
+                  *reinterpret_cast<volatile uint8_t*>(a->memory->data + a->offset) = 1;
                 },
                 &access) == WASM_RT_TRAP_OOB) {
           traps++;
@@ -172,10 +171,9 @@ TEST_F(WasmRuntimeDeathTest, FaultOutsideGuestMemoryIsNotClaimed) {
         RunScope scope({});
         wasm_rt_memory_t memory;
         GuardedAllocate(&memory, 1, 2);
-        void* elsewhere = mmap(nullptr, 4096, PROT_NONE,
-                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        RunGuarded(+[](void* p) { *static_cast<volatile int*>(p) = 1; },
-                   elsewhere);
+        void* elsewhere = mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        RunGuarded(
+            +[](void* p) { *static_cast<volatile int*>(p) = 1; }, elsewhere);
       },
       "");
 }

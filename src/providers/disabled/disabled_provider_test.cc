@@ -15,14 +15,22 @@ TEST(DisabledProviderTest, IsTierNoneAndRefusesEveryRunAsUnsupported) {
   ASSERT_TRUE(evidence.ok());
   EXPECT_EQ(evidence->tier, Tier::kNone);
 
-  for (PayloadKind kind :
-       {PayloadKind::kJavascript, PayloadKind::kPython, PayloadKind::kProject, PayloadKind::kCell}) {
+  for (PayloadKind kind : {PayloadKind::kJavascript, PayloadKind::kPython, PayloadKind::kProject,
+                           PayloadKind::kCell}) {
     Request request;
     switch (kind) {
-      case PayloadKind::kJavascript: request.javascript = JavascriptPayload{"1"}; break;
-      case PayloadKind::kPython: request.python = PythonPayload{"1"}; break;
-      case PayloadKind::kProject: request.project = ProjectPayload{{}, {{"true"}}, {}}; break;
-      case PayloadKind::kCell: request.cell = CellPayload{"python", "1"}; break;
+      case PayloadKind::kJavascript:
+        request.javascript = JavascriptPayload{"1"};
+        break;
+      case PayloadKind::kPython:
+        request.python = PythonPayload{"1"};
+        break;
+      case PayloadKind::kProject:
+        request.project = ProjectPayload{{}, {{"true"}}, {}};
+        break;
+      case PayloadKind::kCell:
+        request.cell = CellPayload{"python", "1"};
+        break;
     }
     auto result = provider->Run(request, Deadline::clock::now());
     ASSERT_FALSE(result.ok());

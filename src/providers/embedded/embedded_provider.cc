@@ -76,10 +76,12 @@ class EmbeddedProvider final : public Provider {
       engine::Limits limits;
       limits.memory_bytes = static_cast<size_t>(probe.memory_bytes);
       limits.output_cap_bytes = 4096;
-      limits.deadline = std::min(deadline, Clock::now() + std::chrono::milliseconds(probe.timeout_ms));
+      limits.deadline =
+          std::min(deadline, Clock::now() + std::chrono::milliseconds(probe.timeout_ms));
       auto outcome = engine::EvaluateJavascript(probe.code, limits);
       if (!outcome.ok()) return outcome.error().WithContext(probe.name);
-      bool passed = outcome->exit_code == probe.want_exit && outcome->stdout_bytes == probe.want_stdout;
+      bool passed =
+          outcome->exit_code == probe.want_exit && outcome->stdout_bytes == probe.want_stdout;
       evidence.checks.push_back({probe.name, passed,
                                  "exit " + std::to_string(outcome->exit_code) + ", stdout " +
                                      std::to_string(outcome->stdout_bytes.size()) + " bytes"});
@@ -90,9 +92,10 @@ class EmbeddedProvider final : public Provider {
   Expected<Result> Run(const Request& request, Deadline deadline) override {
     if (!request.javascript) {
       std::string kind(request.kind() ? PayloadKindName(*request.kind()) : "this");
-      return Refusal(NotDispatched::kUnsupported,
-                     "The embedded provider runs JavaScript snippets only; " + kind +
-                         " payloads need a container, kernel or vm provider (e.g. --provider linux).");
+      return Refusal(
+          NotDispatched::kUnsupported,
+          "The embedded provider runs JavaScript snippets only; " + kind +
+              " payloads need a container, kernel or vm provider (e.g. --provider linux).");
     }
     engine::Limits limits;
     limits.memory_bytes = static_cast<size_t>(limits_.memory_bytes);
@@ -136,6 +139,8 @@ std::unique_ptr<Provider> MakeEmbeddedProvider(const Limits& limits) {
   return std::make_unique<EmbeddedProvider>(limits);
 }
 
-std::string EmbeddedEnvironment() { return "sha256:" + engine::Identity().wasm_sha256; }
+std::string EmbeddedEnvironment() {
+  return "sha256:" + engine::Identity().wasm_sha256;
+}
 
 }  // namespace plimsoll

@@ -15,19 +15,38 @@ typedef int pthread_mutex_t;
 typedef int pthread_cond_t;
 #define PTHREAD_MUTEX_INITIALIZER 0
 
-static inline int pthread_mutex_lock(pthread_mutex_t* m) { (void)m; return 0; }
-static inline int pthread_mutex_unlock(pthread_mutex_t* m) { (void)m; return 0; }
-static inline int pthread_cond_init(pthread_cond_t* c, const void* a) {
-  (void)c; (void)a; return 0;
+static inline int pthread_mutex_lock(pthread_mutex_t* m) {
+  (void)m;
+  return 0;
 }
-static inline int pthread_cond_destroy(pthread_cond_t* c) { (void)c; return 0; }
-static inline int pthread_cond_signal(pthread_cond_t* c) { (void)c; return 0; }
+static inline int pthread_mutex_unlock(pthread_mutex_t* m) {
+  (void)m;
+  return 0;
+}
+static inline int pthread_cond_init(pthread_cond_t* c, const void* a) {
+  (void)c;
+  (void)a;
+  return 0;
+}
+static inline int pthread_cond_destroy(pthread_cond_t* c) {
+  (void)c;
+  return 0;
+}
+static inline int pthread_cond_signal(pthread_cond_t* c) {
+  (void)c;
+  return 0;
+}
 static inline int pthread_cond_wait(pthread_cond_t* c, pthread_mutex_t* m) {
-  (void)c; (void)m; __builtin_trap();
+  (void)c;
+  (void)m;
+  __builtin_trap();
 }
 static inline int pthread_cond_timedwait(pthread_cond_t* c, pthread_mutex_t* m,
                                          const struct timespec* t) {
-  (void)c; (void)m; (void)t; __builtin_trap();
+  (void)c;
+  (void)m;
+  (void)t;
+  __builtin_trap();
 }
 
 #endif /* PLIMSOLL_GUEST_SHIM_PTHREAD_H_ */
