@@ -1,0 +1,474 @@
+// Runs the real plimsoll-guest binary as a child: the job goes in over a
+// socketpair on descriptor 3, the sealed report comes back, and the test
+// checks it (and the work directory, and that nothing was left running).
+//
+// Unprivileged runs use --no-setuid. As root the same jobs also run with the
+// setuid path (uid/gid 65534), and one test runs the agent as pid 1 of a
+// fresh pid namespace (unshare), where a step may `kill -9 -1`.
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "guest/protocol.h"
+
+namespace plimsoll::guest {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const std::string kKey(kReportKeyBytes, '\x5a');
+
+class TempDir {
+ public:
+  TempDir() {
+    char pattern[] = "/tmp/plimsoll-guest-test-XXXXXX";
+    char* made = mkdtemp(pattern);
+    EXPECT_NE(made, nullptr);
+    path_ = made ? made : "";
+  }
+  ~TempDir() {
+    if (!path_.empty()) {
+      nftw(
+          path_.c_str(),
+          [](const char* path, const struct stat*, int, FTW*) { return remove(path); }, 16,
+          FTW_DEPTH | FTW_PHYS);
+    }
+  }
+  const std::string& path() const { return path_; }
+  std::string Read(const std::string& name) const {
+    std::ifstream in(path_ + "/" + name, std::ios::binary);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    return buffer.str();
+  }
+  bool Exists(const std::string& name) const {
+    struct stat info {};
+    return lstat((path_ + "/" + name).c_str(), &info) == 0;
+  }
+
+ private:
+  std::string path_;
+};
+
+bool IsRoot() {
+  return geteuid() == 0;
+}
+
+// How to start the agent.
+struct Mode {
+  bool setuid = false;         // else --no-setuid
+  bool pid_namespace = false;  // run under unshare --pid --fork --mount-proc
+};
+
+struct AgentRun {
+  Expected<Report> report = Failure(ErrorCode::kInternal, "not run");
+  int wait_status = -1;
+  std::chrono::milliseconds elapsed{0};
+};
+
+Job BaseJob() {
+  Job job;
+  job.timeout_ms = 10'000;
+  job.output_cap_bytes = 64 << 10;
+  job.max_artifact_bytes = 1 << 20;
+  job.nofile = 64;
+  job.fsize_bytes = 8 << 20;
+  job.report_key = kKey;
+  return job;
+}
+
+AgentRun RunAgent(const Job& job, const TempDir& work, Mode mode = {}) {
+  AgentRun run;
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    ADD_FAILURE() << "socketpair";
+    return run;
+  }
+  std::vector<std::string> args;
+  if (mode.pid_namespace) args = {"/usr/bin/unshare", "--pid", "--fork", "--mount-proc"};
+  args.insert(args.end(), {PLIMSOLL_GUEST_BINARY, "--channel", "3", "--work", work.path()});
+  if (mode.setuid) {
+    args.insert(args.end(), {"--uid", "65534", "--gid", "65534"});
+  } else {
+    args.push_back("--no-setuid");
+  }
+  std::vector<char*> argv;
+  for (auto& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+
+  auto started = Clock::now();
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (fds[1] == 3) {
+      fcntl(3, F_SETFD, 0);
+    } else {
+      dup2(fds[1], 3);
+    }
+    execv(argv[0], argv.data());
+    _exit(99);
+  }
+  close(fds[1]);
+  auto deadline = Clock::now() + std::chrono::seconds(20);
+  auto sent = WriteFrame(fds[0], EncodeJob(job), deadline);
+  EXPECT_TRUE(sent.ok());
+  run.report = ReadSealedReport(fds[0], job.report_key, deadline);
+  close(fds[0]);
+  waitpid(pid, &run.wait_status, 0);
+  run.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+  return run;
+}
+
+// True when `pid` no longer exists (or is someone else's zombie we cannot
+// see). Polls briefly: a killed process disappears asynchronously.
+bool Gone(pid_t pid) {
+  for (int i = 0; i < 200; ++i) {
+    if (kill(pid, 0) != 0 && errno == ESRCH) return true;
+    usleep(10'000);
+  }
+  return false;
+}
+
+pid_t PidFrom(const TempDir& work, const std::string& name) {
+  return static_cast<pid_t>(std::atoi(work.Read(name).c_str()));
+}
+
+std::vector<Mode> Modes() {
+  std::vector<Mode> modes = {{false, false}};
+  if (IsRoot()) modes.push_back({true, false});
+  return modes;
+}
+
+TEST(GuestAgent, PythonSnippet) {
+  for (Mode mode : Modes()) {
+    TempDir work;
+    Request request;
+    request.timeout_ms = 10'000;
+    request.python = PythonPayload{"import os\nprint(6*7)\nprint(os.getuid())\n"};
+    auto job = JobFromRequest(request, Limits{}, kKey);
+    ASSERT_TRUE(job.ok());
+    AgentRun run = RunAgent(*job, work, mode);
+    ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+    EXPECT_TRUE(WIFEXITED(run.wait_status) && WEXITSTATUS(run.wait_status) == 0);
+    Result result;
+    FillResult(request, *run.report, &result);
+    EXPECT_EQ(result.exit_code, 0) << result.stderr_bytes;
+    std::string uid = mode.setuid ? "65534" : std::to_string(getuid());
+    EXPECT_EQ(result.stdout_bytes, "42\n" + uid + "\n");
+    EXPECT_FALSE(result.timed_out);
+    if (mode.setuid) {
+      struct stat info {};
+      ASSERT_EQ(stat((work.path() + "/main.py").c_str(), &info), 0);
+      EXPECT_EQ(info.st_uid, 65534u);
+    }
+  }
+}
+
+TEST(GuestAgent, ProjectStepsRunInOrderAndAFailingStepStopsTheRest) {
+  TempDir work;
+  Job job = BaseJob();
+  job.files = {{"a/b/c.txt", "content\n"}, {"top.txt", "top"}};
+  job.steps = {
+      {"cat", "a/b/c.txt"}, {"sh", "-c", "echo out; echo err >&2; exit 3"}, {"touch", "never"}};
+  AgentRun run = RunAgent(job, work);
+  ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+  const Report& report = *run.report;
+  EXPECT_EQ(report.outcome, ProjectOutcome::kCompleted);
+  ASSERT_EQ(report.steps.size(), 2u);
+  EXPECT_EQ(report.steps[0].stdout_bytes, "content\n");
+  EXPECT_EQ(report.steps[0].exit_code, 0);
+  EXPECT_EQ(report.steps[1].command, job.steps[1]);
+  EXPECT_EQ(report.steps[1].exit_code, 3);
+  EXPECT_EQ(report.steps[1].stdout_bytes, "out\n");
+  EXPECT_EQ(report.steps[1].stderr_bytes, "err\n");
+  EXPECT_FALSE(work.Exists("never"));
+}
+
+TEST(GuestAgent, CleanEnvironmentWorkDirectoryAndLimits) {
+  TempDir work;
+  Job job = BaseJob();
+  job.environment = {"EXTRA=1", "LANG=C"};
+  job.steps = {{"sh", "-c", "env | sort; pwd; ulimit -n; ulimit -c; ulimit -f"}};
+  job.fsize_bytes = 1 << 20;
+  AgentRun run = RunAgent(job, work);
+  ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+  ASSERT_EQ(run.report->steps.size(), 1u);
+  std::string out = run.report->steps[0].stdout_bytes;
+  // sh adds PWD (and may add SHLVL/_): only check what must and must not be there.
+  EXPECT_NE(out.find("PATH=/usr/local/bin:/usr/bin:/bin\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("HOME=" + work.path() + "\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("LANG=C\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("EXTRA=1\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("PLIMSOLL"), std::string::npos) << out;
+  EXPECT_EQ(out.find("GTEST"), std::string::npos) << out;
+  EXPECT_NE(out.find(work.path() + "\n64\n0\n" + std::to_string((1 << 20) / 512) + "\n"),
+            std::string::npos)
+      << out;
+}
+
+TEST(GuestAgent, OnlyStandardDescriptorsReachTheStep) {
+  TempDir work;
+  Job job = BaseJob();
+  job.steps = {{"python3", "-c",
+                "import os\n"
+                "for fd in range(3, 64):\n"
+                "    try:\n"
+                "        os.fstat(fd); print('open', fd)\n"
+                "    except OSError: pass\n"
+                "print(os.read(0, 10) == b'')\n"}};
+  AgentRun run = RunAgent(job, work);
+  ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+  EXPECT_EQ(run.report->steps[0].stdout_bytes, "True\n") << run.report->steps[0].stderr_bytes;
+}
+
+TEST(GuestAgent, AProgramThatCannotStartIsASetupFailure) {
+  TempDir work;
+  Job job = BaseJob();
+  job.files = {{"script.sh", "#!/bin/sh\necho hi\n"}};  // 0644: not executable
+  job.steps = {{"no-such-program-plimsoll"}};
+  AgentRun run = RunAgent(job, work);
+  ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+  EXPECT_EQ(run.report->outcome, ProjectOutcome::kSetupFailed);
+  ASSERT_EQ(run.report->steps.size(), 1u);
+  EXPECT_EQ(run.report->steps[0].exit_code, kExitNotFound);
+  EXPECT_NE(run.report->steps[0].stderr_bytes.find("no such program"), std::string::npos);
+  EXPECT_NE(run.report->detail.find("Step 1 could not start"), std::string::npos);
+
+  job.steps = {{"./script.sh"}};
+  run = RunAgent(job, TempDir());
+  ASSERT_TRUE(run.report.ok());
+  EXPECT_EQ(run.report->steps[0].exit_code, kExitCannotExecute);
+  EXPECT_EQ(run.report->outcome, ProjectOutcome::kSetupFailed);
+}
+
+TEST(GuestAgent, DeadlineKillsTheStepAndEverythingItStarted) {
+  TempDir work;
+  Job job = BaseJob();
+  job.timeout_ms = 600;
+  job.steps = {{"sh", "-c",
+                "sleep 1000 & echo $! > child.pid; "
+                "setsid sh -c 'sleep 1000 & echo $! > daemon.pid; wait' & "
+                "sleep 1000"},
+               {"touch", "never"}};
+  AgentRun run = RunAgent(job, work);
+  ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+  EXPECT_EQ(run.report->outcome, ProjectOutcome::kTimedOut);
+  ASSERT_EQ(run.report->steps.size(), 1u);
+  EXPECT_TRUE(run.report->steps[0].timed_out);
+  EXPECT_EQ(run.report->steps[0].exit_code, kExitTimedOut);
+  EXPECT_LT(run.elapsed, std::chrono::seconds(5));
+  EXPECT_FALSE(work.Exists("never"));
+  ASSERT_TRUE(work.Exists("child.pid") && work.Exists("daemon.pid"));
+  EXPECT_TRUE(Gone(PidFrom(work, "child.pid")));
+  EXPECT_TRUE(Gone(PidFrom(work, "daemon.pid")));
+}
+
+TEST(GuestAgent, ADaemonLeftByAFinishedStepIsKilledAndDoesNotHoldTheRun) {
+  TempDir work;
+  Job job = BaseJob();
+  // The daemon keeps stdout open; the step itself exits at once.
+  job.steps = {{"sh", "-c", "(setsid sleep 1000 & echo $! > daemon.pid); echo started"},
+               {"sh", "-c", "echo second"}};
+  AgentRun run = RunAgent(job, work);
+  ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+  EXPECT_EQ(run.report->outcome, ProjectOutcome::kCompleted);
+  ASSERT_EQ(run.report->steps.size(), 2u);
+  EXPECT_EQ(run.report->steps[0].stdout_bytes, "started\n");
+  EXPECT_EQ(run.report->steps[1].stdout_bytes, "second\n");
+  EXPECT_LT(run.elapsed, std::chrono::seconds(5));
+  EXPECT_TRUE(Gone(PidFrom(work, "daemon.pid")));
+}
+
+TEST(GuestAgent, OutputIsCappedAndFlaggedAndAFloodDoesNotBlock) {
+  TempDir work;
+  Job job = BaseJob();
+  job.output_cap_bytes = 1000;
+  job.steps = {{"sh", "-c", "head -c 30000000 /dev/zero; printf eeeee >&2"},
+               {"sh", "-c", "exec >&-; sleep 0.1; echo closed-early >&2"}};
+  AgentRun run = RunAgent(job, work);
+  ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+  ASSERT_EQ(run.report->steps.size(), 2u);
+  const StepResult& flood = run.report->steps[0];
+  EXPECT_EQ(flood.exit_code, 0);
+  EXPECT_EQ(flood.stdout_bytes, std::string(1000, '\0'));
+  EXPECT_TRUE(flood.stdout_truncated);
+  EXPECT_EQ(flood.stderr_bytes, "eeeee");
+  EXPECT_FALSE(flood.stderr_truncated);
+  EXPECT_EQ(run.report->steps[1].stderr_bytes, "closed-early\n");
+  EXPECT_EQ(run.report->steps[1].exit_code, 0);
+}
+
+TEST(GuestAgent, AHugeFileStopsAtTheSizeLimit) {
+  TempDir work;
+  Job job = BaseJob();
+  job.fsize_bytes = 1 << 20;
+  job.steps = {{"sh", "-c", "head -c 5000000 /dev/zero > big.bin"}};
+  AgentRun run = RunAgent(job, work);
+  ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+  EXPECT_NE(run.report->steps[0].exit_code, 0);
+  struct stat info {};
+  ASSERT_EQ(stat((work.path() + "/big.bin").c_str(), &info), 0);
+  EXPECT_LE(info.st_size, 1 << 20);
+}
+
+TEST(GuestAgent, ArtifactsAreRegularFilesReachedWithoutSymlinks) {
+  TempDir work;
+  Job job = BaseJob();
+  job.max_artifact_bytes = 100;
+  job.steps = {{"sh", "-c",
+                "echo hello > result.txt; ln -s /etc/passwd link.txt; ln -s /etc etc; "
+                "mkdir dir; mkfifo fifo; head -c 200 /dev/zero > big.bin; echo late > late.txt"}};
+  job.artifacts = {"result.txt", "missing.txt", "link.txt", "etc/passwd",
+                   "dir",        "fifo",        "big.bin",  "late.txt"};
+  AgentRun run = RunAgent(job, work);
+  ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+  const auto& artifacts = run.report->artifacts;
+  ASSERT_EQ(artifacts.size(), 3u) << run.report->detail;
+  EXPECT_EQ(artifacts[0], (Artifact{"result.txt", "hello\n", false}));
+  EXPECT_EQ(artifacts[1].path, "big.bin");
+  EXPECT_EQ(artifacts[1].content, std::string(94, '\0'));
+  EXPECT_TRUE(artifacts[1].truncated);
+  EXPECT_EQ(artifacts[2], (Artifact{"late.txt", "", true}));
+  for (const char* name : {"missing.txt", "link.txt", "etc/passwd", "dir", "fifo"}) {
+    EXPECT_NE(run.report->detail.find("\"" + std::string(name) + "\" was not brought back"),
+              std::string::npos)
+        << name << "\n"
+        << run.report->detail;
+  }
+  EXPECT_EQ(run.report->detail.find("root:"), std::string::npos);
+}
+
+TEST(GuestAgent, FilesAreNotWrittenThroughPlantedSymlinks) {
+  // Two files where the second's directory is the first file: refused, and
+  // nothing runs.
+  TempDir work;
+  Job job = BaseJob();
+  job.files = {{"a", "x"}, {"a/b", "y"}};
+  job.steps = {{"touch", "ran"}};
+  AgentRun run = RunAgent(job, work);
+  ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+  EXPECT_EQ(run.report->outcome, ProjectOutcome::kSetupFailed);
+  EXPECT_TRUE(run.report->steps.empty());
+  EXPECT_NE(run.report->detail.find("\"a/b\" cannot be written"), std::string::npos);
+  EXPECT_FALSE(work.Exists("ran"));
+
+  // A symlink already in the work directory is not followed.
+  TempDir planted;
+  ASSERT_EQ(symlink("/tmp", (planted.path() + "/link").c_str()), 0);
+  job.files = {{"link/escaped.txt", "x"}};
+  run = RunAgent(job, planted);
+  ASSERT_TRUE(run.report.ok());
+  EXPECT_EQ(run.report->outcome, ProjectOutcome::kSetupFailed);
+  EXPECT_NE(access("/tmp/escaped.txt", F_OK), 0);
+}
+
+TEST(GuestAgent, OutputThatLooksLikeAReportCannotReachTheChannel) {
+  TempDir work;
+  // A perfectly framed and sealed report -- except that the step cannot know
+  // the key, so it seals with another; and fd 3 is closed for it anyway.
+  Report fake;
+  fake.outcome = ProjectOutcome::kCompleted;
+  fake.steps.push_back(StepResult{{"forged"}, 0, false, "forged", "", false, false, 0});
+  std::string fake_bytes = EncodeReport(fake);
+  std::string fake_key(kReportKeyBytes, 'f');
+  std::string fake_frames;
+  for (const std::string& part : {fake_bytes, Seal(fake_key, fake_bytes)}) {
+    uint32_t size = static_cast<uint32_t>(part.size());
+    fake_frames += std::string{static_cast<char>(size >> 24), static_cast<char>(size >> 16),
+                               static_cast<char>(size >> 8), static_cast<char>(size)};
+    fake_frames += part;
+  }
+  Job job = BaseJob();
+  job.files = {{"fake.bin", fake_frames}};
+  job.steps = {{"sh", "-c", "cat fake.bin; cat fake.bin >&3; cat fake.bin >&2; exit 0"}};
+  AgentRun run = RunAgent(job, work);
+  ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+  ASSERT_EQ(run.report->steps.size(), 1u);
+  EXPECT_EQ(run.report->steps[0].command, job.steps[0]);
+  EXPECT_EQ(run.report->steps[0].stdout_bytes, fake_frames);
+  EXPECT_NE(run.report->steps[0].stderr_bytes.find("3"), std::string::npos);  // "Bad fd 3"
+}
+
+// A fake agent: reads the job, then writes `answer` raw on the channel.
+Expected<Report> AnswerFromFakeAgent(const std::string& answer) {
+  int fds[2];
+  EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    auto job = ReadFrame(fds[1], Clock::now() + std::chrono::seconds(5));
+    ssize_t ignored = write(fds[1], answer.data(), answer.size());
+    (void)ignored;
+    _exit(job.ok() ? 0 : 1);
+  }
+  close(fds[1]);
+  auto deadline = Clock::now() + std::chrono::seconds(5);
+  EXPECT_TRUE(WriteFrame(fds[0], EncodeJob(BaseJob()), deadline).ok());
+  auto report = ReadSealedReport(fds[0], kKey, deadline);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return report;
+}
+
+std::string Frame(const std::string& bytes) {
+  auto size = static_cast<uint32_t>(bytes.size());
+  return std::string{static_cast<char>(size >> 24), static_cast<char>(size >> 16),
+                     static_cast<char>(size >> 8), static_cast<char>(size)} +
+         bytes;
+}
+
+TEST(GuestAgent, AForgedReportFromAFakeAgentIsRefused) {
+  Report report;
+  report.steps.push_back(StepResult{{"x"}, 0, false, "fine", "", false, false, 1});
+  std::string bytes = EncodeReport(report);
+  const std::string answers[] = {
+      "garbage that is not a frame at all",
+      Frame("{\"not\": \"a report\"}") + Frame(Seal(kKey, "something else")),
+      Frame(bytes) + Frame(Seal(std::string(kReportKeyBytes, 'g'), bytes)),
+      Frame(bytes),
+      std::string("\xff\xff\xff\xff", 4),
+  };
+  for (const auto& answer : answers) {
+    auto read = AnswerFromFakeAgent(answer);
+    EXPECT_FALSE(read.ok()) << answer;
+  }
+  // The control: the right key is accepted.
+  EXPECT_TRUE(AnswerFromFakeAgent(Frame(bytes) + Frame(Seal(kKey, bytes))).ok());
+}
+
+TEST(GuestAgent, AsPidOneOfAPidNamespaceAStepCannotKillTheAgent) {
+  if (!IsRoot()) GTEST_SKIP() << "needs root for a pid namespace and the setuid path";
+  if (access("/usr/bin/unshare", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/unshare";
+  TempDir work;
+  Job job = BaseJob();
+  job.timeout_ms = 5000;
+  job.steps = {{"sh", "-c", "(setsid sleep 1000 &); echo $$; id -u; kill -9 -1; echo survived"},
+               {"sh", "-c", "echo next"}};
+  AgentRun run = RunAgent(job, work, Mode{true, true});
+  ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+  // kill -1 (which spares the caller) reached every other process of the
+  // guest uid in the namespace, but not the root agent: its report came
+  // back and it went on to the next step.
+  ASSERT_EQ(run.report->steps.size(), 2u) << run.report->detail;
+  EXPECT_EQ(run.report->steps[0].exit_code, 0);
+  EXPECT_NE(run.report->steps[0].stdout_bytes.find("65534\nsurvived\n"), std::string::npos)
+      << run.report->steps[0].stdout_bytes;
+  EXPECT_EQ(run.report->steps[1].stdout_bytes, "next\n");
+  EXPECT_LT(run.elapsed, std::chrono::seconds(5));
+}
+
+}  // namespace
+}  // namespace plimsoll::guest

@@ -1,0 +1,138 @@
+// plimsoll-guest: the agent inside every OS-level sandbox (DESIGN.md "One
+// guest agent"; the protocol is src/guest/protocol.h).
+//
+//   plimsoll-guest [--channel FD] [--work DIR] [--no-setuid] [--uid N] [--gid N]
+//
+// Reads one Job frame from FD (default 3), runs it (agent.h), writes the
+// Report frame and its Seal frame back on FD, and exits 0. Exit 2: usage;
+// 3: no job could be read (nothing is written back then: without the job's
+// key there is nothing to seal, and the host reports a protocol error).
+//
+// Run as root (or pid 1 of the sandbox's pid namespace) so steps run as
+// kGuestUid and cannot signal, trace or read the agent. --no-setuid is for
+// unprivileged tests only: steps then share the agent's uid and a hostile
+// step could kill it (the host then sees no report: a protocol error, never
+// a forged result, because the key is only in the agent's memory and the
+// agent is not dumpable).
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "guest/agent/agent.h"
+#include "guest/agent/reaper.h"
+#include "guest/protocol.h"
+
+namespace {
+
+using plimsoll::guest::agent::AgentOptions;
+
+constexpr int kExitUsage = 2;
+constexpr int kExitNoJob = 3;
+constexpr auto kJobWait = std::chrono::seconds(60);
+constexpr auto kReportWait = std::chrono::seconds(60);
+
+int Usage(const char* message) {
+  std::fprintf(stderr,
+               "plimsoll-guest: %s\nusage: plimsoll-guest [--channel FD] [--work DIR] "
+               "[--no-setuid] [--uid N] [--gid N]\n",
+               message);
+  return kExitUsage;
+}
+
+template <typename T>
+bool ParseNumber(const char* text, T& value) {
+  std::string_view view(text);
+  auto [end, error] = std::from_chars(view.data(), view.data() + view.size(), value);
+  return error == std::errc() && end == view.data() + view.size();
+}
+
+// Descriptors 0-2 must be open, so that no pipe or file the agent opens
+// lands on them and gets handed to a step by accident.
+void EnsureStandardDescriptors() {
+  for (int fd = 0; fd < 3; ++fd) {
+    if (fcntl(fd, F_GETFD) < 0) {
+      int opened = open("/dev/null", O_RDWR);
+      if (opened >= 0 && opened != fd) {
+        dup2(opened, fd);
+        close(opened);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  signal(SIGPIPE, SIG_IGN);
+  EnsureStandardDescriptors();
+  // Not dumpable: a process of the same uid cannot ptrace the agent or open
+  // its /proc entries (fd, mem), which hold the channel and the report key.
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  plimsoll::guest::agent::BecomeSubreaper();
+  umask(022);
+
+  int channel = 3;
+  AgentOptions options;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view argument = argv[i];
+    bool has_value = i + 1 < argc;
+    if (argument == "--channel") {
+      if (!has_value || !ParseNumber(argv[++i], channel) || channel < 0) {
+        return Usage("--channel needs a descriptor number");
+      }
+    } else if (argument == "--work") {
+      if (!has_value) return Usage("--work needs a directory");
+      options.work_directory = argv[++i];
+    } else if (argument == "--no-setuid") {
+      options.change_identity = false;
+    } else if (argument == "--uid") {
+      if (!has_value || !ParseNumber(argv[++i], options.uid)) return Usage("--uid needs a number");
+    } else if (argument == "--gid") {
+      if (!has_value || !ParseNumber(argv[++i], options.gid)) return Usage("--gid needs a number");
+    } else if (argument == "--help" || argument == "-h") {
+      Usage("runs one plimsoll job received on a channel");
+      return 0;
+    } else {
+      return Usage("unknown argument");
+    }
+  }
+  if (fcntl(channel, F_SETFD, FD_CLOEXEC) != 0) {
+    std::perror("plimsoll-guest: the channel descriptor");
+    return kExitNoJob;
+  }
+
+  auto frame = plimsoll::guest::ReadFrame(channel, std::chrono::steady_clock::now() + kJobWait);
+  if (!frame.ok()) {
+    std::fprintf(stderr, "plimsoll-guest: %s\n", frame.error().ToString().c_str());
+    return kExitNoJob;
+  }
+  auto job = plimsoll::guest::DecodeJob(*frame);
+  OPENSSL_cleanse(frame->data(), frame->size());
+  if (!job.ok()) {
+    std::fprintf(stderr, "plimsoll-guest: %s\n", job.error().ToString().c_str());
+    return kExitNoJob;
+  }
+
+  plimsoll::guest::Report report = plimsoll::guest::agent::RunJob(*job, options);
+  std::string bytes = plimsoll::guest::EncodeReport(report);
+  std::string seal = plimsoll::guest::Seal(job->report_key, bytes);
+  OPENSSL_cleanse(job->report_key.data(), job->report_key.size());
+
+  auto deadline = std::chrono::steady_clock::now() + kReportWait;
+  auto sent = plimsoll::guest::WriteFrame(channel, bytes, deadline);
+  if (sent.ok()) sent = plimsoll::guest::WriteFrame(channel, seal, deadline);
+  if (!sent.ok()) {
+    std::fprintf(stderr, "plimsoll-guest: %s\n", sent.error().ToString().c_str());
+    return kExitNoJob;
+  }
+  return 0;
+}

@@ -1,0 +1,98 @@
+#include "guest/agent/reaper.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "guest/agent/unique_fd.h"
+
+namespace plimsoll::guest::agent {
+namespace {
+
+// The parent pid in /proc/<pid>/stat ("pid (comm) state ppid ..."); comm
+// may contain spaces and parentheses, so parse after the last ')'.
+pid_t ParentOf(int proc_fd, const char* pid_name) {
+  std::string path = std::string(pid_name) + "/stat";
+  UniqueFd fd(openat(proc_fd, path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return -1;
+  char buffer[512];
+  ssize_t got = read(fd.get(), buffer, sizeof buffer - 1);
+  if (got <= 0) return -1;
+  buffer[got] = '\0';
+  char* close_paren = std::strrchr(buffer, ')');
+  if (close_paren == nullptr || close_paren[1] == '\0') return -1;
+  // ") S 123 ..."
+  char* cursor = close_paren + 2;
+  while (*cursor != '\0' && *cursor != ' ') ++cursor;  // skip the state
+  return static_cast<pid_t>(std::strtol(cursor, nullptr, 10));
+}
+
+// The pids whose parent is this process; empty when /proc is unreadable.
+std::vector<pid_t> Children() {
+  std::vector<pid_t> children;
+  UniqueFd proc(open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!proc.valid()) return children;
+  DIR* directory = fdopendir(dup(proc.get()));
+  if (directory == nullptr) return children;
+  pid_t self = getpid();
+  while (dirent* entry = readdir(directory)) {
+    if (entry->d_name[0] < '1' || entry->d_name[0] > '9') continue;
+    if (ParentOf(proc.get(), entry->d_name) == self) {
+      children.push_back(static_cast<pid_t>(std::strtol(entry->d_name, nullptr, 10)));
+    }
+  }
+  closedir(directory);
+  return children;
+}
+
+void SleepBriefly() {
+  timespec pause{0, 2'000'000};  // 2 ms: long enough for a killed parent to be re-parented
+  nanosleep(&pause, nullptr);
+}
+
+}  // namespace
+
+void BecomeSubreaper() {
+  prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+}
+
+bool ReapAvailable(pid_t watched, int* status, bool* exited) {
+  for (;;) {
+    int wait_status = 0;
+    pid_t pid = waitpid(-1, &wait_status, WNOHANG | __WALL);
+    if (pid > 0) {
+      if (pid == watched && status != nullptr && exited != nullptr) {
+        *status = wait_status;
+        *exited = true;
+      }
+      continue;
+    }
+    if (pid == 0) return true;
+    if (errno == EINTR) continue;
+    return false;  // ECHILD: no children at all
+  }
+}
+
+bool KillAndReapAll(pid_t group, std::chrono::milliseconds bound) {
+  auto give_up = std::chrono::steady_clock::now() + bound;
+  for (;;) {
+    if (group > 0) kill(-group, SIGKILL);
+    if (getpid() == 1) kill(-1, SIGKILL);  // inside our own pid namespace only
+    for (pid_t child : Children()) kill(child, SIGKILL);
+    if (!ReapAvailable(-1, nullptr, nullptr)) return true;
+    if (std::chrono::steady_clock::now() >= give_up) return false;
+    SleepBriefly();
+  }
+}
+
+}  // namespace plimsoll::guest::agent

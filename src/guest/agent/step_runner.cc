@@ -1,0 +1,405 @@
+#include "guest/agent/step_runner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "guest/agent/reaper.h"
+#include "guest/agent/unique_fd.h"
+#include "guest/protocol.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+namespace plimsoll::guest::agent {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// What the child reports on its close-on-exec pipe when it cannot exec.
+enum Stage : int { kStageSetup = 1, kStageExec = 2 };
+enum What : int {
+  kWhatExec,
+  kWhatSetsid,
+  kWhatDup,
+  kWhatCloseDescriptors,
+  kWhatRlimit,
+  kWhatChdir,
+  kWhatSetgroups,
+  kWhatSetgid,
+  kWhatSetuid,
+  kWhatNoNewPrivs,
+  kWhatDeathSignal,
+  kWhatCount,
+};
+constexpr const char* kWhatNames[kWhatCount] = {
+    "execve",    "setsid",    "dup2",      "closing descriptors", "setrlimit",        "chdir",
+    "setgroups", "setresgid", "setresuid", "PR_SET_NO_NEW_PRIVS", "PR_SET_PDEATHSIG",
+};
+
+struct ChildFailure {
+  int stage;
+  int what;
+  int error;
+};
+
+// Everything the child needs, built before fork so the child allocates
+// nothing between fork and exec.
+struct ChildPlan {
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+  std::vector<std::string> candidates;  // program paths to try, in order
+  const StepOptions* options = nullptr;
+  pid_t agent = 0;
+  int devnull = -1;
+  int stdout_write = -1;
+  int stderr_write = -1;
+  int failure_write = -1;
+};
+
+[[noreturn]] void ChildFail(int fd, Stage stage, What what, int error) {
+  ChildFailure failure{stage, what, error};
+  ssize_t ignored = write(fd, &failure, sizeof failure);
+  (void)ignored;
+  _exit(stage == kStageExec && (error == ENOENT || error == ENOTDIR) ? int{kExitNotFound}
+                                                                     : int{kExitCannotExecute});
+}
+
+// Sets both limits to `value`, never above the current hard limit (an agent
+// without privilege can only lower it).
+bool SetLimit(int resource, int64_t value) {
+  rlimit limit{};
+  if (getrlimit(resource, &limit) != 0) return false;
+  auto want = static_cast<rlim_t>(value);
+  if (limit.rlim_max != RLIM_INFINITY && want > limit.rlim_max) want = limit.rlim_max;
+  limit.rlim_cur = want;
+  limit.rlim_max = want;
+  return setrlimit(resource, &limit) == 0;
+}
+
+[[noreturn]] void RunChild(const ChildPlan& plan) {
+  const int fail = plan.failure_write;
+  const StepOptions& options = *plan.options;
+
+  // Signal state survives exec: the agent ignores SIGPIPE, the step must not.
+  sigset_t all;
+  sigemptyset(&all);
+  sigprocmask(SIG_SETMASK, &all, nullptr);
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  for (int signal_number = 1; signal_number < NSIG; ++signal_number) {
+    sigaction(signal_number, &default_action, nullptr);  // KILL/STOP/invalid fail harmlessly
+  }
+
+  if (setsid() < 0) ChildFail(fail, kStageSetup, kWhatSetsid, errno);
+  if (dup2(plan.devnull, STDIN_FILENO) < 0 || dup2(plan.stdout_write, STDOUT_FILENO) < 0 ||
+      dup2(plan.stderr_write, STDERR_FILENO) < 0) {
+    ChildFail(fail, kStageSetup, kWhatDup, errno);
+  }
+  // Everything above 2 goes at exec, the agent channel first among them. The
+  // failure pipe is already close-on-exec, so it survives until exec.
+  if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+    rlimit files{};
+    int top = 65536;
+    if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
+      top = static_cast<int>(std::min<rlim_t>(files.rlim_cur, 1 << 20));
+    }
+    for (int fd = 3; fd < top; ++fd) {
+      if (fd != fail) close(fd);
+    }
+  }
+  umask(022);
+  if (!SetLimit(RLIMIT_CORE, 0) || !SetLimit(RLIMIT_NOFILE, options.nofile) ||
+      (options.fsize_bytes > 0 && !SetLimit(RLIMIT_FSIZE, options.fsize_bytes)) ||
+      (options.nproc > 0 && !SetLimit(RLIMIT_NPROC, options.nproc))) {
+    ChildFail(fail, kStageSetup, kWhatRlimit, errno);
+  }
+  if (chdir(options.work_directory.c_str()) != 0) ChildFail(fail, kStageSetup, kWhatChdir, errno);
+  if (options.change_identity) {
+    if (setgroups(0, nullptr) != 0) ChildFail(fail, kStageSetup, kWhatSetgroups, errno);
+    if (setresgid(options.gid, options.gid, options.gid) != 0) {
+      ChildFail(fail, kStageSetup, kWhatSetgid, errno);
+    }
+    if (setresuid(options.uid, options.uid, options.uid) != 0) {
+      ChildFail(fail, kStageSetup, kWhatSetuid, errno);
+    }
+    uid_t real = 0, effective = 0, saved = 0;
+    if (getresuid(&real, &effective, &saved) != 0 || real != options.uid ||
+        effective != options.uid || saved != options.uid) {
+      ChildFail(fail, kStageSetup, kWhatSetuid, EPERM);
+    }
+  }
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+    ChildFail(fail, kStageSetup, kWhatNoNewPrivs, errno);
+  }
+  // After the identity change, which clears the death signal.
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) {
+    ChildFail(fail, kStageSetup, kWhatDeathSignal, errno);
+  }
+  if (getppid() != plan.agent) _exit(kExitCannotExecute);  // the agent is gone already
+
+  int saved_error = ENOENT;
+  for (const auto& candidate : plan.candidates) {
+    execve(candidate.c_str(), plan.argv.data(), plan.envp.data());
+    if (errno == ENOENT || errno == ENOTDIR) continue;
+    saved_error = errno;
+    if (errno != EACCES) break;  // EACCES: keep looking, like execvp
+  }
+  ChildFail(fail, kStageExec, kWhatExec, saved_error);
+}
+
+std::string ValueOf(const std::vector<std::string>& environment, std::string_view key) {
+  std::string value;
+  for (const auto& entry : environment) {
+    if (entry.size() > key.size() && entry.compare(0, key.size(), key) == 0 &&
+        entry[key.size()] == '=') {
+      value = entry.substr(key.size() + 1);
+    }
+  }
+  return value;
+}
+
+std::vector<std::string> Candidates(const std::string& program, const std::string& path) {
+  if (program.find('/') != std::string::npos) return {program};
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string directory = path.substr(start, end - start);
+    if (directory.empty()) directory = ".";
+    out.push_back(directory + "/" + program);
+    start = end + 1;
+  }
+  return out;
+}
+
+// A stream captured up to a cap; bytes beyond it are read and dropped.
+struct Capture {
+  int64_t cap = 0;
+  std::string bytes;
+  bool truncated = false;
+
+  void Add(const char* data, size_t size) {
+    auto room = static_cast<size_t>(std::max<int64_t>(0, cap - static_cast<int64_t>(bytes.size())));
+    size_t take = std::min(room, size);
+    bytes.append(data, take);
+    if (take < size) truncated = true;
+  }
+};
+
+// Reads what is available (a bounded amount, so a flood cannot starve the
+// deadline check). Closes `fd` at end of file or on an error.
+void Drain(UniqueFd& fd, Capture& capture) {
+  char buffer[65536];
+  for (int round = 0; round < 16 && fd.valid(); ++round) {
+    ssize_t got = read(fd.get(), buffer, sizeof buffer);
+    if (got > 0) {
+      capture.Add(buffer, static_cast<size_t>(got));
+      continue;
+    }
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    fd.Reset();  // EOF or a read error
+  }
+}
+
+int64_t Milliseconds(Clock::duration duration) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(duration).count();
+}
+
+StepRun CannotStart(StepRun run, int64_t exit_code, const std::string& message) {
+  run.end = StepEnd::kCannotStart;
+  run.result.exit_code = exit_code;
+  run.result.stderr_bytes = "plimsoll-guest: " + message + "\n";
+  return run;
+}
+
+std::string DescribeFailure(const ChildFailure& failure, const std::string& program,
+                            const std::string& path) {
+  if (failure.stage == kStageExec) {
+    if (failure.error == ENOENT || failure.error == ENOTDIR) {
+      return "cannot run \"" + program + "\": no such program" +
+             (program.find('/') == std::string::npos ? " on PATH (" + path + ")" : std::string()) +
+             ".";
+    }
+    return "cannot run \"" + program + "\": " + std::strerror(failure.error) + ".";
+  }
+  const char* what =
+      failure.what >= 0 && failure.what < kWhatCount ? kWhatNames[failure.what] : "setup";
+  return "cannot prepare the step \"" + program + "\": " + what + ": " +
+         std::strerror(failure.error) + ".";
+}
+
+}  // namespace
+
+std::vector<std::string> StepEnvironment(const std::vector<std::string>& extra,
+                                         const std::string& home) {
+  std::vector<std::string> environment = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home,
+                                          "LANG=C.UTF-8"};
+  for (const auto& entry : extra) {
+    size_t equals = entry.find('=');
+    if (equals == 0 || equals == std::string::npos) continue;
+    std::string_view key(entry.data(), equals + 1);
+    auto same = std::find_if(environment.begin(), environment.end(), [&](const std::string& e) {
+      return std::string_view(e).substr(0, key.size()) == key;
+    });
+    if (same != environment.end()) {
+      *same = entry;
+    } else {
+      environment.push_back(entry);
+    }
+  }
+  return environment;
+}
+
+StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options,
+                Clock::time_point deadline) {
+  StepRun run;
+  run.result.command = argv;
+  auto started = Clock::now();
+  if (argv.empty() || argv.front().empty()) return CannotStart(run, kExitNotFound, "empty step.");
+  if (started >= deadline) {
+    run.end = StepEnd::kTimedOut;
+    run.result.timed_out = true;
+    run.result.exit_code = kExitTimedOut;
+    return run;
+  }
+
+  ChildPlan plan;
+  std::vector<std::string> arguments = argv;
+  std::vector<std::string> environment = options.environment;
+  for (auto& argument : arguments) plan.argv.push_back(argument.data());
+  plan.argv.push_back(nullptr);
+  for (auto& entry : environment) plan.envp.push_back(entry.data());
+  plan.envp.push_back(nullptr);
+  std::string path = ValueOf(environment, "PATH");
+  plan.candidates = Candidates(argv.front(), path);
+  plan.options = &options;
+  plan.agent = getpid();
+
+  int out_pipe[2], err_pipe[2], fail_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) {
+    return CannotStart(run, kExitCannotExecute, std::string("pipe: ") + std::strerror(errno));
+  }
+  UniqueFd out_read(out_pipe[0]), out_write(out_pipe[1]);
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    return CannotStart(run, kExitCannotExecute, std::string("pipe: ") + std::strerror(errno));
+  }
+  UniqueFd err_read(err_pipe[0]), err_write(err_pipe[1]);
+  if (pipe2(fail_pipe, O_CLOEXEC) != 0) {
+    return CannotStart(run, kExitCannotExecute, std::string("pipe: ") + std::strerror(errno));
+  }
+  UniqueFd fail_read(fail_pipe[0]), fail_write(fail_pipe[1]);
+  UniqueFd devnull(open("/dev/null", O_RDWR | O_CLOEXEC));
+  if (!devnull.valid()) {
+    return CannotStart(run, kExitCannotExecute,
+                       std::string("open /dev/null: ") + std::strerror(errno));
+  }
+  plan.devnull = devnull.get();
+  plan.stdout_write = out_write.get();
+  plan.stderr_write = err_write.get();
+  plan.failure_write = fail_write.get();
+
+  pid_t pid = fork();
+  if (pid < 0) {
+    return CannotStart(run, kExitCannotExecute, std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) RunChild(plan);
+
+  out_write.Reset();
+  err_write.Reset();
+  fail_write.Reset();
+  devnull.Reset();
+
+  // Exec succeeded when the failure pipe closes empty.
+  ChildFailure failure{};
+  size_t got = 0;
+  while (got < sizeof failure) {
+    ssize_t n =
+        read(fail_read.get(), reinterpret_cast<char*>(&failure) + got, sizeof failure - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  if (got == sizeof failure) {
+    KillAndReapAll(pid, std::chrono::seconds(2));
+    int64_t code =
+        failure.stage == kStageExec && (failure.error == ENOENT || failure.error == ENOTDIR)
+            ? kExitNotFound
+            : kExitCannotExecute;
+    run.result.duration_ms = Milliseconds(Clock::now() - started);
+    return CannotStart(run, code, DescribeFailure(failure, argv.front(), path));
+  }
+
+  fcntl(out_read.get(), F_SETFL, fcntl(out_read.get(), F_GETFL) | O_NONBLOCK);
+  fcntl(err_read.get(), F_SETFL, fcntl(err_read.get(), F_GETFL) | O_NONBLOCK);
+  UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+  Capture out{options.output_cap_bytes, {}, false};
+  Capture err{options.output_cap_bytes, {}, false};
+
+  bool exited = false;
+  bool timed_out = false;
+  int status = 0;
+  while (!exited) {
+    pollfd fds[3] = {
+        {out_read.get(), POLLIN, 0}, {err_read.get(), POLLIN, 0}, {pidfd.get(), POLLIN, 0}};
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    // Without a pidfd, wake often to notice the exit; with one, still wake
+    // now and then to reap orphans (the agent may be pid 1).
+    int64_t tick = pidfd.valid() ? 100 : 10;
+    int timeout = static_cast<int>(std::clamp<int64_t>(left, 0, tick));
+    poll(fds, 3, timeout);  // an error (EINTR) just means another round
+    if (out_read.valid()) Drain(out_read, out);
+    if (err_read.valid()) Drain(err_read, err);
+    ReapAvailable(pid, &status, &exited);
+    if (!exited && Clock::now() >= deadline) timed_out = true;
+    if (timed_out) break;
+  }
+  run.result.duration_ms = Milliseconds(Clock::now() - started);
+
+  // Whatever the step left running goes now, so the pipes reach EOF.
+  KillAndReapAll(pid, std::chrono::seconds(2));
+  auto drain_until = Clock::now() + std::chrono::milliseconds(500);
+  while ((out_read.valid() || err_read.valid()) && Clock::now() < drain_until) {
+    pollfd fds[2] = {{out_read.get(), POLLIN, 0}, {err_read.get(), POLLIN, 0}};
+    poll(fds, 2, 50);
+    if (out_read.valid()) Drain(out_read, out);
+    if (err_read.valid()) Drain(err_read, err);
+  }
+
+  run.result.stdout_bytes = std::move(out.bytes);
+  run.result.stderr_bytes = std::move(err.bytes);
+  run.result.stdout_truncated = out.truncated;
+  run.result.stderr_truncated = err.truncated;
+  if (timed_out) {
+    run.end = StepEnd::kTimedOut;
+    run.result.timed_out = true;
+    run.result.exit_code = kExitTimedOut;
+  } else if (WIFEXITED(status)) {
+    run.result.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    run.result.exit_code = 128 + WTERMSIG(status);
+  } else {
+    run.result.exit_code = kExitCannotExecute;
+  }
+  return run;
+}
+
+}  // namespace plimsoll::guest::agent

@@ -1,0 +1,58 @@
+// Runs one step: a program with its argv, as the guest identity, in its own
+// session and process group, with rlimits, a clean environment, cwd at the
+// work directory, stdin from /dev/null and stdout/stderr captured through
+// pipes up to a cap (drained and discarded beyond it so the step never
+// blocks on a full pipe). Every other descriptor is closed before exec.
+//
+// When the step's main process exits, or the deadline passes, everything
+// the step started is killed and reaped (reaper.h) before RunStep returns.
+#ifndef PLIMSOLL_GUEST_AGENT_STEP_RUNNER_H_
+#define PLIMSOLL_GUEST_AGENT_STEP_RUNNER_H_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plimsoll/result.h"
+
+namespace plimsoll::guest::agent {
+
+struct StepOptions {
+  std::string work_directory;
+  bool change_identity = true;  // false: run as the agent's own user (tests)
+  uid_t uid = 0;
+  gid_t gid = 0;
+  int64_t nofile = 256;
+  int64_t fsize_bytes = 0;  // 0: no RLIMIT_FSIZE
+  int64_t nproc = 0;        // 0: no RLIMIT_NPROC
+  int64_t output_cap_bytes = 0;
+  std::vector<std::string> environment;  // complete "KEY=VALUE" list
+};
+
+enum class StepEnd {
+  kExited,       // the main process ended (exit_code holds its status)
+  kTimedOut,     // killed at the deadline (exit code 124)
+  kCannotStart,  // exec or the pre-exec setup failed (126/127, reason on stderr)
+};
+
+struct StepRun {
+  StepResult result;
+  StepEnd end = StepEnd::kExited;
+};
+
+// The environment steps get: PATH=/usr/local/bin:/usr/bin:/bin, HOME=`home`
+// (the work directory), LANG=C.UTF-8, then `extra` ("KEY=VALUE", replacing
+// an earlier entry with the same key). Nothing of the agent's own
+// environment leaks in.
+std::vector<std::string> StepEnvironment(const std::vector<std::string>& extra,
+                                         const std::string& home);
+
+StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options,
+                std::chrono::steady_clock::time_point deadline);
+
+}  // namespace plimsoll::guest::agent
+
+#endif  // PLIMSOLL_GUEST_AGENT_STEP_RUNNER_H_

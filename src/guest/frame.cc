@@ -1,0 +1,171 @@
+// Frames on the agent channel, and the report seal (see protocol.h).
+#include <errno.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <climits>
+#include <cstdint>
+#include <string>
+
+#include "guest/protocol.h"
+
+namespace plimsoll::guest {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Milliseconds left until `deadline`, clamped to what poll() accepts.
+int PollTimeout(Clock::time_point deadline) {
+  auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  if (left <= 0) return 0;
+  return static_cast<int>(std::min<int64_t>(left, INT_MAX));
+}
+
+// Waits until `fd` is ready for `events`; false with `error` set otherwise.
+Status WaitReady(int fd, short events, Clock::time_point deadline, std::string_view what) {
+  for (;;) {
+    pollfd entry{fd, events, 0};
+    int timeout = PollTimeout(deadline);
+    int ready = poll(&entry, 1, timeout);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      return SystemError(std::string("poll on the agent channel while ") + std::string(what),
+                         errno);
+    }
+    if (ready > 0) return Status::Ok();  // readable, writable, hung up or error: let I/O say
+    if (Clock::now() >= deadline) {
+      return Failure(
+          ErrorCode::kDeadlineExceeded,
+          "The agent channel was silent past the deadline while " + std::string(what) + ".");
+    }
+  }
+}
+
+ssize_t WriteSome(int fd, const char* data, size_t size) {
+  // send() with MSG_NOSIGNAL keeps a closed peer from raising SIGPIPE; a pipe
+  // or a character device (virtio-serial) is not a socket, so fall back.
+  ssize_t written = send(fd, data, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (written < 0 && errno == ENOTSOCK) {
+    // A blocking pipe that polled writable takes at least PIPE_BUF bytes
+    // without blocking; more could block past the deadline.
+    written = write(fd, data, std::min<size_t>(size, PIPE_BUF));
+  }
+  return written;
+}
+
+Status WriteAll(int fd, std::string_view bytes, Clock::time_point deadline) {
+  while (!bytes.empty()) {
+    PLIMSOLL_RETURN_IF_ERROR(WaitReady(fd, POLLOUT, deadline, "writing a frame"));
+    ssize_t written = WriteSome(fd, bytes.data(), bytes.size());
+    if (written < 0) {
+      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
+      return SystemError("writing a frame on the agent channel", errno);
+    }
+    bytes.remove_prefix(static_cast<size_t>(written));
+  }
+  return Status::Ok();
+}
+
+// Reads exactly `size` bytes into `out`. `what` names the part for messages.
+Status ReadExactly(int fd, char* out, size_t size, Clock::time_point deadline,
+                   std::string_view what) {
+  size_t done = 0;
+  while (done < size) {
+    PLIMSOLL_RETURN_IF_ERROR(WaitReady(fd, POLLIN, deadline, "reading a frame"));
+    ssize_t got = read(fd, out + done, size - done);
+    if (got < 0) {
+      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
+      return SystemError("reading a frame from the agent channel", errno);
+    }
+    if (got == 0) {
+      return Failure(ErrorCode::kDataLoss,
+                     "The agent channel closed after " + std::to_string(done) + " of " +
+                         std::to_string(size) + " bytes of " + std::string(what) + ".");
+    }
+    done += static_cast<size_t>(got);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string Seal(std::string_view key, std::string_view bytes) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> mac{};
+  unsigned int mac_size = 0;
+  // HMAC() with a null key pointer and zero length is still defined; a
+  // one-shot call on a static buffer never fails for SHA-256.
+  static const unsigned char kEmpty = 0;
+  const auto* key_bytes =
+      key.empty() ? &kEmpty : reinterpret_cast<const unsigned char*>(key.data());
+  const auto* data = bytes.empty() ? &kEmpty : reinterpret_cast<const unsigned char*>(bytes.data());
+  HMAC(EVP_sha256(), key_bytes, static_cast<int>(key.size()), data, bytes.size(), mac.data(),
+       &mac_size);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(mac_size * 2);
+  for (unsigned int i = 0; i < mac_size; ++i) {
+    hex.push_back(kHex[mac[i] >> 4]);
+    hex.push_back(kHex[mac[i] & 15]);
+  }
+  return hex;
+}
+
+Status WriteFrame(int fd, std::string_view bytes, Clock::time_point deadline) {
+  if (bytes.size() > kMaxFrameBytes) {
+    return Failure(ErrorCode::kResourceExhausted, "A frame of " + std::to_string(bytes.size()) +
+                                                      " bytes exceeds the limit of " +
+                                                      std::to_string(kMaxFrameBytes) + " bytes.");
+  }
+  auto size = static_cast<uint32_t>(bytes.size());
+  std::string frame;
+  frame.reserve(4 + bytes.size());
+  frame.push_back(static_cast<char>((size >> 24) & 0xff));
+  frame.push_back(static_cast<char>((size >> 16) & 0xff));
+  frame.push_back(static_cast<char>((size >> 8) & 0xff));
+  frame.push_back(static_cast<char>(size & 0xff));
+  frame.append(bytes);
+  return WriteAll(fd, frame, deadline);
+}
+
+Expected<std::string> ReadFrame(int fd, Clock::time_point deadline) {
+  std::array<unsigned char, 4> header{};
+  PLIMSOLL_RETURN_IF_ERROR(
+      ReadExactly(fd, reinterpret_cast<char*>(header.data()), 4, deadline, "a frame header"));
+  uint32_t size = (uint32_t{header[0]} << 24) | (uint32_t{header[1]} << 16) |
+                  (uint32_t{header[2]} << 8) | uint32_t{header[3]};
+  if (size > kMaxFrameBytes) {
+    return Failure(ErrorCode::kDataLoss, "The agent channel announced a frame of " +
+                                             std::to_string(size) + " bytes; the limit is " +
+                                             std::to_string(kMaxFrameBytes) + ".");
+  }
+  std::string body(size, '\0');
+  PLIMSOLL_RETURN_IF_ERROR(ReadExactly(fd, body.data(), size, deadline, "a frame"));
+  return body;
+}
+
+Expected<Report> ReadSealedReport(int fd, std::string_view report_key, Clock::time_point deadline) {
+  if (report_key.size() != kReportKeyBytes) {
+    return Failure(ErrorCode::kInternal,
+                   "The report key is not " + std::to_string(kReportKeyBytes) + " bytes long.");
+  }
+  auto report_bytes = ReadFrame(fd, deadline);
+  if (!report_bytes.ok()) return report_bytes.error().WithContext("The agent's report");
+  auto seal = ReadFrame(fd, deadline);
+  if (!seal.ok()) return seal.error().WithContext("The agent's report seal");
+  std::string expected = Seal(report_key, *report_bytes);
+  if (seal->size() != expected.size() ||
+      CRYPTO_memcmp(seal->data(), expected.data(), expected.size()) != 0) {
+    return Failure(ErrorCode::kDataLoss,
+                   "The agent's report does not carry a valid seal; it is not trusted.");
+  }
+  return DecodeReport(*report_bytes);
+}
+
+}  // namespace plimsoll::guest

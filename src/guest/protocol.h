@@ -1,0 +1,161 @@
+// The job protocol between a provider (host side) and plimsoll-guest, the
+// agent inside every OS-level sandbox (DESIGN.md "One guest agent").
+//
+// Transport: one bidirectional byte stream (a socketpair or pipe pair for
+// `linux` and `oci`, virtio-serial for `microvm`) carrying frames:
+//
+//   frame   = u32 big-endian length, then that many bytes (<= kMaxFrameBytes)
+//   session = host sends one Job frame (JSON, see below);
+//             agent answers with one Report frame (JSON) followed by one
+//             Seal frame: the lowercase-hex HMAC-SHA256 of the Report frame's
+//             bytes under Job::report_key.
+//
+// The report key is 32 random bytes the host makes per run; it reaches only
+// the agent (inside the Job frame, on a descriptor no guest process
+// inherits), so nothing the guest code prints or writes can forge a report.
+// A missing, oversized, malformed or badly sealed report is a protocol error
+// (ProjectOutcome::kProtocolError), never a result.
+//
+// Byte fields inside the JSON (file contents, outputs, artifacts) travel as
+// base64 strings; paths and argv are UTF-8 strings. Both messages carry
+// "version": kJobVersion; decoding is strict (unknown or repeated keys, wrong
+// types, out-of-range numbers, bad paths and absurd sizes are refused), so a
+// host and an agent from different builds fail loudly instead of guessing.
+//
+// Decisions both sides rely on (src/guest/README.md says the same):
+//   - a step that exits non-zero stops the rest; the outcome stays
+//     kCompleted;
+//   - a step that cannot be started (program not found: exit 127; found but
+//     not executable: 126; the agent could not drop privileges or set limits:
+//     126) is reported as a step with that exit code and the reason on its
+//     stderr, stops the rest, and makes the outcome kSetupFailed;
+//   - files that cannot be written: no step runs, outcome kSetupFailed,
+//     Report::detail says why;
+//   - the deadline (Job::timeout_ms over all steps together) kills the
+//     step's whole process tree: that step has timed_out and exit code 124,
+//     the outcome is kTimedOut, later steps are not run and not listed;
+//   - exit code of a killed step is 128 + signal (137 for SIGKILL, which the
+//     cgroup OOM killer also sends);
+//   - an artifact that is missing, a symlink (anywhere on its path) or not a
+//     regular file is left out of Report::artifacts and named in
+//     Report::detail; one cut by the max_artifact_bytes budget is present
+//     with truncated = true (and empty content once the budget is spent).
+//
+// Usage (host side):
+//   guest::Job job = guest::JobFromRequest(request, limits, key);
+//   PLIMSOLL_RETURN_IF_ERROR(guest::WriteFrame(fd, guest::EncodeJob(job)));
+//   auto report = guest::ReadSealedReport(fd, key, deadline);
+#ifndef PLIMSOLL_GUEST_PROTOCOL_H_
+#define PLIMSOLL_GUEST_PROTOCOL_H_
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plimsoll/error.h"
+#include "plimsoll/limits.h"
+#include "plimsoll/request.h"
+#include "plimsoll/result.h"
+
+namespace plimsoll::guest {
+
+inline constexpr uint32_t kMaxFrameBytes = 32u << 20;
+inline constexpr size_t kReportKeyBytes = 32;
+inline constexpr int64_t kJobVersion = 1;
+
+// Exit codes the agent reports for steps it could not start.
+inline constexpr int64_t kExitCannotExecute = 126;
+inline constexpr int64_t kExitNotFound = 127;
+
+// A javascript snippet's job budget is the request's timeout plus this
+// grace, so qjs's own deadline (exit 124) normally fires first and the
+// agent's kill is the backstop.
+inline constexpr int64_t kJavascriptGraceMs = 1000;
+
+// Bounds DecodeJob enforces (beyond them a job is refused as malformed).
+inline constexpr int64_t kMaxJobTimeoutMs = int64_t{3600} * 1000;
+inline constexpr int64_t kMaxJobOutputCapBytes = int64_t{8} << 20;
+inline constexpr int64_t kMaxJobArtifactBytes = int64_t{16} << 20;
+inline constexpr size_t kMaxJobFiles = 10'000;
+inline constexpr size_t kMaxJobSteps = 1'000;
+
+// Fixed places inside every guest image and sandbox.
+inline constexpr const char* kWorkDirectory = "/work";
+inline constexpr const char* kAgentPath = "/usr/local/bin/plimsoll-guest";
+inline constexpr const char* kQjsPath = "/usr/local/bin/qjs";
+// The unprivileged identity steps run as inside the sandbox.
+inline constexpr uint32_t kGuestUid = 1000;
+inline constexpr uint32_t kGuestGid = 1000;
+
+struct Job {
+  std::vector<ProjectFile> files;               // written under /work first
+  std::vector<std::vector<std::string>> steps;  // run in order as kGuestUid
+  std::vector<std::string> artifacts;           // brought back after the steps
+  int64_t timeout_ms = 0;                       // budget for all steps together
+  int64_t output_cap_bytes = 0;                 // per stream, per step
+  int64_t max_artifact_bytes = 0;               // all artifacts together
+  int64_t nofile = 256;                         // RLIMIT_NOFILE for steps
+  int64_t fsize_bytes = 0;  // RLIMIT_FSIZE for steps (0: none; JobFromRequest: work_bytes)
+  int64_t nproc = 0;        // RLIMIT_NPROC for steps (0: no rlimit; cgroups count)
+  std::vector<std::string> environment;  // "KEY=VALUE" for steps
+  std::string report_key;                // kReportKeyBytes raw bytes
+};
+
+struct Report {
+  std::vector<StepResult> steps;  // the steps that ran (or failed to start)
+  ProjectOutcome outcome = ProjectOutcome::kCompleted;
+  std::vector<Artifact> artifacts;
+  // Whole sentences, one per line, for the operator's log: why setup failed,
+  // which artifacts were missing, what the agent had to trim. Never shown to
+  // the caller as output.
+  std::string detail;
+};
+
+// Builds the job for a validated request (ValidateRequest resolved its
+// timeout): a project as is; a `javascript` snippet as main.js run by
+// kQjsPath with --timeout-ms (the request's) and --output-cap (the cap plus
+// one byte, so the agent's own cap sees and flags the truncation); a
+// `python` snippet as main.py run by `python3 main.py`. Limits supply the
+// caps (clamped to kMaxJobOutputCapBytes / kMaxJobArtifactBytes, which a
+// provider should check its configuration against at startup). A cell is
+// refused (kUnsupported: sessions keep their own interpreters); a key that
+// is not kReportKeyBytes long is kInternal.
+Expected<Job> JobFromRequest(const Request& request, const Limits& limits, std::string report_key);
+
+std::string EncodeJob(const Job& job);
+Expected<Job> DecodeJob(std::string_view bytes);
+std::string EncodeReport(const Report& report);
+Expected<Report> DecodeReport(std::string_view bytes);
+
+// Lowercase hex HMAC-SHA256 of `bytes` under `key`.
+std::string Seal(std::string_view key, std::string_view bytes);
+
+// Frame I/O on a blocking or non-blocking descriptor (socket, pipe or
+// character device), EINTR-safe, with partial writes resumed. Both give up
+// at `deadline` (kDeadlineExceeded). A read refuses an announced length
+// above kMaxFrameBytes and a stream that ends mid-frame (kDataLoss); a write
+// refuses a frame above it (kResourceExhausted). Writes to a socket never
+// raise SIGPIPE; on a pipe the caller must ignore SIGPIPE.
+Status WriteFrame(int fd, std::string_view bytes, std::chrono::steady_clock::time_point deadline);
+Expected<std::string> ReadFrame(int fd, std::chrono::steady_clock::time_point deadline);
+
+// Reads the Report frame and the Seal frame and checks the seal in constant
+// time. Any failure is an error (the caller reports kProtocolError).
+Expected<Report> ReadSealedReport(int fd, std::string_view report_key,
+                                  std::chrono::steady_clock::time_point deadline);
+
+// Turns a report into the Result fields a provider fills: for snippets the
+// single step's outputs become the result's; for projects, steps, outcome and
+// artifacts are copied and the top-level exit code/outputs are the last
+// step's. For javascript, qjs's own deadline (exit 124) counts as timed_out
+// and qjs's "qjs: stdout truncated at N bytes" notes are dropped from stderr
+// when the agent flagged that truncation itself. A snippet whose setup failed
+// before any step gets exit code 127 and the detail on stderr; a provider that
+// prefers an error checks report.outcome first. Sets kind, never duration_ms
+// (the provider measures the run), provider, isolation or record.
+void FillResult(const Request& request, const Report& report, Result* result);
+
+}  // namespace plimsoll::guest
+
+#endif  // PLIMSOLL_GUEST_PROTOCOL_H_
