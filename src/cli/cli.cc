@@ -8,6 +8,7 @@
 #include "cli/argv_split.h"
 #include "cli/exit_status.h"
 #include "cli/human_output.h"
+#include "cli/image_command.h"
 #include "cli/project_loader.h"
 #include "plimsoll/sandbox.h"
 #include "plimsoll/wire.h"
@@ -118,14 +119,9 @@ int DescribeCommand(const std::string& provider_flag, std::ostream& out, std::os
   auto sandbox = Sandbox::Open(ChosenProvider(provider_flag));
   if (!sandbox.ok()) return Fail(sandbox.error(), false, out, err);
   auto evidence = sandbox->CollectEvidence();
-  std::optional<Evidence> collected;
   std::optional<Error> failure;
-  if (evidence.ok()) {
-    collected = *evidence;
-  } else {
-    failure = evidence.error();
-  }
-  PrintDescription(sandbox->Describe(), collected, failure, out);
+  if (!evidence.ok()) failure = evidence.error();
+  PrintDescription(sandbox->Describe(), sandbox->evidence(), failure, out);
   return kExitRanOk;
 }
 
@@ -156,6 +152,9 @@ int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   CLI::App* describe_command = app.add_subcommand("describe", "Show a provider, its tier and evidence.");
   describe_command->add_option("--provider", describe_provider, "Provider to describe.");
 
+  ImageOptions image_options;
+  CLI::App* image_command = AddImageCommand(app, image_options);
+
   app.add_subcommand("version", "Print the version.");
 
   std::vector<std::string> reversed(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));
@@ -171,6 +170,7 @@ int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
 
   if (run_command->parsed()) return RunCommand(run, out, err);
   if (describe_command->parsed()) return DescribeCommand(describe_provider, out, err);
+  if (image_command->parsed()) return RunImageCommand(image_options, out, err);
   out << "plimsoll " << kVersion << " (protocol " << kProtocol << ")\n";
   return kExitRanOk;
 }

@@ -79,9 +79,10 @@ void PrintDescription(const Description& description, const std::optional<Eviden
       out << "  [" << (check.passed ? "pass" : "FAIL") << "] " << check.name << ": " << check.detail
           << "\n";
     }
-  } else if (evidence_error) {
-    out << "isolation:    unknown (no evidence: " << evidence_error->message() << ")\n";
+  } else {
+    out << "isolation:    unknown (no evidence)\n";
   }
+  if (evidence_error) out << "evidence failed: " << evidence_error->message() << "\n";
   out << "environment:  " << (description.environment.empty() ? "none" : description.environment)
       << "\n";
   out << "payloads:    ";

@@ -48,9 +48,21 @@ Expected<Evidence> Sandbox::CollectEvidence(std::chrono::milliseconds budget) {
   Tier claimed = provider_->Describe().tier;
   if (CompareTiers(confirmed.tier, claimed) > 0) confirmed.tier = claimed;
   if (!confirmed.AllChecksPassed()) {
-    return Refusal(NotDispatched::kEnvironment,
-                   "The " + std::string(provider_->name()) +
-                       " provider's smoke test failed a check of its wall; see describe.");
+    // Keep what was observed (for describe), but it proves no tier.
+    std::string failed;
+    for (const EvidenceCheck& check : confirmed.checks) {
+      if (check.passed) continue;
+      failed += failed.empty() ? "" : "; ";
+      failed += check.name + " (" + check.detail + ")";
+    }
+    confirmed.tier = Tier::kUnknown;
+    {
+      std::lock_guard lock(*mutex_);
+      evidence_ = confirmed;
+    }
+    return Refusal(NotDispatched::kEnvironment, "The " + std::string(provider_->name()) +
+                                                    " provider's smoke test failed: " + failed +
+                                                    ".");
   }
   std::lock_guard lock(*mutex_);
   evidence_ = confirmed;
@@ -82,8 +94,10 @@ Expected<Result> Sandbox::Run(const Request& request) {
             ".");
   }
 
+  // Evidence that failed a check proves nothing: collect it again (the wall
+  // may have recovered) and refuse if it still fails.
   std::optional<Evidence> current = evidence();
-  if (!current) {
+  if (!current || !current->AllChecksPassed()) {
     auto collected = CollectEvidence();
     if (!collected.ok()) return collected.error();
     current = *collected;

@@ -146,7 +146,17 @@ TEST(SandboxTest, AnUnconfirmedSandboxIsAnEnvironmentRefusal) {
   result = sandbox2.Run(Snippet());
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(NotDispatchedReason(result.error()), NotDispatched::kEnvironment);
+  EXPECT_NE(result.error().message().find("root_read_only (observed)"), std::string::npos)
+      << result.error().message();
+  // What was observed stays visible, proving no tier; the next run checks again.
+  ASSERT_TRUE(sandbox2.evidence().has_value());
+  EXPECT_EQ(sandbox2.evidence()->tier, Tier::kUnknown);
+  result = sandbox2.Run(Snippet());
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(fake2->smoke_tests, 2);
   EXPECT_EQ(fake2->runs, 0);
+  fake2->check_fails = false;
+  EXPECT_TRUE(sandbox2.Run(Snippet()).ok());
 }
 
 TEST(SandboxTest, AnotherEnvironmentIsRefused) {

@@ -1,0 +1,90 @@
+#include "cli/image_command.h"
+
+#include <CLI/CLI.hpp>
+
+#include "cli/exit_status.h"
+#include "image/builder.h"
+#include "image/image.h"
+
+namespace plimsoll::cli {
+namespace {
+
+// Defaults baked in at configure time (src/cli/CMakeLists.txt): the source
+// tree's recipe and the preset-independent guest binaries build.
+#ifndef PLIMSOLL_IMAGE_RECIPE
+#define PLIMSOLL_IMAGE_RECIPE "image/recipe"
+#endif
+#ifndef PLIMSOLL_GUEST_BIN_DIR
+#define PLIMSOLL_GUEST_BIN_DIR "build/guest/bin"
+#endif
+
+int ReportError(const Error& error, std::ostream& err) {
+  err << "plimsoll image: " << error.message() << "\n";
+  return NotDispatchedReason(error) ? kExitNothingRan : kExitRanFailed;
+}
+
+int Build(const ImageOptions& options, std::ostream& out, std::ostream& err) {
+  auto cache = image::DefaultCacheDirectory();
+  if (!cache.ok()) return ReportError(cache.error(), err);
+  image::BuildOptions build;
+  build.recipe_file = options.recipe.empty() ? PLIMSOLL_IMAGE_RECIPE : options.recipe;
+  build.output =
+      options.output.empty() ? *cache / "image" / "current" : std::filesystem::path(options.output);
+  build.guest_bin = options.guest_bin.empty() ? PLIMSOLL_GUEST_BIN_DIR : options.guest_bin;
+  build.cache = *cache / "image";
+  build.require_agent = options.require_agent;
+  build.rebuild_base = options.rebuild_base;
+  auto builder = image::MakeMmdebstrapBuilder();
+  auto result = image::BuildImage(build, *builder, err);
+  if (!result.ok()) return ReportError(result.error(), err);
+  out << build.output.string() << " " << result->identity << "\n";
+  return kExitRanOk;
+}
+
+int VerifyImage(const ImageOptions& options, std::ostream& out, std::ostream& err) {
+  auto opened =
+      options.directory.empty() ? image::LocateDefaultImage() : image::OpenImage(options.directory);
+  if (!opened.ok()) return ReportError(opened.error(), err);
+  Status verified = image::Verify(*opened, options.expect);
+  if (!verified.ok()) {
+    err << "plimsoll image: MISMATCH: " << verified.error().message() << "\n";
+    return kExitRanFailed;
+  }
+  out << "ok: " << opened->directory.string() << " is " << opened->identity << "\n";
+  return kExitRanOk;
+}
+
+}  // namespace
+
+CLI::App* AddImageCommand(CLI::App& app, ImageOptions& options) {
+  CLI::App* image =
+      app.add_subcommand("image", "Build or verify the guest image (docs/guest-image.md).");
+  image->require_subcommand(1);
+  options.build =
+      image->add_subcommand("build", "Build the guest image (the Debian base tree is cached).");
+  options.build->add_option(
+      "--output", options.output,
+      "Image directory (default: ${PLIMSOLL_CACHE:-~/.cache/plimsoll}/image/current).");
+  options.build->add_option(
+      "--guest-bin", options.guest_bin,
+      "Directory holding the static qjs and plimsoll-guest (default: " PLIMSOLL_GUEST_BIN_DIR ").");
+  options.build->add_option("--recipe", options.recipe,
+                            "Recipe file (default: " PLIMSOLL_IMAGE_RECIPE ").");
+  options.build->add_flag("--require-agent", options.require_agent,
+                          "Fail if plimsoll-guest is missing.");
+  options.build->add_flag("--rebuild-base", options.rebuild_base,
+                          "Rebuild the cached Debian base tree.");
+  options.verify = image->add_subcommand("verify", "Recompute an image's identity and compare it.");
+  options.verify->add_option(
+      "directory", options.directory,
+      "Image directory (default: $PLIMSOLL_IMAGE, the build tree's, or the cache's).");
+  options.verify->add_option("--expect", options.expect, "The identity it must have (sha256:...).");
+  return image;
+}
+
+int RunImageCommand(const ImageOptions& options, std::ostream& out, std::ostream& err) {
+  if (options.build->parsed()) return Build(options, out, err);
+  return VerifyImage(options, out, err);
+}
+
+}  // namespace plimsoll::cli

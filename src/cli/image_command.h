@@ -1,0 +1,45 @@
+// `plimsoll image build|verify`: the guest image from the command line
+// (docs/guest-image.md).
+//
+//   plimsoll image build [--output DIR] [--guest-bin DIR] [--recipe FILE]
+//                        [--require-agent] [--rebuild-base]
+//   plimsoll image verify [DIR] [--expect sha256:...]
+//
+// Usage (in cli.cc):
+//   ImageOptions image;
+//   CLI::App* image_command = AddImageCommand(app, image);
+//   ...
+//   if (image_command->parsed()) return RunImageCommand(image, out, err);
+#ifndef PLIMSOLL_CLI_IMAGE_COMMAND_H_
+#define PLIMSOLL_CLI_IMAGE_COMMAND_H_
+
+#include <ostream>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace plimsoll::cli {
+
+struct ImageOptions {
+  CLI::App* build = nullptr;
+  CLI::App* verify = nullptr;
+  std::string output;     // build: the image directory
+  std::string guest_bin;  // build: where qjs and plimsoll-guest are
+  std::string recipe;     // build: the recipe file
+  bool require_agent = false;
+  bool rebuild_base = false;
+  std::string directory;  // verify: the image directory
+  std::string expect;     // verify: the identity it must have
+};
+
+// Adds the `image` subcommand (with `build` and `verify`) to `app`.
+CLI::App* AddImageCommand(CLI::App& app, ImageOptions& options);
+
+// Runs the parsed subcommand; returns the exit status (cli/exit_status.h).
+int RunImageCommand(const ImageOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace plimsoll::cli
+
+#endif  // PLIMSOLL_CLI_IMAGE_COMMAND_H_

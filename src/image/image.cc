@@ -1,0 +1,154 @@
+#include "image/image.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+
+#include "image/manifest.h"
+
+namespace plimsoll::image {
+namespace {
+
+Error EnvironmentRefusal(std::string message) {
+  return Refusal(NotDispatched::kEnvironment, std::move(message));
+}
+
+// Reads a whole small file; nullopt when it does not exist or cannot be read.
+std::optional<std::string> ReadSmallFile(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::string Trimmed(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '\r')) {
+    text.pop_back();
+  }
+  return text;
+}
+
+}  // namespace
+
+Expected<Image> OpenImage(const std::filesystem::path& given) {
+  // Sandboxes bind the rootfs from another working directory: always absolute.
+  std::error_code error;
+  std::filesystem::path directory = std::filesystem::absolute(given, error);
+  if (error) directory = given;
+  struct stat info {};
+  if (stat(directory.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    return EnvironmentRefusal("The guest image " + directory.string() +
+                              " does not exist; build it with `plimsoll image build --output " +
+                              directory.string() + "`.");
+  }
+  Image image{directory, directory / kRootfsName, {}};
+  auto identity = ReadSmallFile(directory / kIdentityName);
+  if (!identity) {
+    return EnvironmentRefusal("The guest image " + directory.string() +
+                              " is incomplete (no identity file): an interrupted build? Rebuild it "
+                              "with `plimsoll image build`.");
+  }
+  image.identity = Trimmed(*identity);
+  if (!IsWellFormedIdentity(image.identity)) {
+    return EnvironmentRefusal("The identity file of the guest image " + directory.string() +
+                              " does not hold \"sha256:<64 hex digits>\".");
+  }
+  struct stat tree {};
+  if (lstat(image.rootfs.c_str(), &tree) != 0 || !S_ISDIR(tree.st_mode)) {
+    return EnvironmentRefusal("The guest image " + directory.string() + " has an identity but no " +
+                              kRootfsName + " tree.");
+  }
+  return image;
+}
+
+Expected<std::string> ComputeIdentity(const std::filesystem::path& rootfs) {
+  auto manifest = BuildManifest(rootfs);
+  if (!manifest.ok()) return manifest.error().WithContext("Cannot read the guest tree");
+  return IdentityOfManifest(*manifest);
+}
+
+Status Verify(const Image& image, std::string_view expected) {
+  if (!expected.empty() && !IsWellFormedIdentity(expected)) {
+    return Refusal(NotDispatched::kRequest, "The expected identity \"" + std::string(expected) +
+                                                "\" is not \"sha256:<64 hex digits>\".");
+  }
+  auto manifest = BuildManifest(image.rootfs);
+  if (!manifest.ok()) {
+    return Refusal(NotDispatched::kEnvironment,
+                   manifest.error().WithContext("Cannot read the guest tree").message());
+  }
+  std::string identity = IdentityOfManifest(*manifest);
+  if (identity != image.identity) {
+    std::string message = "The guest image " + image.directory.string() + " was recorded as " +
+                          image.identity + " but its tree is now " + identity + ".";
+    if (auto recorded = ReadSmallFile(image.directory / kManifestName)) {
+      if (IdentityOfManifest(*recorded) == image.identity) {
+        auto differences = DescribeManifestDifferences(*recorded, *manifest, 5);
+        message += " Changed entries:";
+        for (const std::string& difference : differences) message += "\n  " + difference;
+      } else {
+        message += " (The recorded manifest does not match the recorded identity either.)";
+      }
+    }
+    return EnvironmentRefusal(std::move(message));
+  }
+  if (!expected.empty() && identity != expected) {
+    return EnvironmentRefusal("The guest image " + image.directory.string() + " is " + identity +
+                              ", not the expected " + std::string(expected) + ".");
+  }
+  return Status::Ok();
+}
+
+Status CheckPinned(const Image& image, std::string_view expected) {
+  if (expected.empty()) return Status::Ok();
+  if (!IsWellFormedIdentity(expected)) {
+    return Refusal(NotDispatched::kRequest, "The pinned image identity \"" + std::string(expected) +
+                                                "\" is not \"sha256:<64 hex digits>\".");
+  }
+  if (image.identity != expected) {
+    return EnvironmentRefusal("The guest image " + image.directory.string() + " is " +
+                              image.identity + ", but this daemon is pinned to " +
+                              std::string(expected) + ".");
+  }
+  return Status::Ok();
+}
+
+Expected<std::filesystem::path> DefaultCacheDirectory() {
+  if (const char* cache = std::getenv("PLIMSOLL_CACHE"); cache && *cache)
+    return std::filesystem::path(cache);
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    return std::filesystem::path(home) / ".cache" / "plimsoll";
+  }
+  return EnvironmentRefusal("Neither PLIMSOLL_CACHE nor HOME is set: no cache directory.");
+}
+
+Expected<Image> LocateDefaultImage() {
+  if (const char* configured = std::getenv("PLIMSOLL_IMAGE"); configured && *configured) {
+    auto image = OpenImage(configured);
+    if (!image.ok()) return image.error().WithContext("PLIMSOLL_IMAGE");
+    return image;
+  }
+  std::string tried;
+#ifdef PLIMSOLL_BUILD_TREE_IMAGE
+  {
+    std::filesystem::path built(PLIMSOLL_BUILD_TREE_IMAGE);
+    std::error_code ignored;
+    if (std::filesystem::is_directory(built, ignored)) return OpenImage(built);
+    tried = built.string() + ", ";
+  }
+#endif
+  auto cache = DefaultCacheDirectory();
+  if (!cache.ok()) return cache.error();
+  std::filesystem::path current = *cache / "image" / "current";
+  std::error_code ignored;
+  if (!std::filesystem::is_directory(current, ignored)) {
+    return EnvironmentRefusal("No guest image: PLIMSOLL_IMAGE is not set and none was found at " +
+                              tried + current.string() +
+                              ". Build one with `plimsoll image build` or set PLIMSOLL_IMAGE.");
+  }
+  return OpenImage(current);
+}
+
+}  // namespace plimsoll::image

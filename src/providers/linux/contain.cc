@@ -1,0 +1,352 @@
+#include "providers/linux/contain.h"
+
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "providers/linux/caps.h"
+#include "providers/linux/net.h"
+#include "providers/linux/pid.h"
+#include "providers/linux/rlimit.h"
+
+namespace plimsoll::linux_sandbox {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// What a failing child step sends over the error pipe.
+struct ChildFailure {
+  int32_t error = 0;
+  char what[124] = {};
+};
+
+// Descriptor numbers inside the child while it arranges 0..4.
+constexpr int kErrorPipeFd = 4;
+
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& other) noexcept : fd_(other.Release()) {}
+  Fd& operator=(Fd&& other) noexcept {
+    Reset(other.Release());
+    return *this;
+  }
+  ~Fd() { Reset(); }
+  int get() const { return fd_; }
+  int Release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  void Reset(int fd = -1) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// Everything the child reads, prepared by the parent.
+struct ChildPlan {
+  const ContainConfig* config;
+  MountPlan mounts;
+  RlimitPlan rlimits;
+  uint64_t capabilities;
+  int last_capability;
+  sock_fprog seccomp;
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+  int sync_read, sync_write, error_read, error_write, channel_host, channel_child;
+  int diagnostics_read, diagnostics_write, stdout_fd;
+};
+
+[[noreturn]] void Fail(int error_fd, int error, const char* what) {
+  ChildFailure failure;
+  failure.error = error;
+  size_t i = 0;
+  for (; what[i] != '\0' && i + 1 < sizeof failure.what; ++i) failure.what[i] = what[i];
+  failure.what[i] = '\0';
+  (void)!write(error_fd, &failure, sizeof failure);
+  syscall(SYS_exit_group, 1);
+  __builtin_unreachable();
+}
+
+// Moves `fd` to a descriptor >= 10 (so 0..4 can be arranged freely).
+int Lift(int fd) {
+  return fd < 0 ? fd : fcntl(fd, F_DUPFD_CLOEXEC, 10);
+}
+
+[[noreturn]] void ChildMain(const ChildPlan& plan) {
+  int error_fd = plan.error_write;
+  close(plan.sync_write);
+  close(plan.error_read);
+  close(plan.channel_host);
+  close(plan.diagnostics_read);
+  char go = 0;
+  for (;;) {
+    ssize_t got = read(plan.sync_read, &go, 1);
+    if (got == 1) break;
+    if (got < 0 && errno == EINTR) continue;
+    syscall(SYS_exit_group, 1);  // the parent gave up on us
+  }
+  const char* what = "";
+  int error = 0;
+  if (unshare(CLONE_NEWCGROUP) != 0) Fail(error_fd, errno, "unshare(CLONE_NEWCGROUP)");
+  if ((error = BecomeInsideRoot(&what)) != 0) Fail(error_fd, error, what);
+  // Credential changes clear the parent-death signal, so it is set after them.
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
+    Fail(error_fd, errno, "prctl(PR_SET_PDEATHSIG)");
+  if (fcntl(plan.sync_read, F_SETFL, O_NONBLOCK) != 0 || read(plan.sync_read, &go, 1) == 0) {
+    Fail(error_fd, ESRCH, "the provider exited during setup");
+  }
+  if ((error = SetUpFilesystem(plan.mounts, &what)) != 0) Fail(error_fd, error, what);
+  const std::string& hostname = plan.config->hostname;
+  if (sethostname(hostname.c_str(), hostname.size()) != 0) Fail(error_fd, errno, "sethostname");
+  if (setdomainname("sandbox", 7) != 0) Fail(error_fd, errno, "setdomainname");
+  if ((error = BringUpLoopback(&what)) != 0) Fail(error_fd, error, what);
+  if ((error = ApplyRlimits(plan.rlimits, &what)) != 0) Fail(error_fd, error, what);
+
+  // Descriptors: 0 /dev/null, 1 /dev/null (or the test's), 2 diagnostics,
+  // 3 channel, 4 error pipe (close-on-exec); nothing else survives.
+  int channel = Lift(plan.channel_child);
+  int diagnostics = Lift(plan.diagnostics_write);
+  int out = Lift(plan.stdout_fd);
+  int errors = Lift(error_fd);
+  if (channel < 0 || diagnostics < 0 || errors < 0 || (plan.stdout_fd >= 0 && out < 0)) {
+    Fail(error_fd, errno, "move descriptors out of the way");
+  }
+  error_fd = errors;
+  int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null_fd < 0) Fail(error_fd, errno, "open /dev/null inside");
+  null_fd = Lift(null_fd);
+  if (dup3(errors, kErrorPipeFd, O_CLOEXEC) < 0) Fail(error_fd, errno, "dup3 error pipe");
+  error_fd = kErrorPipeFd;
+  if (dup2(null_fd, 0) < 0 || dup2(out >= 0 ? out : null_fd, 1) < 0 || dup2(diagnostics, 2) < 0 ||
+      dup2(channel, kChannelFd) < 0) {
+    Fail(error_fd, errno, "arrange descriptors 0-3");
+  }
+  if (syscall(SYS_close_range, kErrorPipeFd + 1, ~0U, 0) != 0) Fail(error_fd, errno, "close_range");
+
+  if ((error = DropCapabilities(plan.capabilities, plan.last_capability, &what)) != 0) {
+    Fail(error_fd, error, what);
+  }
+  if ((error = SetNoNewPrivileges(&what)) != 0) Fail(error_fd, error, what);
+  if ((error = InstallSeccompProgram(plan.seccomp, &what)) != 0) Fail(error_fd, error, what);
+
+  pid_t agent = RawFork();
+  if (agent < 0) Fail(error_fd, errno, "fork the agent");
+  if (agent == 0) {
+    execve(plan.argv[0], plan.argv.data(), plan.envp.data());
+    Fail(error_fd, errno, "execve the agent");
+  }
+  syscall(SYS_close_range, 0, ~0U, 0);  // init keeps nothing
+  RunInit(agent);
+}
+
+std::string Describe(const ChildFailure& failure) {
+  std::string what(failure.what, strnlen(failure.what, sizeof failure.what));
+  return what + ": " + std::strerror(failure.error);
+}
+
+Error SetupRefusal(const std::string& detail) {
+  return Refusal(NotDispatched::kEnvironment,
+                 "The linux sandbox could not be built, so nothing ran: " + detail + ".");
+}
+
+}  // namespace
+
+Container::Container(Container&& other) noexcept
+    : pid_(other.pid_),
+      pidfd_(other.pidfd_),
+      channel_(other.channel_),
+      diagnostics_(other.diagnostics_),
+      reaped_(other.reaped_),
+      status_(other.status_),
+      cgroup_(std::move(other.cgroup_)) {
+  other.pid_ = -1;
+  other.pidfd_ = other.channel_ = other.diagnostics_ = -1;
+  other.reaped_ = true;
+}
+
+Container::~Container() {
+  if (pid_ > 0) (void)Kill();
+  for (int fd : {pidfd_, channel_, diagnostics_}) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+void Container::CloseChannel() {
+  if (channel_ >= 0) close(channel_);
+  channel_ = -1;
+}
+
+void Container::Reap(bool block) {
+  if (reaped_ || pid_ <= 0) return;
+  int status = 0;
+  pid_t got;
+  do {
+    got = waitpid(pid_, &status, block ? 0 : WNOHANG);
+  } while (got < 0 && errno == EINTR);
+  if (got == pid_ || (got < 0 && errno == ECHILD)) {
+    reaped_ = true;
+    status_ = status;
+  }
+}
+
+std::optional<int> Container::Wait(Deadline deadline) {
+  for (;;) {
+    Reap(false);
+    if (reaped_) return status_;
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return std::nullopt;
+    pollfd entry{pidfd_, POLLIN, 0};
+    (void)poll(&entry, 1, static_cast<int>(std::min<int64_t>(left, 1000)) + 1);
+  }
+}
+
+Status Container::Kill() {
+  if (pid_ <= 0) return Status::Ok();
+  if (!reaped_)
+    syscall(SYS_pidfd_send_signal, pidfd_, SIGKILL, nullptr, 0);  // ends the pid namespace
+  Status killed = cgroup_.Kill();
+  Reap(true);
+  Status removed = cgroup_.Remove();
+  pid_ = -1;
+  if (!killed.ok()) return killed;
+  return removed;
+}
+
+std::string Container::Diagnostics() {
+  std::string text;
+  if (diagnostics_ < 0) return text;
+  char buffer[4096];
+  ssize_t got = read(diagnostics_, buffer, sizeof buffer);
+  if (got > 0) text.assign(buffer, static_cast<size_t>(got));
+  return text;
+}
+
+Expected<Container> Contain(const ContainConfig& config, Deadline deadline) {
+  if (config.seccomp == nullptr || config.cgroups == nullptr || config.argv.empty()) {
+    return SetupRefusal("the configuration lacks a seccomp program, a cgroup layout or a program");
+  }
+  auto mounts = MountPlanFor(config.rootfs, config.limits, config.binds);
+  if (!mounts.ok()) return SetupRefusal(mounts.error().message());
+
+  int pair[2], sync_pipe[2], error_pipe[2], diagnostics_pipe[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+    return SetupRefusal("socketpair");
+  Fd channel_host(pair[0]), channel_child(pair[1]);
+  if (pipe2(sync_pipe, O_CLOEXEC) != 0) return SetupRefusal("pipe2");
+  Fd sync_read(sync_pipe[0]), sync_write(sync_pipe[1]);
+  if (pipe2(error_pipe, O_CLOEXEC) != 0) return SetupRefusal("pipe2");
+  Fd error_read(error_pipe[0]), error_write(error_pipe[1]);
+  if (pipe2(diagnostics_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return SetupRefusal("pipe2");
+  Fd diagnostics_read(diagnostics_pipe[0]), diagnostics_write(diagnostics_pipe[1]);
+
+  auto cgroup = RunCgroup::Create(*config.cgroups, NextRunName(), config.limits);
+  if (!cgroup.ok()) return SetupRefusal("creating the run's cgroup: " + cgroup.error().message());
+  Fd cgroup_fd;
+  if (config.cgroups->version == CgroupVersion::kV2) {
+    cgroup_fd.Reset(open(cgroup->directories()[0].c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (cgroup_fd.get() < 0)
+      return SetupRefusal("opening the run's cgroup: " + std::string(std::strerror(errno)));
+  }
+
+  std::vector<std::string> argv_storage = config.argv;
+  std::vector<std::string> env_storage = config.environment;
+  ChildPlan plan{};
+  plan.config = &config;
+  plan.mounts = std::move(*mounts);
+  plan.rlimits = RlimitPlanFor(config.limits);
+  plan.capabilities = AgentCapabilities();
+  plan.last_capability = LastCapability();
+  plan.seccomp = config.seccomp->Fprog();
+  for (std::string& arg : argv_storage) plan.argv.push_back(arg.data());
+  plan.argv.push_back(nullptr);
+  for (std::string& var : env_storage) plan.envp.push_back(var.data());
+  plan.envp.push_back(nullptr);
+  plan.sync_read = sync_read.get();
+  plan.sync_write = sync_write.get();
+  plan.error_read = error_read.get();
+  plan.error_write = error_write.get();
+  plan.channel_host = channel_host.get();
+  plan.channel_child = channel_child.get();
+  plan.diagnostics_read = diagnostics_read.get();
+  plan.diagnostics_write = diagnostics_write.get();
+  plan.stdout_fd = config.stdout_fd;
+
+  clone_args args{};
+  int pidfd = -1;
+  args.flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC |
+               CLONE_NEWUTS | CLONE_PIDFD;
+  args.pidfd = reinterpret_cast<uint64_t>(&pidfd);
+  args.exit_signal = SIGCHLD;
+  if (cgroup_fd.get() >= 0) {
+    args.flags |= CLONE_INTO_CGROUP;
+    args.cgroup = static_cast<uint64_t>(cgroup_fd.get());
+  }
+  long child = syscall(SYS_clone3, &args, sizeof args);
+  if (child == 0) ChildMain(plan);
+  if (child < 0)
+    return SetupRefusal(std::string("clone3 with new namespaces: ") + std::strerror(errno));
+
+  Container container(static_cast<pid_t>(child), pidfd, channel_host.Release(),
+                      diagnostics_read.Release(), std::move(*cgroup));
+  channel_child.Reset();
+  sync_read.Reset();
+  error_write.Reset();
+  diagnostics_write.Reset();
+
+  // From here on, `container`'s destructor kills and reaps on every early return.
+  Status mapped = WriteIdMaps(container.pid(), config.identities);
+  if (!mapped.ok()) return SetupRefusal("writing the uid/gid maps: " + mapped.error().message());
+  if (config.cgroups->version == CgroupVersion::kV1) {
+    Status added = container.cgroup().AddProcess(container.pid());
+    if (!added.ok())
+      return SetupRefusal("moving the sandbox into its cgroup: " + added.error().message());
+  }
+  char go = 1;
+  if (write(sync_write.get(), &go, 1) != 1) return SetupRefusal("releasing the child");
+
+  ChildFailure failure;
+  size_t have = 0;
+  for (;;) {
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return SetupRefusal("the setup did not finish before the deadline");
+    pollfd entry{error_read.get(), POLLIN, 0};
+    int ready = poll(&entry, 1, static_cast<int>(std::min<int64_t>(left, 60'000)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    ssize_t got =
+        read(error_read.get(), reinterpret_cast<char*>(&failure) + have, sizeof failure - have);
+    if (got < 0 && errno == EINTR) continue;
+    if (got == 0) break;  // EOF: every write end closed, the agent is exec'd
+    if (got < 0)
+      return SetupRefusal(std::string("reading the error pipe: ") + std::strerror(errno));
+    have += static_cast<size_t>(got);
+    if (have == sizeof failure) return SetupRefusal(Describe(failure));
+  }
+  if (have != 0) return SetupRefusal("a partial failure report from the child");
+  // EOF also comes from a child that died without a word (a crash): only a
+  // live init means the agent was really started.
+  if (container.Wait(Clock::now()).has_value()) {
+    return SetupRefusal("the sandbox's init exited during setup without a report");
+  }
+  return container;
+}
+
+}  // namespace plimsoll::linux_sandbox

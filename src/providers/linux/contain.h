@@ -1,0 +1,119 @@
+// Building the wall: the sequence that turns a clone into a linux sandbox.
+//
+// Parent (the provider):
+//   1. a per-run cgroup with the limits (cgroup.h);
+//   2. clone3(CLONE_NEWUSER|NEWPID|NEWNS|NEWNET|NEWIPC|NEWUTS, CLONE_PIDFD;
+//      CLONE_INTO_CGROUP on v2) -- the child blocks on a sync pipe;
+//   3. writes the child's uid/gid maps (user.h), moves it into the v1
+//      cgroups, then releases it;
+//   4. waits for the error pipe: a record means a step failed (the child has
+//      exited; nothing ran: Refusal kEnvironment naming the step), EOF means
+//      the agent's execve succeeded.
+// Child (pid 1 of the new pid namespace):
+//   unshare(CLONE_NEWCGROUP) (rooted at the run's cgroup) -> become inside
+//   root, drop host groups -> parent-death signal -> mounts and pivot_root
+//   (mount.h) -> hostname -> lo up (net.h) -> rlimits (rlimit.h) -> descriptors
+//   (0 /dev/null, 1 /dev/null or a test's fd, 2 diagnostics pipe, 3 channel;
+//   every other descriptor closed) -> capabilities cut to the agent's set
+//   (caps.h) -> no_new_privs -> seccomp (seccomp.h) -> fork the agent (pid 2),
+//   which execve()s; the child stays as init (pid.h).
+// FAIL CLOSED: every step's failure is reported with its errno over the
+// error pipe and the child exits; the parent kills and reaps whatever exists
+// and returns a refusal. Nothing runs in a weaker wall.
+//
+// Everything the child touches is prepared before clone: the child never
+// allocates (the parent image is multi-threaded) and uses only
+// async-signal-safe calls.
+//
+// Usage:
+//   ContainConfig config{...};
+//   auto sandbox = Contain(config, deadline);   // Expected<Container>
+//   WriteFrame(sandbox->channel(), ...);        // talk to the agent
+//   // ~Container kills the cgroup, reaps init, removes the cgroup.
+#ifndef PLIMSOLL_PROVIDERS_LINUX_CONTAIN_H_
+#define PLIMSOLL_PROVIDERS_LINUX_CONTAIN_H_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plimsoll/error.h"
+#include "plimsoll/limits.h"
+#include "providers/linux/cgroup.h"
+#include "providers/linux/mount.h"
+#include "providers/linux/seccomp.h"
+#include "providers/linux/user.h"
+
+namespace plimsoll::linux_sandbox {
+
+using Deadline = std::chrono::steady_clock::time_point;
+
+// The descriptor number the channel has inside the sandbox.
+inline constexpr int kChannelFd = 3;
+
+struct ContainConfig {
+  std::string rootfs;             // absolute host path of the image tree
+  std::vector<std::string> argv;  // what pid 2 executes (argv[0] is the path inside)
+  std::vector<std::string> environment;
+  Limits limits;
+  const SeccompProgram* seccomp = nullptr;  // required
+  const CgroupLayout* cgroups = nullptr;    // required
+  std::string hostname = "plimsoll";
+  Identities identities = DefaultIdentities();
+  std::vector<BindFile> binds;
+  int stdout_fd = -1;  // a host descriptor to give the agent as stdout (tests); -1: /dev/null
+};
+
+// A running sandbox. Move-only; the destructor kills every process in its
+// cgroup, reaps the init and removes the cgroup.
+class Container {
+ public:
+  Container(Container&&) noexcept;
+  Container& operator=(Container&&) = delete;
+  Container(const Container&) = delete;
+  Container& operator=(const Container&) = delete;
+  ~Container();
+
+  pid_t pid() const { return pid_; }        // host pid of the sandbox's init
+  int channel() const { return channel_; }  // host end of the socketpair
+  RunCgroup& cgroup() { return cgroup_; }
+
+  // Closes the host end of the channel (the agent sees EOF).
+  void CloseChannel();
+  // Waits until the init exits or `deadline`; returns its wait status, or
+  // nullopt at the deadline.
+  std::optional<int> Wait(Deadline deadline);
+  // Kills every process of the sandbox and reaps the init.
+  Status Kill();
+  // Whatever the agent wrote on its stderr (at most 4 KiB), without blocking.
+  std::string Diagnostics();
+
+ private:
+  friend Expected<Container> Contain(const ContainConfig& config, Deadline deadline);
+  Container(pid_t pid, int pidfd, int channel, int diagnostics, RunCgroup cgroup)
+      : pid_(pid),
+        pidfd_(pidfd),
+        channel_(channel),
+        diagnostics_(diagnostics),
+        cgroup_(std::move(cgroup)) {}
+  void Reap(bool block);
+
+  pid_t pid_ = -1;
+  int pidfd_ = -1;
+  int channel_ = -1;
+  int diagnostics_ = -1;
+  bool reaped_ = false;
+  int status_ = 0;
+  RunCgroup cgroup_;
+};
+
+// Builds the wall and starts the agent (see the file comment). Every failure
+// before the agent's execve is a Refusal(kEnvironment) naming the step.
+Expected<Container> Contain(const ContainConfig& config, Deadline deadline);
+
+}  // namespace plimsoll::linux_sandbox
+
+#endif  // PLIMSOLL_PROVIDERS_LINUX_CONTAIN_H_

@@ -1,0 +1,346 @@
+// Integration tests of the linux provider through plimsoll::Sandbox: the
+// real wall, the real agent, the guest image from PLIMSOLL_IMAGE (or the
+// default locations). Skipped with the reason where this machine cannot host it.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "image/image.h"
+#include "plimsoll/sandbox.h"
+#include "providers/linux/cgroup.h"
+#include "providers/linux/contain.h"
+#include "providers/linux/seccomp.h"
+
+namespace plimsoll {
+namespace {
+
+std::string SkipReason() {
+  if (geteuid() != 0) return "skipped: the linux provider needs root on the host";
+  auto image = image::LocateDefaultImage();
+  if (!image.ok()) return "skipped: no guest image: " + image.error().message();
+  auto cgroups = linux_sandbox::DetectCgroups();
+  if (!cgroups.ok()) return "skipped: " + cgroups.error().message();
+  return "";
+}
+
+Sandbox& SharedSandbox() {
+  static Sandbox sandbox = std::move(*Sandbox::Open("linux"));
+  return sandbox;
+}
+
+// Run cgroups of this process (by the naming scheme) that still exist.
+std::vector<std::string> OwnRunCgroups() {
+  std::vector<std::string> found;
+  auto layout = linux_sandbox::DetectCgroups();
+  if (!layout.ok()) return found;
+  std::string prefix = std::to_string(getpid()) + "-";
+  for (const std::string& parent : layout->ParentDirectories()) {
+    DIR* dir = opendir(parent.c_str());
+    if (dir == nullptr) continue;
+    while (dirent* entry = readdir(dir)) {
+      std::string name = entry->d_name;
+      if (name.rfind(prefix, 0) == 0) found.push_back(parent + "/" + name);
+    }
+    closedir(dir);
+  }
+  return found;
+}
+
+// Processes on the host running as one of the sandbox's host uids.
+int SandboxProcesses() {
+  int count = 0;
+  DIR* proc = opendir("/proc");
+  while (dirent* entry = readdir(proc)) {
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    struct stat st {};
+    std::string path = std::string("/proc/") + entry->d_name;
+    if (stat(path.c_str(), &st) == 0 && st.st_uid >= 1'500'000'000u && st.st_uid <= 1'500'001'000u)
+      ++count;
+  }
+  closedir(proc);
+  return count;
+}
+
+class LinuxProviderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static const std::string reason = SkipReason();
+    if (!reason.empty()) GTEST_SKIP() << reason;
+  }
+  Result MustRun(const Request& request) {
+    auto result = SharedSandbox().Run(request);
+    if (!result.ok()) {
+      ADD_FAILURE() << result.error().ToString();
+      return Result{};
+    }
+    return *result;
+  }
+};
+
+TEST_F(LinuxProviderTest, TierContainerFromEvidenceWithEveryCheckListedAndPassed) {
+  // The provider's own evidence (Sandbox::CollectEvidence hides failed checks).
+  ASSERT_TRUE(SharedSandbox().provider().Preflight().ok());
+  auto evidence = SharedSandbox().provider().SmokeTest(std::chrono::steady_clock::now() +
+                                                       std::chrono::seconds(30));
+  ASSERT_TRUE(evidence.ok()) << evidence.error().ToString();
+  for (const auto& [key, value] : evidence->facts)
+    std::cout << "fact " << key << ": " << value << "\n";
+  for (const EvidenceCheck& check : evidence->checks) {
+    std::cout << (check.passed ? "PASS " : "FAIL ") << check.name << ": " << check.detail << "\n";
+  }
+  EXPECT_EQ(evidence->tier, Tier::kContainer) << evidence->summary;
+  std::set<std::string> names;
+  for (const EvidenceCheck& check : evidence->checks) {
+    names.insert(check.name);
+    EXPECT_TRUE(check.passed) << check.name << ": " << check.detail;
+  }
+  for (const char* name :
+       {"root_read_only", "tmp_is_bounded_tmpfs", "work_is_bounded_tmpfs", "only_tmpfs_writable",
+        "loopback_only", "no_route_out", "pids_limit", "seccomp_filter", "no_new_privileges",
+        "unprivileged_no_capabilities", "cgroup_limits_configured", "memory_limit_enforced"}) {
+    EXPECT_TRUE(names.count(name)) << "missing check " << name;
+  }
+}
+
+TEST_F(LinuxProviderTest, JavascriptAndPythonRunInsideWithTierContainer) {
+  Request js;
+  js.javascript = JavascriptPayload{"console.log(6*7)"};
+  Result result = MustRun(js);
+  EXPECT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  EXPECT_EQ(result.stdout_bytes, "42\n");
+  EXPECT_EQ(result.isolation, Tier::kContainer);
+  Request py;
+  py.python = PythonPayload{"import os, socket\nprint(os.getuid(), socket.gethostname())"};
+  result = MustRun(py);
+  EXPECT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  EXPECT_EQ(result.stdout_bytes, "1000 plimsoll\n");
+}
+
+TEST_F(LinuxProviderTest, DeniedSystemCallsFailWithEpermInside) {
+  Request py;
+  py.python = PythonPayload{R"py(
+import ctypes, errno, socket
+libc = ctypes.CDLL(None, use_errno=True)
+def check(name, rc):
+    print(name, "EPERM" if rc == -1 and ctypes.get_errno() == errno.EPERM else "rc=%d errno=%d" % (rc, ctypes.get_errno()))
+check("unshare", libc.unshare(0x10000000))
+check("setns", libc.setns(0, 0))
+check("clone_newns", libc.syscall(56, 0x00020000 | 17, 0, 0, 0, 0))
+check("mount", libc.mount(b"none", b"/tmp", b"tmpfs", 0, None))
+check("umount2", libc.umount2(b"/tmp", 0))
+check("pivot_root", libc.syscall(155, b"/", b"/"))
+check("ptrace", libc.ptrace(0, 0, None, None))
+check("keyctl", libc.syscall(250, 0, 0, 0, 0, 0))
+check("add_key", libc.syscall(248, b"user", b"x", None, 0, 0))
+check("request_key", libc.syscall(249, b"user", b"x", None, 0))
+check("bpf", libc.syscall(321, 0, 0, 0))
+check("perf_event_open", libc.syscall(298, 0, 0, -1, -1, 0))
+check("init_module", libc.syscall(175, 0, 0, b""))
+check("finit_module", libc.syscall(313, 0, b"", 0))
+check("delete_module", libc.syscall(176, b"x", 0))
+check("kexec_load", libc.syscall(246, 0, 0, 0, 0))
+check("reboot", libc.syscall(169, 0, 0, 0, 0))
+check("clock_settime", libc.syscall(227, 0, 0))
+check("settimeofday", libc.syscall(164, 0, 0))
+check("adjtimex", libc.syscall(159, 0))
+for family in (socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK, socket.AF_PACKET):
+    try:
+        socket.socket(family, socket.SOCK_DGRAM).close(); print("socket", family, "created")
+    except OSError as e:
+        print("socket", family, errno.errorcode[e.errno])
+a, b = socket.socketpair(socket.AF_UNIX); a.close(); b.close(); print("unix ok")
+)py"};
+  Result result = MustRun(py);
+  ASSERT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  std::istringstream lines(result.stdout_bytes);
+  int checked = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("socket", 0) == 0) {
+      EXPECT_NE(line.find("EPERM"), std::string::npos) << line;
+    } else if (line != "unix ok") {
+      EXPECT_NE(line.find(" EPERM"), std::string::npos) << line;
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 25) << result.stdout_bytes;
+}
+
+TEST_F(LinuxProviderTest, MemoryLimitKillsWith137) {
+  Request py;
+  py.python = PythonPayload{"b = bytearray(512 << 20)\nprint('survived')"};
+  Result result = MustRun(py);
+  EXPECT_EQ(result.exit_code, 137) << result.stderr_bytes;
+  EXPECT_EQ(result.stdout_bytes, "");
+}
+
+TEST_F(LinuxProviderTest, PidsLimitStopsAForkBomb) {
+  Request py;
+  py.python = PythonPayload{R"py(
+import os, errno, time
+n = 0
+try:
+    while n < 1000:
+        if os.fork() == 0:
+            time.sleep(20); os._exit(0)
+        n += 1
+except OSError as e:
+    print("stopped", errno.errorcode[e.errno], n < 256)
+)py"};
+  py.timeout_ms = 10'000;
+  Result result = MustRun(py);
+  EXPECT_EQ(result.stdout_bytes, "stopped EAGAIN True\n") << result.stderr_bytes;
+}
+
+TEST_F(LinuxProviderTest, TimeoutKillsTheCgroupAndLeavesNothingBehind) {
+  int before = SandboxProcesses();
+  Request py;
+  py.python = PythonPayload{R"py(
+import os, time
+for _ in range(5):
+    if os.fork() == 0:
+        os.setsid()
+        while True: pass
+print("spinning", flush=True)
+while True: time.sleep(1)
+)py"};
+  py.timeout_ms = 500;
+  Result result = MustRun(py);
+  EXPECT_TRUE(result.timed_out);
+  EXPECT_EQ(result.exit_code, 124);
+  EXPECT_EQ(OwnRunCgroups(), std::vector<std::string>{});
+  EXPECT_EQ(SandboxProcesses(), before);
+  // Mounts live only in the sandbox's mount namespace: the host's table has none of them.
+  std::ifstream mounts("/proc/self/mountinfo");
+  std::string all((std::istreambuf_iterator<char>(mounts)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(all.find("plimsoll-rootfs"), std::string::npos);
+}
+
+TEST_F(LinuxProviderTest, AProjectRunsStepsInOrderAndBringsBackArtifacts) {
+  Request project;
+  project.project =
+      ProjectPayload{{{"main.py", "open('out.txt','w').write('made')\nprint('step1')"}},
+                     {{"python3", "main.py"}, {"cat", "out.txt"}},
+                     {"out.txt"}};
+  Result result = MustRun(project);
+  ASSERT_EQ(result.steps.size(), 2u);
+  EXPECT_EQ(result.steps[0].stdout_bytes, "step1\n");
+  EXPECT_EQ(result.stdout_bytes, "made");
+  ASSERT_EQ(result.artifacts.size(), 1u);
+  EXPECT_EQ(result.artifacts[0].content, "made");
+}
+
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST_F(LinuxProviderTest, AnInvalidPolicyRefusesWithEnvironmentAndRunsNothing) {
+  std::string path = ::testing::TempDir() + "/bad.policy";
+  std::ofstream(path) << "version 1\ndefault deny\nallow not_a_syscall\n";
+  ScopedEnv env("PLIMSOLL_SECCOMP_POLICY", path);
+  auto sandbox = Sandbox::Open("linux");
+  ASSERT_TRUE(sandbox.ok());
+  Request js;
+  js.javascript = JavascriptPayload{"console.log('ran')"};
+  auto result = sandbox->Run(js);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(NotDispatchedReason(result.error()), NotDispatched::kEnvironment)
+      << result.error().ToString();
+  EXPECT_NE(result.error().message().find("not_a_syscall"), std::string::npos)
+      << result.error().message();
+}
+
+TEST_F(LinuxProviderTest, AMissingImageRefusesWithEnvironmentAndRunsNothing) {
+  ScopedEnv env("PLIMSOLL_IMAGE", "/nonexistent/plimsoll-image");
+  auto sandbox = Sandbox::Open("linux");
+  ASSERT_TRUE(sandbox.ok());
+  Request js;
+  js.javascript = JavascriptPayload{"console.log('ran')"};
+  auto result = sandbox->Run(js);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(NotDispatchedReason(result.error()), NotDispatched::kEnvironment)
+      << result.error().ToString();
+}
+
+// A step that fails inside the child (here: a bind mount onto a path the
+// image lacks) is reported over the error pipe; nothing is executed and
+// nothing is left behind.
+TEST_F(LinuxProviderTest, AWallStepFailingInsideTheChildRefusesWithEnvironment) {
+  auto image = image::LocateDefaultImage();
+  ASSERT_TRUE(image.ok());
+  auto layout = linux_sandbox::DetectCgroups();
+  ASSERT_TRUE(layout.ok());
+  auto policy = linux_sandbox::ParseSeccompPolicy(linux_sandbox::BuiltInSeccompPolicyText());
+  ASSERT_TRUE(policy.ok());
+  auto program = linux_sandbox::CompileSeccompPolicy(*policy);
+  ASSERT_TRUE(program.ok());
+  int before = SandboxProcesses();
+  linux_sandbox::ContainConfig config;
+  config.rootfs = image->rootfs.string();
+  config.argv = {"/bin/sh", "-c", "echo ran > /work/ran"};
+  config.seccomp = &*program;
+  config.cgroups = &*layout;
+  config.binds = {{"/dev/null", "/no/such/target"}};
+  auto container =
+      linux_sandbox::Contain(config, std::chrono::steady_clock::now() + std::chrono::seconds(10));
+  ASSERT_FALSE(container.ok());
+  EXPECT_EQ(NotDispatchedReason(container.error()), NotDispatched::kEnvironment);
+  EXPECT_NE(container.error().message().find("bind-mount a host file"), std::string::npos)
+      << container.error().message();
+  EXPECT_EQ(OwnRunCgroups(), std::vector<std::string>{});
+  EXPECT_EQ(SandboxProcesses(), before);
+}
+
+TEST_F(LinuxProviderTest, ReconcileRemovesACrashedOwnersCgroups) {
+  auto layout = linux_sandbox::DetectCgroups();
+  ASSERT_TRUE(layout.ok());
+  ASSERT_TRUE(linux_sandbox::EnsureCgroupParents(*layout).ok());
+  // What a crashed owner leaves: run directories whose owner pid is gone
+  // (pid 999999999 is above pid_max), one holding a live process.
+  pid_t stray = fork();
+  ASSERT_GE(stray, 0);
+  if (stray == 0) {
+    for (;;) pause();
+  }
+  for (const std::string& parent : layout->ParentDirectories()) {
+    std::string dir = parent + "/999999999-1-1";
+    ASSERT_EQ(mkdir(dir.c_str(), 0755), 0) << dir;
+    std::ofstream(dir + "/cgroup.procs") << stray;
+  }
+  auto provider = MakeProvider("linux", Limits{});
+  ASSERT_TRUE(provider.ok());
+  ASSERT_TRUE((*provider)->Reconcile().ok());
+  for (const std::string& parent : layout->ParentDirectories()) {
+    struct stat st {};
+    EXPECT_NE(stat((parent + "/999999999-1-1").c_str(), &st), 0) << parent;
+  }
+  int status = 0;
+  EXPECT_EQ(waitpid(stray, &status, 0), stray);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+      << "the leftover process was not killed";
+}
+
+}  // namespace
+}  // namespace plimsoll

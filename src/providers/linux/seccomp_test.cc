@@ -1,0 +1,142 @@
+#include "providers/linux/seccomp.h"
+
+#include <gtest/gtest.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace plimsoll::linux_sandbox {
+namespace {
+
+TEST(SeccompPolicyTest, TheBuiltInPolicyParsesAndCompiles) {
+  auto policy = ParseSeccompPolicy(BuiltInSeccompPolicyText());
+  ASSERT_TRUE(policy.ok()) << policy.error().ToString();
+  EXPECT_EQ(policy->default_errno, EPERM);
+  auto program = CompileSeccompPolicy(*policy);
+  ASSERT_TRUE(program.ok()) << program.error().ToString();
+  EXPECT_GT(program->instructions.size(), 10u);
+}
+
+TEST(SeccompPolicyTest, TheBuiltInPolicyDeniesWhatSpecSectionSixLists) {
+  auto policy = ParseSeccompPolicy(BuiltInSeccompPolicyText());
+  ASSERT_TRUE(policy.ok());
+  std::vector<std::string> denied = policy->DeniedSyscalls();
+  for (const char* name :
+       {"unshare",         "setns",       "ptrace",        "mount",         "umount2",
+        "pivot_root",      "keyctl",      "add_key",       "request_key",   "bpf",
+        "perf_event_open", "init_module", "finit_module",  "delete_module", "kexec_load",
+        "kexec_file_load", "reboot",      "clock_settime", "settimeofday",  "adjtimex"}) {
+    EXPECT_NE(std::find(denied.begin(), denied.end(), name), denied.end()) << name;
+  }
+  // No denied call is also allowed somewhere.
+  for (const SeccompRule& rule : policy->rules) {
+    if (rule.allow) {
+      EXPECT_EQ(std::find(denied.begin(), denied.end(), rule.syscall), denied.end())
+          << rule.syscall;
+    }
+  }
+}
+
+TEST(SeccompPolicyTest, ParsesConditionsErrnosAndComments) {
+  auto policy = ParseSeccompPolicy(
+      "# c\nversion 1\ndefault deny\nallow read write # io\n"
+      "allow socket if arg0 == AF_UNIX\nallow clone if arg0 & CLONE_NEWNS|CLONE_NEWUSER == 0\n"
+      "deny ENOSYS clone3\n");
+  ASSERT_TRUE(policy.ok()) << policy.error().ToString();
+  ASSERT_EQ(policy->rules.size(), 5u);
+  EXPECT_TRUE(policy->rules[2].condition.has_value());
+  EXPECT_EQ(policy->rules[2].condition->value, 1u);
+  EXPECT_EQ(policy->rules[3].condition->mask, 0x10020000u);
+  EXPECT_EQ(policy->rules[4].errno_value, ENOSYS);
+}
+
+TEST(SeccompPolicyTest, RejectsMalformedPoliciesNamingTheLine) {
+  struct Case {
+    const char* text;
+    const char* mentions;
+  } cases[] = {
+      {"", "empty"},
+      {"default deny\n", "version 1"},
+      {"version 2\n", "version 1"},
+      {"version 1\nallow read\n", "default deny"},
+      {"version 1\ndefault allow\n", "deny by default"},
+      {"version 1\ndefault deny\nallow not_a_syscall\n", "not_a_syscall"},
+      {"version 1\ndefault deny\npermit read\n", "unknown rule"},
+      {"version 1\ndefault deny\ndeny EWHAT read\n", "EWHAT"},
+      {"version 1\ndefault deny\nallow socket if arg9 == 1\n", "arg0..arg5"},
+      {"version 1\ndefault deny\nallow socket if arg0 < 1\n", "== or !="},
+      {"version 1\ndefault deny\nallow socket if arg0 == AF_NOPE\n", "AF_NOPE"},
+      {"version 1\ndefault deny\nallow\n", "names no system call"},
+  };
+  for (const Case& c : cases) {
+    auto policy = ParseSeccompPolicy(c.text);
+    ASSERT_FALSE(policy.ok()) << c.text;
+    EXPECT_NE(policy.error().message().find(c.mentions), std::string::npos)
+        << c.text << " -> " << policy.error().message();
+  }
+}
+
+// Installs the built-in filter in a forked child and checks each denial there.
+TEST(SeccompPolicyTest, TheCompiledFilterDeniesWithEpermAndClone3WithEnosys) {
+  auto policy = ParseSeccompPolicy(BuiltInSeccompPolicyText());
+  ASSERT_TRUE(policy.ok());
+  auto program = CompileSeccompPolicy(*policy);
+  ASSERT_TRUE(program.ok());
+  sock_fprog fprog = program->Fprog();
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const char* what = "";
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || InstallSeccompProgram(fprog, &what) != 0)
+      _exit(100);
+    struct {
+      long number;
+      long a0, a1, a2;
+      int want;
+    } calls[] = {
+        {SYS_unshare, 0x10000000, 0, 0, EPERM},
+        {SYS_setns, 0, 0, 0, EPERM},
+        {SYS_ptrace, 0, 0, 0, EPERM},
+        {SYS_mount, 0, 0, 0, EPERM},
+        {SYS_umount2, 0, 0, 0, EPERM},
+        {SYS_pivot_root, 0, 0, 0, EPERM},
+        {SYS_keyctl, 0, 0, 0, EPERM},
+        {SYS_add_key, 0, 0, 0, EPERM},
+        {SYS_request_key, 0, 0, 0, EPERM},
+        {SYS_bpf, 0, 0, 0, EPERM},
+        {SYS_perf_event_open, 0, 0, 0, EPERM},
+        {SYS_init_module, 0, 0, 0, EPERM},
+        {SYS_finit_module, 0, 0, 0, EPERM},
+        {SYS_delete_module, 0, 0, 0, EPERM},
+        {SYS_kexec_load, 0, 0, 0, EPERM},
+        {SYS_reboot, 0, 0, 0, EPERM},
+        {SYS_clock_settime, 0, 0, 0, EPERM},
+        {SYS_settimeofday, 0, 0, 0, EPERM},
+        {SYS_adjtimex, 0, 0, 0, EPERM},
+        {SYS_socket, 2 /*AF_INET*/, 1, 0, EPERM},
+        {SYS_clone, 0x00020000 /*CLONE_NEWNS*/, 0, 0, EPERM},
+        {SYS_clone3, 0, 0, 0, ENOSYS},
+    };
+    int index = 0;
+    for (const auto& call : calls) {
+      ++index;
+      errno = 0;
+      long rc = syscall(call.number, call.a0, call.a1, call.a2, 0, 0);
+      if (rc != -1 || errno != call.want) _exit(index);
+    }
+    long unix_socket = syscall(SYS_socket, 1 /*AF_UNIX*/, 1, 0);
+    if (unix_socket < 0) _exit(99);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "the call at index " << WEXITSTATUS(status) << " was not denied as expected";
+}
+
+}  // namespace
+}  // namespace plimsoll::linux_sandbox
