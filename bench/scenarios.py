@@ -8,7 +8,7 @@ To add a scenario, add one `REGISTRY.add(command(...))` or `REGISTRY.add(sampler
 harness/scenario.py for the fields and README.md for examples.
 """
 
-from harness.scenario import Registry, command, needs_executable
+from harness.scenario import Registry, command, needs_executable, needs_path, produced, sampler
 
 REGISTRY = Registry(reference="unshare")
 
@@ -107,4 +107,76 @@ REGISTRY.add(command(
                 "bwrap).",
     probes=[needs_executable("runsc")], trial_skips=True,
     version=["runsc", "--version"],
+))
+
+
+# plimsoll's own rows. ----------------------------------------------------------------------------
+REGISTRY.add(command(
+    "plimsoll-cli-embedded",
+    ["{plimsoll_bin}/plimsoll", "run", "--provider", "embedded", "-e", "console.log(6*7)"],
+    baseline="host-exec",
+    description="The whole CLI process: `plimsoll run --provider embedded -e "
+                "\"console.log(6*7)\"` (start-up, a fresh embedded engine instance, evidence "
+                "collection and the run record, printing), against spawning /bin/true.",
+    probes=[needs_path("{plimsoll_bin}/plimsoll")],
+))
+
+# The embedded engine, in-process (bench/engine/engine_bench.cc), against native QuickJS built from
+# the same source with the same guest driver (-O2, no sanitizers). Issue 3's numbers:
+#   (a) fresh instance + console.log(6*7) + teardown: p50 <= 1 ms over >= 1000 runs;
+#   (b) CPU-bound (primes below 200000): wasm <= 2.0x native;
+#   (c) RSS (and VmSize) after 10000 instances within 10 % of after 100, in one process.
+_ENGINE_BENCH = "{plimsoll_bin}/engine_bench"
+_ENGINE_ARGV = [_ENGINE_BENCH, "--scenario", "{scenario}", "--runs", "{runs}",
+                "--warmup", "{warmup}"]
+_NEEDS_ENGINE_BENCH = [needs_path(_ENGINE_BENCH)]
+
+REGISTRY.add(sampler(
+    "engine.native_console_log", _ENGINE_ARGV, baseline=None, min_runs=1000,
+    probes=_NEEDS_ENGINE_BENCH, timeout_s=300.0,
+    description="Native QuickJS (same source, same guest driver, -O2): a fresh runtime + "
+                "console.log(6*7) + teardown, in-process (engine_bench). At least 1000 runs.",
+))
+REGISTRY.add(sampler(
+    "engine.instance_console_log", _ENGINE_ARGV, baseline="engine.native_console_log",
+    min_runs=1000, target_p50_ms=1.0, probes=_NEEDS_ENGINE_BENCH, timeout_s=300.0,
+    description="The embedded provider's engine (QuickJS -> wasm -> wasm2c): a fresh instance + "
+                "console.log(6*7) + teardown, in-process (engine_bench). At least 1000 runs. "
+                "Target (issue 3 a): p50 <= 1 ms; the ratio is to native QuickJS.",
+))
+REGISTRY.add(sampler(
+    "engine.primes_200000_native", _ENGINE_ARGV, baseline=None, max_runs=30,
+    probes=_NEEDS_ENGINE_BENCH, timeout_s=600.0,
+    description="Native QuickJS: count the primes below 200000 by trial division (CPU-bound; "
+                "output checked: 17984). At most 30 runs.",
+))
+REGISTRY.add(sampler(
+    "engine.primes_200000_wasm", _ENGINE_ARGV, baseline="engine.primes_200000_native",
+    max_runs=30, target_ratio=2.0, probes=_NEEDS_ENGINE_BENCH, timeout_s=600.0,
+    description="The same script on the embedded engine (a fresh instance per run). At most 30 "
+                "runs. Target (issue 3 b): p50 <= 2.0x native QuickJS.",
+))
+# One engine_bench process runs 10000 instances of a small script and reads /proc/self/status
+# after the 100th and the 10000th; it prints all four rows (one sample each).
+REGISTRY.add(sampler(
+    "engine.rss_after_100", _ENGINE_ARGV, baseline=None, probes=_NEEDS_ENGINE_BENCH,
+    timeout_s=600.0,
+    produces=["engine.rss_after_10000", "engine.vmsize_after_100", "engine.vmsize_after_10000"],
+    description="VmRSS (kB) of the engine_bench process after 100 fresh embedded instances "
+                "(each runs a small JSON script). One sample; the same process continues to "
+                "10000 for the rows below.",
+))
+REGISTRY.add(produced(
+    "engine.rss_after_10000", baseline="engine.rss_after_100", target_ratio=1.10,
+    description="VmRSS (kB) of the same process after 10000 instances. Target (issue 3 c): "
+                "within 10 % of the value after 100 (ratio <= 1.10).",
+))
+REGISTRY.add(produced(
+    "engine.vmsize_after_100", baseline=None,
+    description="VmSize (kB) of the same process after 100 instances.",
+))
+REGISTRY.add(produced(
+    "engine.vmsize_after_10000", baseline="engine.vmsize_after_100", target_ratio=1.10,
+    description="VmSize (kB) of the same process after 10000 instances. Target: within 10 % of "
+                "the value after 100 (ratio <= 1.10).",
 ))

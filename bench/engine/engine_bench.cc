@@ -1,16 +1,30 @@
 // engine_bench: samples for the embedded engine, one JSON object per line:
 //   {"scenario": NAME, "unit": "ms", "samples": [...]}
-// (bench/run.py turns them into p50/p95/p99 and ratios.)
+//   {"scenario": NAME, "error": "..."}
+// (bench/run.py turns them into p50/p95/p99, ratios and targets.)
 //
-// Scenarios:
-//   engine.instance_console_log      fresh instance + console.log(6*7) + teardown
-//   engine.native_console_log        the same on native QuickJS (same driver)
-//   engine.primes_200000_wasm        CPU-bound: count primes below 200000
-//   engine.primes_200000_native      the same on native QuickJS
-//   engine.memory_after_instances    VmSize and VmRSS (unit kB) after 100 and
-//                                    after 10000 instances (--instances N)
+// Scenarios (--scenario NAME, repeatable; default: all of them, in this order):
+//   engine.instance_console_log   fresh instance + console.log(6*7) + teardown
+//   engine.native_console_log     the same on native QuickJS (same driver)
+//   engine.primes_200000_wasm     CPU-bound: count primes below 200000
+//   engine.primes_200000_native   the same on native QuickJS
+//   engine.rss_after_100          memory (unit kB): VmRSS after 100 instances,
+//   engine.rss_after_N            then after N (--instances, default 10000),
+//   engine.vmsize_after_100       and VmSize at the same two points. One
+//   engine.vmsize_after_N         sample each (n = 1). Naming any of these
+//                                 runs the memory phase once, in this process,
+//                                 and prints all four lines.
 //
-//   engine_bench [--quick] [--instances N]
+// Run counts: --runs N / --warmup N, else $PLIMSOLL_BENCH_RUNS /
+// $PLIMSOLL_BENCH_WARMUP (set by bench/run.py), else the defaults: 2000 timed
+// runs after 20 warm-ups for the instance scenarios, 10 after 1 for primes
+// (--quick: 200/5 and 3/1). Warm-ups are untimed and not reported.
+//
+//   engine_bench [--scenario NAME]... [--runs N] [--warmup N] [--quick]
+//                [--instances N]
+//
+// Exit status: 0, 1 if a run failed (an "error" line is printed), 2 for
+// usage errors (unknown scenario: also an "error" line).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -47,17 +61,58 @@ void Print(std::string_view scenario, std::string_view unit, const std::vector<d
   std::fflush(stdout);
 }
 
+// The scenario being measured, for the error line if a run fails.
+std::string g_current = "engine_bench";
+
+std::string JsonString(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+void PrintError(std::string_view scenario, std::string_view message) {
+  std::printf("{\"scenario\": %s, \"error\": %s}\n", JsonString(scenario).c_str(),
+              JsonString(message).c_str());
+  std::fflush(stdout);
+}
+
+[[noreturn]] void Fail(std::string_view message) {
+  PrintError(g_current, std::string("run failed: ") + std::string(message));
+  std::fprintf(stderr, "engine_bench: %s: run failed: %.*s\n", g_current.c_str(),
+               static_cast<int>(message.size()), message.data());
+  std::exit(1);
+}
+
 template <typename F>
-std::vector<double> Sample(int count, F&& body) {
+std::vector<double> Sample(int warmup, int count, F&& body) {
+  for (int i = 0; i < warmup; i++) body();
   std::vector<double> samples;
   samples.reserve(count);
   for (int i = 0; i < count; i++) {
     auto start = std::chrono::steady_clock::now();
     body();
     samples.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
   }
   return samples;
+}
+
+void Expect(std::string_view got, std::string_view want) {
+  if (got != want) {
+    Fail("stdout was " + JsonString(got) + ", expected " + JsonString(want));
+  }
 }
 
 plimsoll::engine::Outcome Embedded(std::string_view code) {
@@ -65,9 +120,7 @@ plimsoll::engine::Outcome Embedded(std::string_view code) {
   limits.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   auto outcome = plimsoll::engine::EvaluateJavascript(code, limits);
   if (!outcome.ok() || outcome->exit_code != 0) {
-    std::fprintf(stderr, "engine_bench: run failed: %s\n",
-                 outcome.ok() ? outcome->stderr_bytes.c_str() : outcome.error().ToString().c_str());
-    std::exit(1);
+    Fail(outcome.ok() ? outcome->stderr_bytes : outcome.error().ToString());
   }
   return *outcome;
 }
@@ -84,42 +137,128 @@ long StatusKilobytes(const char* field) {
   return -1;
 }
 
-}  // namespace
+constexpr std::string_view kPrimesOut = "17984\n";  // pi(200000)
 
-int main(int argc, char** argv) {
-  bool quick = false;
-  int instances = 10000;
-  for (int i = 1; i < argc; i++) {
-    std::string_view argument = argv[i];
-    if (argument == "--quick") quick = true;
-    if (argument == "--instances" && i + 1 < argc) instances = std::atoi(argv[++i]);
+struct Counts {
+  int runs;
+  int warmup;
+};
+
+// -1 when unset; exits with status 2 on a malformed value.
+int CountArgument(const char* name, const char* text) {
+  if (text == nullptr || *text == '\0') return -1;
+  char* end = nullptr;
+  long value = std::strtol(text, &end, 10);
+  if (*end != '\0' || value < 0 || value > 100000000) {
+    std::fprintf(stderr, "engine_bench: %s must be a count, got '%s'\n", name, text);
+    std::exit(2);
   }
-  const int small_runs = quick ? 200 : 2000;
-  const int cpu_runs = quick ? 3 : 10;
+  return static_cast<int>(value);
+}
 
-  Embedded("console.log(1)");  // warm-up: one-time initialisation
-  Print("engine.instance_console_log", "ms",
-        Sample(small_runs, [] { Embedded("console.log(6*7)"); }));
-  Print("engine.native_console_log", "ms",
-        Sample(small_runs, [] { plimsoll::bench::RunNative("console.log(6*7)"); }));
-
-  if (Embedded(kPrimes).stdout_bytes != plimsoll::bench::RunNative(kPrimes).stdout_bytes) {
-    std::fprintf(stderr, "engine_bench: wasm and native disagree on primes\n");
-    return 1;
-  }
-  Print("engine.primes_200000_wasm", "ms", Sample(cpu_runs, [] { Embedded(kPrimes); }));
-  Print("engine.primes_200000_native", "ms",
-        Sample(cpu_runs, [] { plimsoll::bench::RunNative(kPrimes); }));
-
+void RunMemory(int instances) {
+  g_current = "engine.rss_after_100";
   std::vector<double> vm, rss;
   for (int i = 1; i <= instances; i++) {
-    Embedded("const o = { a: [1, 2, 3] }; console.log(JSON.stringify(o))");
+    Expect(Embedded("const o = { a: [1, 2, 3] }; console.log(JSON.stringify(o))").stdout_bytes,
+           "{\"a\":[1,2,3]}\n");
     if (i == 100 || i == instances) {
       vm.push_back(static_cast<double>(StatusKilobytes("VmSize")));
       rss.push_back(static_cast<double>(StatusKilobytes("VmRSS")));
     }
   }
-  Print("engine.vmsize_after_100_and_n_instances", "kB", vm);
-  Print("engine.rss_after_100_and_n_instances", "kB", rss);
+  const std::string last = std::to_string(instances);
+  Print("engine.rss_after_100", "kB", {rss.front()});
+  Print("engine.rss_after_" + last, "kB", {rss.back()});
+  Print("engine.vmsize_after_100", "kB", {vm.front()});
+  Print("engine.vmsize_after_" + last, "kB", {vm.back()});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  int instances = 10000;
+  int runs = CountArgument("PLIMSOLL_BENCH_RUNS", std::getenv("PLIMSOLL_BENCH_RUNS"));
+  int warmup = CountArgument("PLIMSOLL_BENCH_WARMUP", std::getenv("PLIMSOLL_BENCH_WARMUP"));
+  std::vector<std::string> wanted;
+  for (int i = 1; i < argc; i++) {
+    std::string_view argument = argv[i];
+    const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (argument == "--quick") {
+      quick = true;
+    } else if (argument == "--instances" && value) {
+      instances = CountArgument("--instances", value);
+      i++;
+    } else if (argument == "--runs" && value) {
+      runs = CountArgument("--runs", value);
+      i++;
+    } else if (argument == "--warmup" && value) {
+      warmup = CountArgument("--warmup", value);
+      i++;
+    } else if (argument == "--scenario" && value) {
+      wanted.emplace_back(value);
+      i++;
+    } else {
+      std::fprintf(stderr,
+                   "usage: engine_bench [--scenario NAME]... [--runs N] [--warmup N] [--quick] "
+                   "[--instances N]\n");
+      return 2;
+    }
+  }
+  if (instances < 100) {
+    std::fprintf(stderr, "engine_bench: --instances must be at least 100\n");
+    return 2;
+  }
+  if (runs == 0) {
+    std::fprintf(stderr, "engine_bench: the run count must be at least 1\n");
+    return 2;
+  }
+  const std::string last = std::to_string(instances);
+  const std::vector<std::string> memory = {"engine.rss_after_100", "engine.rss_after_" + last,
+                                           "engine.vmsize_after_100",
+                                           "engine.vmsize_after_" + last};
+  const std::vector<std::string> all = {"engine.instance_console_log", "engine.native_console_log",
+                                        "engine.primes_200000_wasm", "engine.primes_200000_native",
+                                        memory.front()};
+  if (wanted.empty()) wanted = all;
+  for (const auto& name : wanted) {
+    bool known = false;
+    for (const auto& candidate : all) known = known || name == candidate;
+    for (const auto& candidate : memory) known = known || name == candidate;
+    if (!known) {
+      PrintError(name, "engine_bench has no scenario of that name");
+      return 2;
+    }
+  }
+
+  const Counts instance{runs >= 0 ? runs : (quick ? 200 : 2000),
+                        warmup >= 0 ? warmup : (quick ? 5 : 20)};
+  const Counts cpu{runs >= 0 ? runs : (quick ? 3 : 10), warmup >= 0 ? warmup : 1};
+  bool memory_done = false;
+  for (const auto& name : wanted) {
+    g_current = name;
+    if (name == "engine.instance_console_log") {
+      Expect(Embedded("console.log(6*7)").stdout_bytes, "42\n");  // one-time initialisation
+      Print(name, "ms",
+            Sample(instance.warmup, instance.runs, [] { Embedded("console.log(6*7)"); }));
+    } else if (name == "engine.native_console_log") {
+      Expect(plimsoll::bench::RunNative("console.log(6*7)").stdout_bytes, "42\n");
+      Print(name, "ms", Sample(instance.warmup, instance.runs, [] {
+              plimsoll::bench::RunNative("console.log(6*7)");
+            }));
+    } else if (name == "engine.primes_200000_wasm") {
+      Expect(Embedded(kPrimes).stdout_bytes, kPrimesOut);
+      Print(name, "ms", Sample(cpu.warmup, cpu.runs, [] { Embedded(kPrimes); }));
+    } else if (name == "engine.primes_200000_native") {
+      auto run = plimsoll::bench::RunNative(kPrimes);
+      if (run.exit_code != 0) Fail(run.stderr_bytes);
+      Expect(run.stdout_bytes, kPrimesOut);
+      Print(name, "ms", Sample(cpu.warmup, cpu.runs, [] { plimsoll::bench::RunNative(kPrimes); }));
+    } else if (!memory_done) {  // one of the memory names
+      memory_done = true;
+      RunMemory(instances);
+    }
+  }
   return 0;
 }

@@ -7,8 +7,7 @@
 
 // From the guest driver (driver.h includes quickjs.h, which is C, not C++).
 extern "C" {
-int32_t plimsoll_run(const char* code, uint32_t length, uint32_t js_memory_limit,
-                     double budget_ms);
+int32_t plimsoll_run(const char* code, uint32_t length, uint32_t js_memory_limit, double budget_ms);
 
 namespace {
 std::string* g_out[2];
@@ -17,10 +16,18 @@ std::string* g_out[2];
 void plimsoll_native_write(int fd, const char* bytes, size_t length) {
   if ((fd == 1 || fd == 2) && g_out[fd - 1] != nullptr) g_out[fd - 1]->append(bytes, length);
 }
-int32_t plimsoll_deadline_reached(void) { return 0; }
-int32_t plimsoll_host_call(const char*, int32_t) { return PLIMSOLL_HOST_NO_GRANT; }
-int32_t plimsoll_host_response_length(void) { return 0; }
-int32_t plimsoll_host_response_read(char*, int32_t) { return 0; }
+int32_t plimsoll_deadline_reached(void) {
+  return 0;
+}
+int32_t plimsoll_host_call(const char*, int32_t) {
+  return PLIMSOLL_HOST_NO_GRANT;
+}
+int32_t plimsoll_host_response_length(void) {
+  return 0;
+}
+int32_t plimsoll_host_response_read(char*, int32_t) {
+  return 0;
+}
 }
 
 namespace plimsoll::bench {

@@ -35,7 +35,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < repeat; i++) {
     auto start = std::chrono::steady_clock::now();
     auto run = plimsoll::bench::RunNative(code);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (i == 0) {
       std::fwrite(run.stdout_bytes.data(), 1, run.stdout_bytes.size(), stdout);
       std::fwrite(run.stderr_bytes.data(), 1, run.stderr_bytes.size(), stderr);

@@ -10,14 +10,21 @@ from typing import List, Optional
 
 from . import stats
 from .fixtures import FixtureError
-from .scenario import COMMAND
+from .scenario import COMMAND, PRODUCED
 from . import timing
 
 MEASURED = "measured"
 SKIPPED = "skipped"
 FAILED = "failed"
 
-_TO_MS = {"s": 1000.0, "ms": 1.0, "us": 1e-3, "µs": 1e-3, "ns": 1e-6}
+# Accepted sampler units -> (the unit results are kept in, factor). Times become ms; memory sizes
+# become kB, where 1 kB = 1024 bytes (the convention of /proc/<pid>/status).
+UNITS = {
+    "s": ("ms", 1000.0), "ms": ("ms", 1.0), "us": ("ms", 1e-3), "µs": ("ms", 1e-3),
+    "ns": ("ms", 1e-6),
+    "B": ("kB", 1 / 1024), "kB": ("kB", 1.0), "KiB": ("kB", 1.0), "MB": ("kB", 1024.0),
+    "MiB": ("kB", 1024.0),
+}
 _TIMING_SCRIPT = os.path.abspath(timing.__file__)
 
 
@@ -32,11 +39,12 @@ class ScenarioResult:
     wrapper: Optional[List[str]] = None
     version: Optional[str] = None
     baseline: Optional[str] = None
-    unit: str = "ms"
+    unit: str = "ms"   # of samples and stats: "ms" (times) or "kB" (memory, 1 kB = 1024 B)
     samples: List[float] = dataclasses.field(default_factory=list)
     stats: Optional[dict] = None
     ratios: Optional[dict] = None
     ratio_note: Optional[str] = None
+    targets: Optional[List[dict]] = None   # one per target: what, limit, value, status, note
     seconds: float = 0.0   # wall time this scenario took, probes and warm-ups included
 
     def to_json(self):
@@ -59,30 +67,41 @@ def find_record(text, wanted):
     return found
 
 
+@dataclasses.dataclass
+class Outcome:
+    """What one sampler line (or one timed loop) yielded: samples in `unit` (ms or kB)."""
+    status: str
+    samples: List[float] = dataclasses.field(default_factory=list)
+    reason: Optional[str] = None
+    unit: str = "ms"
+
+
 def interpret_record(record):
-    """(status, samples in ms, reason) of one sampler JSON object."""
+    """The Outcome of one sampler JSON object; samples converted to ms (times) or kB (memory)."""
     if "skipped" in record:
-        return SKIPPED, [], str(record["skipped"])
+        return Outcome(SKIPPED, reason=str(record["skipped"]))
     if "error" in record:
-        return FAILED, [], str(record["error"])
+        return Outcome(FAILED, reason=str(record["error"]))
     unit = record.get("unit", "ms")
-    if unit not in _TO_MS:
-        return FAILED, [], f"sampler reported unknown unit {unit!r}"
+    if unit not in UNITS:
+        return Outcome(FAILED, reason=f"sampler reported unknown unit {unit!r} (known: "
+                                      f"{', '.join(UNITS)})")
     samples = record.get("samples")
     if not isinstance(samples, list) or not samples:
-        return FAILED, [], "sampler reported no samples"
+        return Outcome(FAILED, reason="sampler reported no samples")
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
                and v >= 0 for v in samples):
-        return FAILED, [], "sampler reported a sample that is not a finite non-negative number"
-    factor = _TO_MS[unit]
-    return MEASURED, [float(v) * factor for v in samples], None
+        return Outcome(FAILED, reason="sampler reported a sample that is not a finite "
+                                      "non-negative number")
+    kept, factor = UNITS[unit]
+    return Outcome(MEASURED, [float(v) * factor for v in samples], unit=kept)
 
 
 def parse_sampler_output(text, wanted):
-    """(status, samples in ms, reason) for scenario wanted in sampler stdout."""
+    """The Outcome for scenario wanted in sampler stdout."""
     record = find_record(text, wanted)
     if record is None:
-        return FAILED, [], f"sampler printed no JSON line for scenario {wanted!r}"
+        return Outcome(FAILED, reason=f"sampler printed no JSON line for scenario {wanted!r}")
     return interpret_record(record)
 
 
@@ -100,66 +119,104 @@ def _tool_version(argv):
 
 
 def _run_wrapped_loop(wrapper, spec, timeout_s):
-    """Run the timing loop as `wrapper... python3 timing.py`; returns (status, samples, reason)."""
+    """Run the timing loop as `wrapper... python3 timing.py`; returns an Outcome."""
     argv = list(wrapper) + [spec.pop("python"), _TIMING_SCRIPT]
     try:
         out = subprocess.run(argv, input=json.dumps(spec), capture_output=True, text=True,
                              timeout=timeout_s, check=False)
     except FileNotFoundError as error:
-        return (SKIPPED if spec.get("trial") else FAILED), [], f"wrapper cannot run: {error}"
+        return Outcome(SKIPPED if spec.get("trial") else FAILED,
+                       reason=f"wrapper cannot run: {error}")
     except subprocess.TimeoutExpired:
-        return FAILED, [], f"wrapped loop timed out after {timeout_s:g} s"
+        return Outcome(FAILED, reason=f"wrapped loop timed out after {timeout_s:g} s")
     record = find_record(out.stdout, spec["scenario"])
     detail = f"wrapper exited with status {out.returncode}"
     if out.stderr.strip():
         detail += f"; stderr: {_tail(out.stderr)}"
     if record is None:
         # The wrapper never started the loop: for a baseline that means this machine cannot host it.
-        return (SKIPPED if spec.get("trial") else FAILED), [], detail
-    status, samples, reason = interpret_record(record)
-    if out.returncode != 0 and status == MEASURED:
-        return FAILED, [], detail
-    return status, samples, reason
+        return Outcome(SKIPPED if spec.get("trial") else FAILED, reason=detail)
+    outcome = interpret_record(record)
+    if out.returncode != 0 and outcome.status == MEASURED:
+        return Outcome(FAILED, reason=detail)
+    return outcome
 
 
-def _run_sampler(scenario, argv, runs, warmup):
+def _line_name(scenario):
+    return scenario.sample_name or scenario.name
+
+
+def _run_sampler(scenario, argv, runs, warmup, lines):
+    """Run the sampler once; {line name: Outcome} for each of lines (JSON "scenario" values)."""
     env = dict(os.environ, PLIMSOLL_BENCH_RUNS=str(runs), PLIMSOLL_BENCH_WARMUP=str(warmup),
-               PLIMSOLL_BENCH_SCENARIO=scenario.sample_name or scenario.name)
+               PLIMSOLL_BENCH_SCENARIO=_line_name(scenario))
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=scenario.timeout_s,
                              env=env, check=False)
     except FileNotFoundError as error:
-        return FAILED, [], f"sampler cannot run: {error}"
+        return {line: Outcome(FAILED, reason=f"sampler cannot run: {error}") for line in lines}
     except subprocess.TimeoutExpired:
-        return FAILED, [], f"sampler timed out after {scenario.timeout_s:g} s"
-    wanted = scenario.sample_name or scenario.name
-    status, samples, reason = parse_sampler_output(out.stdout, wanted)
+        return {line: Outcome(FAILED, reason=f"sampler timed out after {scenario.timeout_s:g} s")
+                for line in lines}
+    detail = None
     if out.returncode != 0:
         detail = f"sampler exited with status {out.returncode}"
         if out.stderr.strip():
             detail += f"; stderr: {_tail(out.stderr)}"
-        if status == MEASURED:
-            return FAILED, [], detail
-        return status, [], f"{reason}; {detail}" if reason else detail
-    return status, samples, reason
+    outcomes = {}
+    for line in lines:
+        outcome = parse_sampler_output(out.stdout, line)
+        if detail is not None:
+            if outcome.status == MEASURED:
+                outcome = Outcome(FAILED, reason=detail)
+            else:
+                outcome.samples = []
+                outcome.reason = f"{outcome.reason}; {detail}" if outcome.reason else detail
+        outcomes[line] = outcome
+    return outcomes
 
 
-def run_scenario(scenario, registry, fixtures, runs, warmup):
-    """Probe, then measure one scenario. Never raises for problems of the scenario itself."""
+def run_scenario(scenario, registry, fixtures, runs, warmup, products=None):
+    """Probe, then measure one scenario. Never raises for problems of the scenario itself.
+
+    products: a dict shared across one run. A sampler with `produces` stores the Outcome of each
+    produced scenario in it (also when the sampler is skipped or fails); a produced scenario
+    takes its Outcome from it.
+    """
     started = time.monotonic()
+    if scenario.min_runs is not None:
+        runs = max(runs, scenario.min_runs)
     if scenario.max_runs is not None:
         runs = min(runs, scenario.max_runs)
+    if products is None:
+        products = {}
     result = ScenarioResult(name=scenario.name, kind=scenario.kind, status=SKIPPED,
                             description=scenario.description,
                             baseline=registry.baseline_of(scenario))
 
-    def finish(status, reason=None, samples=()):
+    def finish(status, reason=None, samples=(), unit="ms"):
         result.status = status
         result.reason = reason
-        result.samples = list(samples)
+        result.samples = list(samples) if status == MEASURED else []
+        result.unit = unit
         if status == MEASURED:
             result.stats = stats.summarize(result.samples)
         result.seconds = round(time.monotonic() - started, 3)
+        if status != MEASURED:
+            for name in scenario.produces:   # the produced rows share the producer's fate
+                products.setdefault(name, (Outcome(status, reason=f"from {scenario.name}: "
+                                                                  f"{reason}"), result.argv))
+        return result
+
+    def finish_outcome(outcome):
+        return finish(outcome.status, outcome.reason, outcome.samples, outcome.unit)
+
+    if scenario.kind == PRODUCED:
+        producer = registry.producer_of(scenario)
+        outcome, result.argv = products.get(scenario.name, (Outcome(
+            FAILED, reason=f"its producer {producer} did not run before it"), []))
+        finish_outcome(outcome)
+        result.seconds = 0.0   # counted in the producer's row
         return result
 
     try:
@@ -180,8 +237,13 @@ def run_scenario(scenario, registry, fixtures, runs, warmup):
         result.version = _tool_version(list(scenario.version))
 
     if scenario.kind != COMMAND:
-        status, samples, reason = _run_sampler(scenario, argv, runs, warmup)
-        return finish(status, reason, samples)
+        lines = {scenario.name: _line_name(scenario)}
+        for name in scenario.produces:
+            lines[name] = _line_name(registry.get(name))
+        outcomes = _run_sampler(scenario, argv, runs, warmup, list(dict.fromkeys(lines.values())))
+        for name in scenario.produces:
+            products[name] = (outcomes[lines[name]], argv)
+        return finish_outcome(outcomes[lines[scenario.name]])
 
     spec = {"scenario": scenario.name, "argv": argv, "cleanup": cleanup, "runs": runs,
             "warmup": warmup, "trial": scenario.trial_skips, "timeout_s": scenario.timeout_s,
@@ -189,7 +251,7 @@ def run_scenario(scenario, registry, fixtures, runs, warmup):
     if wrapper:
         spec["python"] = fixtures.format("{python}")
         loop_timeout = scenario.timeout_s * (runs + warmup + 1) * (2 if cleanup else 1) + 30
-        status, samples, reason = _run_wrapped_loop(wrapper, spec, loop_timeout)
+        outcome = _run_wrapped_loop(wrapper, spec, loop_timeout)
     else:
-        status, samples, reason = interpret_record(timing.run_loop(spec))
-    return finish(status, reason, samples)
+        outcome = interpret_record(timing.run_loop(spec))
+    return finish_outcome(outcome)

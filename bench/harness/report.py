@@ -5,14 +5,18 @@ import os
 import platform
 
 from . import stats
-from .execute import MEASURED
+from .execute import FAILED, MEASURED
 
 SCHEMA = "plimsoll-bench/1"
 _TABLE_REASON_LIMIT = 140
 
 
 def attach_ratios(results):
-    """Set ratios (or a ratio_note) on each result naming a baseline measured in the same run."""
+    """Set ratios (or a ratio_note) on each result naming a baseline measured in the same run.
+
+    A ratio needs the same unit on both sides: a measured row whose baseline has another unit
+    (ms against kB) is a registry error, and the row fails with that reason.
+    """
     by_name = {result.name: result for result in results}
     for result in results:
         if result.baseline is None or result.status != MEASURED:
@@ -22,9 +26,93 @@ def attach_ratios(results):
             result.ratio_note = f"baseline {result.baseline} was not run"
         elif base.status != MEASURED:
             result.ratio_note = f"baseline {result.baseline} was {base.status}"
+        elif base.unit != result.unit:
+            result.status = FAILED
+            result.reason = (f"unit {result.unit} differs from baseline {base.name}'s unit "
+                             f"{base.unit}: no ratio between them")
+            result.samples, result.stats = [], None
         else:
             result.ratios = stats.ratios(result.stats, base.stats)
     return results
+
+
+MET = "met"
+MISSED = "MISSED"
+NOT_EVALUATED = "n/a"
+
+
+def attach_targets(results, registry):
+    """Set targets on each result whose scenario has any (call after attach_ratios)."""
+    for result in results:
+        scenario = registry.get(result.name)
+        if scenario is None:
+            continue
+        targets = []
+        if scenario.target_p50_ms is not None:
+            target = {"what": "p50", "limit": scenario.target_p50_ms, "unit": "ms",
+                      "value": None, "status": NOT_EVALUATED, "note": None}
+            if result.status != MEASURED:
+                target["note"] = f"scenario {result.status}"
+            elif result.unit != "ms":
+                target["note"] = f"a p50 target in ms, but the row is in {result.unit}"
+            else:
+                target["value"] = result.stats["p50"]
+                target["status"] = MET if target["value"] <= target["limit"] else MISSED
+            targets.append(target)
+        if scenario.target_ratio is not None:
+            target = {"what": "ratio_p50", "limit": scenario.target_ratio,
+                      "baseline": result.baseline, "value": None, "status": NOT_EVALUATED,
+                      "note": None}
+            if result.status != MEASURED:
+                target["note"] = f"scenario {result.status}"
+            elif not result.ratios or result.ratios.get("p50") is None:
+                target["note"] = result.ratio_note or "no ratio"
+            else:
+                target["value"] = result.ratios["p50"]
+                target["status"] = MET if target["value"] <= target["limit"] else MISSED
+            targets.append(target)
+        result.targets = targets or None
+    return results
+
+
+def _target_text(target, with_status=True):
+    if target["what"] == "p50":
+        text = f"p50 ≤ {target['limit']:g} ms"
+        value = None if target["value"] is None else f"{_number(target['value'])} ms"
+    else:
+        text = f"×p50 ≤ {target['limit']:.2f}"
+        value = None if target["value"] is None else _ratio(target["value"])
+    if with_status:
+        text += f": {target['status']}"
+        if target["status"] == MISSED and value is not None:
+            text += f" ({value})"
+    return text
+
+
+def target_summary(scenarios):
+    """{"met": n, "MISSED": n, "n/a": n, "missed": [text...], "not_evaluated": [text...]}."""
+    summary = {MET: 0, MISSED: 0, NOT_EVALUATED: 0, "missed": [], "not_evaluated": []}
+    for row in scenarios:
+        for target in row.get("targets") or ():
+            summary[target["status"]] += 1
+            if target["status"] == MISSED:
+                summary["missed"].append(f"{row['name']}: {_target_text(target, False)}, got "
+                                         + (f"{_number(target['value'])} ms"
+                                            if target["what"] == "p50"
+                                            else _ratio(target["value"])))
+            elif target["status"] == NOT_EVALUATED:
+                summary["not_evaluated"].append(f"{row['name']}: {_target_text(target, False)} "
+                                                f"({target['note']})")
+    return summary
+
+
+def target_summary_line(summary):
+    """One line: counts of met / MISSED / not evaluated targets, and which were missed."""
+    line = (f"Targets (reported, not enforced): {summary[MET]} met, {summary[MISSED]} MISSED, "
+            f"{summary[NOT_EVALUATED]} not evaluated.")
+    if summary["missed"]:
+        line += " MISSED: " + "; ".join(summary["missed"]) + "."
+    return line
 
 
 def cgroup_layout():
@@ -47,6 +135,9 @@ def host_facts():
         "python": platform.python_version(),
         "uid": os.geteuid(),
         "cgroups": cgroup_layout(),
+        # 1/5/15-minute load averages when the results were assembled: on a shared machine,
+        # anything well above the CPU count means the wall-clock numbers are inflated.
+        "loadavg": [round(value, 2) for value in os.getloadavg()],
     }
 
 
@@ -55,6 +146,7 @@ def build_document(results, reference, options, started_at, finished_at, host=No
     counts = {}
     for result in results:
         counts[result.status] = counts.get(result.status, 0) + 1
+    scenarios = [result.to_json() for result in results]
     return {
         "schema": SCHEMA,
         "started_at": started_at,
@@ -64,7 +156,8 @@ def build_document(results, reference, options, started_at, finished_at, host=No
         "reference": reference,
         "percentile_method": "linear interpolation between closest ranks (numpy/R type 7)",
         "counts": counts,
-        "scenarios": [result.to_json() for result in results],
+        "scenarios": scenarios,
+        "targets": target_summary(scenarios),
     }
 
 
@@ -75,7 +168,9 @@ def _number(value):
         return f"{value:.3f}"
     if value < 100:
         return f"{value:.2f}"
-    return f"{value:.1f}"
+    if value < 1000:
+        return f"{value:.1f}"
+    return f"{value:.0f}"
 
 
 def _ratio(value):
@@ -97,18 +192,22 @@ def markdown_table(document):
         f"# plimsoll benchmarks, {document['started_at'][:10]}",
         "",
         f"Host `{host.get('hostname')}`: kernel {host.get('kernel')}, {host.get('cpus')} CPUs, "
-        f"cgroups {host.get('cgroups')}, Python {host.get('python')}, uid {host.get('uid')}. "
+        f"cgroups {host.get('cgroups')}, Python {host.get('python')}, uid {host.get('uid')}"
+        + (f", load average {' / '.join(str(v) for v in host['loadavg'])} at the end"
+           if host.get("loadavg") else "") + ". "
         f"Started {document['started_at']}, finished {document['finished_at']}.",
         "",
         f"{options.get('runs')} timed runs per scenario after {options.get('warmup')} warm-up runs"
         + (f", scenarios matching `{options['only']}`" if options.get("only") else "")
-        + ". Times are wall-clock milliseconds per invocation; ratios divide a scenario's statistic"
-        " by its baseline's, measured in this same run (reference baseline:"
-        f" `{document['reference']}`).",
+        + " (a scenario may raise or cap its own count; n is what was measured). Values are in"
+        " each row's unit: ms = wall-clock milliseconds per invocation (or per in-process run),"
+        " kB = memory size (1 kB = 1024 bytes, as /proc reports). Ratios divide a scenario's"
+        " statistic by its baseline's (same unit), measured in this same run (reference baseline:"
+        f" `{document['reference']}`). Targets are reported, not enforced.",
         "",
-        "| scenario | status | n | p50 ms | p95 ms | p99 ms | mean ms | min ms | max ms "
-        "| baseline | ×p50 | ×p95 | ×p99 |",
-        "|---|---|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|",
+        "| scenario | status | n | unit | p50 | p95 | p99 | mean | min | max "
+        "| baseline | ×p50 | ×p95 | ×p99 | target |",
+        "|---|---|--:|---|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|---|",
     ]
     for row in document["scenarios"]:
         status = row["status"]
@@ -122,10 +221,15 @@ def markdown_table(document):
         lines.append("| " + " | ".join([
             f"`{row['name']}`", _cell(status),
             str(summary["n"]) if summary else "—",
+            (row.get("unit") or "ms") if summary else "—",
             *(_number(summary.get(key)) for key in ("p50", "p95", "p99", "mean", "min", "max")),
             _cell(baseline),
             *(_ratio(ratios.get(key)) for key in ("p50", "p95", "p99")),
+            _cell("; ".join(_target_text(t) for t in row.get("targets") or ()) or "—"),
         ]) + " |")
+    targets = document.get("targets") or target_summary(document["scenarios"])
+    if targets[MET] or targets[MISSED] or targets[NOT_EVALUATED]:
+        lines += ["", target_summary_line(targets)]
     notes = [row for row in document["scenarios"] if row.get("description")]
     if notes:
         lines += ["", "What each scenario measures:", ""]

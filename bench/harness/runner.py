@@ -84,7 +84,8 @@ def _progress(text):
 
 
 def main(argv=None, registry=None):
-    """Run the benchmarks; exit status 0 if nothing failed (skips are fine), 1 otherwise."""
+    """Run the benchmarks; exit status 0 if nothing failed (skips and missed targets are fine),
+    1 otherwise."""
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if registry is None:
         registry = load_registry(args.registry)
@@ -94,8 +95,9 @@ def main(argv=None, registry=None):
     if args.list:
         for scenario in selected:
             base = registry.baseline_of(scenario)
-            print(f"{scenario.name:24} {scenario.kind:8} baseline={base or '-':10} "
-                  f"{scenario.description}")
+            targets = scenario.targets_text()
+            print(f"{scenario.name:30} {scenario.kind:8} baseline={base or '-':24} "
+                  + (f"[target {targets}] " if targets else "") + scenario.description)
         return 0
     if not selected:
         _progress(f"no scenario matches {args.only!r}")
@@ -105,14 +107,15 @@ def main(argv=None, registry=None):
     results = []
     plimsoll_bin = os.path.abspath(args.plimsoll_bin
                                    or os.path.join(REPO_DIR, "build", "release", "bin"))
+    products = {}   # outcomes of produced scenarios, filled by their sampler
     with Fixtures(keep=args.keep_workdir, values={"plimsoll_bin": plimsoll_bin}) as fixtures:
         if args.keep_workdir:
             _progress(f"work directory: {fixtures.workdir}")
         for index, scenario in enumerate(selected, 1):
             _progress(f"[{index}/{len(selected)}] {scenario.name} ...")
-            result = run_scenario(scenario, registry, fixtures, args.runs, args.warmup)
+            result = run_scenario(scenario, registry, fixtures, args.runs, args.warmup, products)
             if result.status == MEASURED:
-                detail = f"p50 {result.stats['p50']:.3f} ms, n={result.stats['n']}"
+                detail = f"p50 {result.stats['p50']:.3f} {result.unit}, n={result.stats['n']}"
             else:
                 detail = result.reason
             _progress(f"    {result.status}: {detail} ({result.seconds:.1f} s)")
@@ -120,6 +123,7 @@ def main(argv=None, registry=None):
     finished = _utc_now()
 
     report.attach_ratios(results)
+    report.attach_targets(results, registry)
     options = {"runs": args.runs, "warmup": args.warmup, "only": args.only, "quick": args.quick,
                "plimsoll_bin": plimsoll_bin}
     document = report.build_document(results, registry.reference, options,
@@ -132,4 +136,8 @@ def main(argv=None, registry=None):
                 else started.strftime("%Y-%m-%d"))
         json_path, md_path = report.write_results(document, args.out, stem)
         _progress(f"wrote {json_path} and {md_path}")
+    targets = document["targets"]
+    if targets["met"] or targets["MISSED"] or targets["n/a"]:
+        _progress(report.target_summary_line(targets))
+    # Missed targets are reported, not enforced: only failed scenarios change the exit status.
     return 1 if any(result.status == FAILED for result in results) else 0

@@ -1,12 +1,20 @@
 """Scenarios are data: a name, a kind, an argv template, an optional baseline and optional probes.
 
-Two kinds:
-  command  an external command, timed per invocation by the runner (monotonic wall time around
-           spawn + wait; stdout and stderr never reach the terminal). A non-zero exit fails the
-           scenario.
-  sampler  a binary that measures itself and prints JSON lines
-           {"scenario": NAME, "unit": "ms", "samples": [...]} (unit: s, ms, us or ns), or
-           {"scenario": NAME, "skipped": "reason"} / {"scenario": NAME, "error": "reason"}.
+Three kinds:
+  command   an external command, timed per invocation by the runner (monotonic wall time around
+            spawn + wait; stdout and stderr never reach the terminal). A non-zero exit fails the
+            scenario.
+  sampler   a binary that measures itself and prints JSON lines
+            {"scenario": NAME, "unit": "ms", "samples": [...]} (unit: s, ms, us, ns, or B, kB,
+            MB for memory), or {"scenario": NAME, "skipped": "reason"} /
+            {"scenario": NAME, "error": "reason"}.
+  produced  a row whose line comes from another sampler's invocation: that sampler lists it in
+            `produces`, and one run of the sampler yields its own row and each produced row
+            (e.g. RSS after 100 and after 10000 instances, measured in the same process).
+
+Targets (reported, never enforced: a missed target does not change the exit status):
+  target_p50_ms  the scenario's p50 must be at most this many ms
+  target_ratio   the scenario's p50 divided by its baseline's p50 must be at most this
 
 Argv templates are formatted with str.format against the run's fixtures, e.g. "{rootfs}",
 "{bundle}", "{state}" (a private directory for this scenario), "{id}" (unique per invocation),
@@ -29,7 +37,8 @@ from typing import Callable, Optional, Sequence
 
 COMMAND = "command"
 SAMPLER = "sampler"
-KINDS = (COMMAND, SAMPLER)
+PRODUCED = "produced"
+KINDS = (COMMAND, SAMPLER, PRODUCED)
 
 # The baseline of a scenario that did not name one: the registry's reference scenario.
 REFERENCE = "@reference"
@@ -54,7 +63,13 @@ class Scenario:
     # sampler kind only: the "scenario" value of the JSON line to take (default: name)
     sample_name: Optional[str] = None
     max_runs: Optional[int] = None   # cap for expensive scenarios (e.g. VM boots)
+    min_runs: Optional[int] = None   # floor for cheap, noisy ones (e.g. 1000 sub-ms engine runs)
     version: Optional[Sequence[str]] = None   # argv printing the tool's version (recorded)
+    # sampler kind only: names of `produced` scenarios whose lines this invocation also prints
+    produces: Sequence[str] = ()
+    # targets, reported as met / MISSED (never enforced):
+    target_p50_ms: Optional[float] = None   # p50 <= this (ms rows only)
+    target_ratio: Optional[float] = None    # p50 / baseline's p50 <= this (same unit)
 
     def __post_init__(self):
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.:/+-]*", self.name):
@@ -62,11 +77,35 @@ class Scenario:
         if self.kind not in KINDS:
             raise ValueError(f"scenario {self.name}: kind must be one of {KINDS}, "
                              f"got {self.kind!r}")
-        if not self.argv:
+        if self.kind == PRODUCED:
+            if (self.argv or self.probes or self.cleanup or self.wrapper or self.trial_skips
+                    or self.produces or self.version or self.max_runs or self.min_runs):
+                raise ValueError(f"scenario {self.name}: a produced scenario has no argv, "
+                                 "probes, cleanup, wrapper, trial, produces, version or run "
+                                 "counts of its own (its producer's apply)")
+        elif not self.argv:
             raise ValueError(f"scenario {self.name}: argv is empty")
-        if self.kind == SAMPLER and (self.cleanup or self.wrapper or self.trial_skips):
+        if self.kind != COMMAND and (self.cleanup or self.wrapper or self.trial_skips):
             raise ValueError(f"scenario {self.name}: cleanup, wrapper and trial_skips are for "
                              "commands only")
+        if self.kind != SAMPLER and self.produces:
+            raise ValueError(f"scenario {self.name}: only a sampler produces other scenarios")
+        for field in ("target_p50_ms", "target_ratio"):
+            value = getattr(self, field)
+            if value is not None and not value > 0:
+                raise ValueError(f"scenario {self.name}: {field} must be positive")
+        if self.min_runs is not None and self.max_runs is not None \
+                and self.min_runs > self.max_runs:
+            raise ValueError(f"scenario {self.name}: min_runs exceeds max_runs")
+
+    def targets_text(self):
+        """The targets as text, e.g. "p50 ≤ 1 ms; ×p50 ≤ 2.00", or "" if none."""
+        parts = []
+        if self.target_p50_ms is not None:
+            parts.append(f"p50 ≤ {self.target_p50_ms:g} ms")
+        if self.target_ratio is not None:
+            parts.append(f"×p50 ≤ {self.target_ratio:.2f}")
+        return "; ".join(parts)
 
 
 def command(name, argv, **fields):
@@ -76,7 +115,14 @@ def command(name, argv, **fields):
 
 def sampler(name, argv, **fields):
     """A scenario whose binary measures itself and prints sampler JSON lines."""
+    if "produces" in fields:
+        fields["produces"] = tuple(fields["produces"])
     return Scenario(name=name, kind=SAMPLER, argv=tuple(argv), **fields)
+
+
+def produced(name, **fields):
+    """A row taken from the invocation of the sampler that lists name in its `produces`."""
+    return Scenario(name=name, kind=PRODUCED, argv=(), **fields)
 
 
 class Registry:
@@ -106,26 +152,64 @@ class Registry:
         name = self.reference if scenario.baseline == REFERENCE else scenario.baseline
         return None if name == scenario.name else name
 
+    def producer_of(self, scenario):
+        """The name of the sampler whose invocation yields scenario (produced kind), or None."""
+        for candidate in self:
+            if scenario.name in candidate.produces:
+                return candidate.name
+        return None
+
+    def _with_groups(self, names):
+        """names plus, for each, its producer and everything that producer produces."""
+        result = set(names)
+        for name in names:
+            scenario = self._scenarios[name]
+            producer = self.producer_of(scenario) or (name if scenario.produces else None)
+            if producer is not None:
+                result.add(producer)
+                result.update(self._scenarios[producer].produces)
+        return result
+
     def validate(self):
-        """Raise ValueError if a baseline names no registered scenario."""
+        """Raise ValueError if a baseline names no registered scenario, a target ratio has no
+        baseline, or `produces` links are inconsistent (each produced scenario must be listed by
+        exactly one sampler registered before it)."""
         if self.reference is not None and self.reference not in self._scenarios:
             raise ValueError(f"reference baseline {self.reference} is not a registered scenario")
+        order = {name: index for index, name in enumerate(self._scenarios)}
+        producers = {}
         for scenario in self:
             base = self.baseline_of(scenario)
             if base is not None and base not in self._scenarios:
                 raise ValueError(f"scenario {scenario.name}: baseline {base} is not registered")
+            if scenario.target_ratio is not None and base is None:
+                raise ValueError(f"scenario {scenario.name}: target_ratio needs a baseline")
+            for name in scenario.produces:
+                product = self._scenarios.get(name)
+                if product is None or product.kind != PRODUCED:
+                    raise ValueError(f"scenario {scenario.name} produces {name}, which is not a "
+                                     "registered produced scenario")
+                if name in producers:
+                    raise ValueError(f"scenario {name} is produced by both {producers[name]} "
+                                     f"and {scenario.name}")
+                if order[name] < order[scenario.name]:
+                    raise ValueError(f"scenario {name} must be registered after its producer "
+                                     f"{scenario.name}")
+                producers[name] = scenario.name
+        for scenario in self:
+            if scenario.kind == PRODUCED and scenario.name not in producers:
+                raise ValueError(f"produced scenario {scenario.name}: no sampler produces it")
 
     def select(self, pattern=None):
-        """Scenarios whose names match the regex (re.search) plus the baselines they need, in
-        registry order."""
+        """Scenarios whose names match the regex (re.search) plus what they need, in registry
+        order: their baselines, the sampler producing them, and the other rows that sampler
+        produces (one invocation yields them all)."""
         if pattern is None:
             return list(self)
         regex = re.compile(pattern)
-        wanted = {s.name for s in self if regex.search(s.name)}
-        for name in list(wanted):
-            base = self.baseline_of(self._scenarios[name])
-            if base is not None:
-                wanted.add(base)
+        wanted = self._with_groups({s.name for s in self if regex.search(s.name)})
+        bases = {self.baseline_of(self._scenarios[name]) for name in wanted} - {None}
+        wanted |= self._with_groups(bases)   # baselines are not transitive
         return [s for s in self if s.name in wanted]
 
 

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """A stand-in for an in-process sampler binary, for the runner's own tests.
 
-Usage: fake_sampler.py --mode MODE --scenario NAME [--runs N]
-Modes: ok (N samples 1..N ms), us (the same in microseconds), skip, error, crash (a line, then
-exit 3),
-       none (prints no line for NAME), garbage (a line with a negative sample), env (N from
-       PLIMSOLL_BENCH_RUNS). Noise lines are printed first, as a real binary might.
+Usage: fake_sampler.py --mode MODE --scenario NAME [--runs N] [--unit U] [--also NAME:FACTOR]...
+Modes: ok (N samples 1..N ms, or in --unit U as given), us (the same in microseconds), skip,
+       error, crash (a line, then exit 3), none (prints no line for NAME), garbage (a line with a
+       negative sample), env (N from PLIMSOLL_BENCH_RUNS). Noise lines are printed first, as a
+       real binary might.
+--also NAME:FACTOR (repeatable) prints one more line, for NAME, whose samples are the main ones
+times FACTOR (same unit), as a sampler producing several scenarios from one invocation does.
 """
 
 import argparse
@@ -19,13 +21,19 @@ def main():
     parser.add_argument("--mode", default="ok")
     parser.add_argument("--scenario", required=True)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--unit", default="ms")
+    parser.add_argument("--also", action="append", default=[])
     args = parser.parse_args()
     runs = int(os.environ["PLIMSOLL_BENCH_RUNS"]) if args.mode == "env" else args.runs
     print("fake sampler starting (not JSON)")
     print(json.dumps({"scenario": "someone-else", "unit": "ms", "samples": [999.0]}))
     samples = [float(i) for i in range(1, runs + 1)]
+    for also in args.also:
+        name, factor = also.rsplit(":", 1)
+        print(json.dumps({"scenario": name, "unit": args.unit,
+                          "samples": [s * float(factor) for s in samples]}))
     if args.mode in ("ok", "env"):
-        print(json.dumps({"scenario": args.scenario, "unit": "ms", "samples": samples}))
+        print(json.dumps({"scenario": args.scenario, "unit": args.unit, "samples": samples}))
     elif args.mode == "us":
         micro = [s * 1000 for s in samples]
         print(json.dumps({"scenario": args.scenario, "unit": "us", "samples": micro}))

@@ -80,7 +80,7 @@ class WriteResultsTest(unittest.TestCase):
         header = next(i for i, line in enumerate(lines) if line.startswith("| scenario |"))
         rows = lines[header + 2:header + 6]
         self.assertEqual(len(rows), 4)
-        self.assertTrue(rows[0].startswith("| `base` | measured | 3 | 2.00 |"), rows[0])
+        self.assertTrue(rows[0].startswith("| `base` | measured | 3 | ms | 2.00 |"), rows[0])
         self.assertIn("| base | 10.00× |", rows[1])
         self.assertIn("skipped: gone is not installed (a\\|b)", rows[2])
         self.assertIn("failed: run 2 of 3 failed: exit status 1", rows[3])
