@@ -181,6 +181,19 @@ TEST(EngineTest, InfiniteLoopTimesOut) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
 }
 
+TEST(EngineTest, ADeadlineThatPassesDuringSetupIsATimeoutToo) {
+  // Tiny budgets end at every stage of a run (instance setup, the globals,
+  // parsing, running): each must read as a timeout, never as an error.
+  for (int i = 0; i < 200; ++i) {
+    Limits limits;
+    limits.deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(i * 20);
+    Outcome outcome = RunScript("let s = 0; for (let k = 0; k < 10; k++) s += k; for (;;) {}", limits);
+    ASSERT_EQ(outcome.exit_code, kExitTimeout) << "budget " << i * 20 << " us: "
+                                               << outcome.stderr_bytes;
+    ASSERT_TRUE(outcome.timed_out);
+  }
+}
+
 TEST(EngineTest, CatastrophicRegexStopsAtTheDeadline) {
   const auto start = std::chrono::steady_clock::now();
   Outcome outcome =

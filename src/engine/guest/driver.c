@@ -465,9 +465,12 @@ int32_t plimsoll_run(const char* code, uint32_t length,
   }
   int exit_code;
   if (install_globals(ctx) != 0) {
+    /* The deadline can pass while the globals are being set up (a tiny
+     * budget, a loaded host): that is a timeout like any other. */
     JSValue exception = JS_GetException(ctx);
-    exit_code = is_out_of_memory(ctx, exception) ? PLIMSOLL_EXIT_OUT_OF_MEMORY
-                                                 : PLIMSOLL_EXIT_UNCAUGHT;
+    exit_code = g_interrupted ? PLIMSOLL_EXIT_TIMEOUT
+                : is_out_of_memory(ctx, exception) ? PLIMSOLL_EXIT_OUT_OF_MEMORY
+                                                   : PLIMSOLL_EXIT_UNCAUGHT;
     JS_FreeValue(ctx, exception);
   } else {
     exit_code = evaluate(ctx, code, length, budget_ms);
