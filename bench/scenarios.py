@@ -2,13 +2,15 @@
 
 Every baseline runs /bin/true from the same minimal rootfs (the host's /bin/true plus the shared
 objects `ldd` lists; see harness/fixtures.py), so rows differ only in how each tool builds its wall.
+The JavaScript baselines (unshare-qjs, runc-qjs, at the end) run the guest image's qjs instead.
 Ratios are against the reference baseline `unshare` unless a scenario names another.
 
 To add a scenario, add one `REGISTRY.add(command(...))` or `REGISTRY.add(sampler(...))`; see
 harness/scenario.py for the fields and README.md for examples.
 """
 
-from harness.scenario import Registry, command, needs_executable, needs_path, produced, sampler
+from harness.scenario import (Registry, command, needs_executable, needs_path, needs_root,
+                              produced, sampler)
 
 REGISTRY = Registry(reference="unshare")
 
@@ -179,4 +181,59 @@ REGISTRY.add(produced(
     "engine.vmsize_after_10000", baseline="engine.vmsize_after_100", target_ratio=1.10,
     description="VmSize (kB) of the same process after 10000 instances. Target: within 10 % of "
                 "the value after 100 (ratio <= 1.10).",
+))
+
+
+# The linux provider against raw walls running the same JavaScript. Issue 4's numbers, all for
+# console.log(6*7) (fixtures.JS_SNIPPET) and the guest image next to --plimsoll-bin (or
+# $PLIMSOLL_IMAGE): (a) the provider's end-to-end p50 <= 15 ms; (b) <= 1.5x unshare + chroot
+# running the image's qjs; (c) <= 0.5x runc running the same qjs from the same image.
+# Both baselines run `qjs -` with the script on stdin (a file in the run's work directory, opened
+# before each timed invocation), so nothing is written into the shared, read-only image.
+_NEEDS_IMAGE_QJS = needs_path("{image_rootfs}/usr/local/bin/qjs")
+REGISTRY.add(command(
+    "unshare-qjs",
+    ["unshare", "-Urnpimuf", "--mount-proc", "--root={image_rootfs}", "/usr/local/bin/qjs", "-"],
+    stdin="{qjs_script}", baseline="unshare",
+    description="As `unshare`, but chrooted into plimsoll's guest image rootfs and running its "
+                "qjs (static; the embedded engine) on console.log(6*7), read from stdin (a file, "
+                "opened untimed). The raw-namespace floor for the linux provider's JavaScript "
+                "row; the ratio is to `unshare` running /bin/true.",
+    probes=[needs_executable("unshare"), _NEEDS_IMAGE_QJS], trial_skips=True,
+))
+REGISTRY.add(command(
+    "runc-qjs", ["runc", "--root", "{state}", "run", "--bundle", "{qjs_bundle}", "{id}"],
+    cleanup=_oci_delete("runc"), stdin="{qjs_script}", baseline="unshare-qjs",
+    description="As `runc`, with a bundle whose read-only root is the guest image rootfs and "
+                "whose process is `/usr/local/bin/qjs -`, fed console.log(6*7) on stdin (runc "
+                "copies it through a pipe). The ratio is to `unshare-qjs`. "
+                + _OCI_NOTE.replace("the minimal rootfs", "the guest image rootfs"),
+    probes=[needs_root(), needs_executable("runc"), _NEEDS_IMAGE_QJS], trial_skips=True,
+    version=["runc", "--version"],
+))
+# plimsoll-linux-latency prints percentiles only (no samples, no warm-up), so an adapter turns its
+# summary line into a sampler "summary" record; see bench/adapters/linux_latency.py.
+_LINUX_LATENCY = "{plimsoll_bin}/plimsoll-linux-latency"
+REGISTRY.add(sampler(
+    "linux.js_console_log",
+    ["{python}", "{bench}/adapters/linux_latency.py", "--tool", _LINUX_LATENCY,
+     "--image", "{image}", "--scenario", "{scenario}", "--runs", "{runs}",
+     "--warmup", "{warmup}", "--code", "console.log(6*7)"],
+    baseline="unshare-qjs", target_p50_ms=15.0, target_ratio=1.5, timeout_s=600.0,
+    produces=["linux.js_console_log.vs_runc"],
+    probes=[needs_root(), needs_path(_LINUX_LATENCY), _NEEDS_IMAGE_QJS],
+    description="plimsoll's linux provider end to end, in one process (plimsoll-linux-latency): "
+                "Sandbox::Open(\"linux\") and its evidence once, then Sandbox::Run of "
+                "console.log(6*7) n times (cgroup, clone3 + namespaces, pivot_root into the "
+                "guest image, seccomp, the guest agent, qjs, the result back). The tool reports "
+                "min/p50/p95/p99 only (no mean or max; n = 100k + 1 >= runs so its percentiles "
+                "equal linear interpolation) and its first, cold run is among the n. Targets "
+                "(issue 4): p50 <= 15 ms and <= 1.5x `unshare-qjs`.",
+))
+REGISTRY.add(produced(
+    "linux.js_console_log.vs_runc", sample_name="linux.js_console_log",
+    baseline="runc-qjs", target_ratio=0.5,
+    description="The same measurement as `linux.js_console_log` (same invocation), compared "
+                "with `runc-qjs`. Target (issue 4): at least 2x faster than runc (ratio <= "
+                "0.50).",
 ))

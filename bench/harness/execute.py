@@ -37,11 +37,15 @@ class ScenarioResult:
     reason: Optional[str] = None
     argv: List[str] = dataclasses.field(default_factory=list)
     wrapper: Optional[List[str]] = None
+    stdin: Optional[str] = None   # command kind: the file given as stdin (None: /dev/null)
     version: Optional[str] = None
     baseline: Optional[str] = None
     unit: str = "ms"   # of samples and stats: "ms" (times) or "kB" (memory, 1 kB = 1024 B)
     samples: List[float] = dataclasses.field(default_factory=list)
     stats: Optional[dict] = None
+    # "samples" (the runner computed stats from the raw samples) or "sampler summary" (the
+    # sampler reported percentiles only; statistics it did not report are None)
+    stats_from: Optional[str] = None
     ratios: Optional[dict] = None
     ratio_note: Optional[str] = None
     targets: Optional[List[dict]] = None   # one per target: what, limit, value, status, note
@@ -74,10 +78,44 @@ class Outcome:
     samples: List[float] = dataclasses.field(default_factory=list)
     reason: Optional[str] = None
     unit: str = "ms"
+    summary: Optional[dict] = None   # a sampler's own statistics, when it reports no samples
+
+
+def _is_sample(value):
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value) and value >= 0)
+
+
+# A summary record must report n and p50; these others are optional (None when absent).
+SUMMARY_KEYS = ("min", "p50", "p95", "p99", "max", "mean")
+
+
+def _interpret_summary(summary, unit):
+    """The Outcome of a {"summary": {...}} record (statistics without raw samples)."""
+    if not isinstance(summary, dict):
+        return Outcome(FAILED, reason="sampler reported a summary that is not an object")
+    count = summary.get("n")
+    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+        return Outcome(FAILED, reason="sampler summary has no positive integer n")
+    if summary.get("p50") is None:
+        return Outcome(FAILED, reason="sampler summary has no p50")
+    kept, factor = UNITS[unit]
+    result = {"n": count, "stdev": None}
+    for key in SUMMARY_KEYS:
+        value = summary.get(key)
+        if value is not None and not _is_sample(value):
+            return Outcome(FAILED, reason=f"sampler summary {key} is not a finite non-negative "
+                                          "number")
+        result[key] = None if value is None else float(value) * factor
+    return Outcome(MEASURED, unit=kept, summary=result)
 
 
 def interpret_record(record):
-    """The Outcome of one sampler JSON object; samples converted to ms (times) or kB (memory)."""
+    """The Outcome of one sampler JSON object; samples converted to ms (times) or kB (memory).
+
+    A record may carry "summary" ({"n", "p50"} plus any of "min", "p95", "p99", "max", "mean")
+    instead of "samples", for a tool that prints statistics only; the row then has no samples.
+    """
     if "skipped" in record:
         return Outcome(SKIPPED, reason=str(record["skipped"]))
     if "error" in record:
@@ -86,11 +124,12 @@ def interpret_record(record):
     if unit not in UNITS:
         return Outcome(FAILED, reason=f"sampler reported unknown unit {unit!r} (known: "
                                       f"{', '.join(UNITS)})")
+    if "samples" not in record and "summary" in record:
+        return _interpret_summary(record["summary"], unit)
     samples = record.get("samples")
     if not isinstance(samples, list) or not samples:
         return Outcome(FAILED, reason="sampler reported no samples")
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-               and v >= 0 for v in samples):
+    if not all(_is_sample(v) for v in samples):
         return Outcome(FAILED, reason="sampler reported a sample that is not a finite "
                                       "non-negative number")
     kept, factor = UNITS[unit]
@@ -194,13 +233,17 @@ def run_scenario(scenario, registry, fixtures, runs, warmup, products=None):
                             description=scenario.description,
                             baseline=registry.baseline_of(scenario))
 
-    def finish(status, reason=None, samples=(), unit="ms"):
+    def finish(status, reason=None, samples=(), unit="ms", summary=None):
         result.status = status
         result.reason = reason
         result.samples = list(samples) if status == MEASURED else []
         result.unit = unit
-        if status == MEASURED:
+        if status == MEASURED and summary is not None:
+            result.stats = {key: summary.get(key) for key in stats.SUMMARY_FIELDS}
+            result.stats_from = "sampler summary"
+        elif status == MEASURED:
             result.stats = stats.summarize(result.samples)
+            result.stats_from = "samples"
         result.seconds = round(time.monotonic() - started, 3)
         if status != MEASURED:
             for name in scenario.produces:   # the produced rows share the producer's fate
@@ -209,7 +252,8 @@ def run_scenario(scenario, registry, fixtures, runs, warmup, products=None):
         return result
 
     def finish_outcome(outcome):
-        return finish(outcome.status, outcome.reason, outcome.samples, outcome.unit)
+        return finish(outcome.status, outcome.reason, outcome.samples, outcome.unit,
+                      outcome.summary)
 
     if scenario.kind == PRODUCED:
         producer = registry.producer_of(scenario)
@@ -229,10 +273,13 @@ def run_scenario(scenario, registry, fixtures, runs, warmup, products=None):
                    if scenario.cleanup else None)
         wrapper = (fixtures.format_argv(scenario.wrapper, scenario.name, runs, warmup)
                    if scenario.wrapper else None)
+        stdin = (fixtures.format_argv([scenario.stdin], scenario.name, runs, warmup)[0]
+                 if scenario.stdin else None)
     except FixtureError as error:
         return finish(SKIPPED, f"fixture unavailable: {error}")
     result.argv = argv
     result.wrapper = wrapper
+    result.stdin = stdin
     if scenario.version:
         result.version = _tool_version(list(scenario.version))
 
@@ -247,6 +294,7 @@ def run_scenario(scenario, registry, fixtures, runs, warmup, products=None):
 
     spec = {"scenario": scenario.name, "argv": argv, "cleanup": cleanup, "runs": runs,
             "warmup": warmup, "trial": scenario.trial_skips, "timeout_s": scenario.timeout_s,
+            "stdin": stdin,
             "id_prefix": f"plimsoll-bench-{os.getpid()}-{scenario.name}".replace("/", "-")}
     if wrapper:
         spec["python"] = fixtures.format("{python}")

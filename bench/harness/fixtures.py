@@ -6,6 +6,11 @@ root, the OCI runtimes' read-only root), so the baselines differ only in how the
 
 The minimal rootfs holds /bin/true and the shared objects `ldd /bin/true` lists (on Debian 12:
 libc.so.6 and the dynamic loader), plus empty /proc, /dev, /sys and /tmp mount points.
+
+The JavaScript rows use plimsoll's guest image instead (never written to): `{image}` is the image
+directory ($PLIMSOLL_IMAGE, else <plimsoll_bin>/../image, i.e. the build tree's), `{image_rootfs}`
+its rootfs, `{qjs_script}` a file holding JS_SNIPPET (given to qjs on stdin) and `{qjs_bundle}` an
+OCI bundle like `{bundle}` whose read-only root is the image rootfs and whose process is `qjs -`.
 """
 
 import json
@@ -20,6 +25,11 @@ BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO_DIR = os.path.dirname(BENCH_DIR)
 
 _LDD_PATH = re.compile(r"(/\S+)")
+
+# The snippet every JavaScript row runs (plimsoll's linux provider, unshare + qjs, runc + qjs).
+JS_SNIPPET = "console.log(6*7)"
+# qjs inside the guest image; `qjs -` reads the script from stdin.
+IMAGE_QJS = "/usr/local/bin/qjs"
 
 
 class FixtureError(Exception):
@@ -150,6 +160,36 @@ class Fixtures:
         bundle = os.path.join(self.workdir, "bundle")
         os.makedirs(bundle, exist_ok=True)
         config = oci_config(self._value("rootfs"), ["/bin/true"])
+        with open(os.path.join(bundle, "config.json"), "w", encoding="utf-8") as handle:
+            json.dump(config, handle, indent=2)
+        return bundle
+
+    def _build_image(self):
+        """The guest image directory: $PLIMSOLL_IMAGE, else the one next to --plimsoll-bin."""
+        configured = os.environ.get("PLIMSOLL_IMAGE")
+        image = configured or os.path.join(os.path.dirname(self._value("plimsoll_bin")), "image")
+        image = os.path.abspath(image)
+        if not os.path.isdir(os.path.join(image, "rootfs")):
+            how = ("the directory PLIMSOLL_IMAGE names" if configured else
+                   "build it with `ninja -C build/release guest_image`, or set PLIMSOLL_IMAGE")
+            raise FixtureError(f"no guest image at {image} (no rootfs/; {how})")
+        return image
+
+    def _build_image_rootfs(self):
+        return os.path.join(self._value("image"), "rootfs")
+
+    def _build_qjs_script(self):
+        directory = os.path.join(self.workdir, "qjs")
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, "main.js")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(JS_SNIPPET + "\n")
+        return path
+
+    def _build_qjs_bundle(self):
+        bundle = os.path.join(self.workdir, "qjs-bundle")
+        os.makedirs(bundle, exist_ok=True)
+        config = oci_config(self._value("image_rootfs"), [IMAGE_QJS, "-"])
         with open(os.path.join(bundle, "config.json"), "w", encoding="utf-8") as handle:
             json.dump(config, handle, indent=2)
         return bundle

@@ -59,6 +59,7 @@ class Scenario:
     cleanup: Optional[Sequence[str]] = None   # run after every invocation, untimed, errors ignored
     wrapper: Optional[Sequence[str]] = None   # argv prefix; the whole timed loop runs inside it
     trial_skips: bool = False   # an untimed trial run first; if it fails: skipped, not failed
+    stdin: Optional[str] = None   # a file (template) opened as stdin of every invocation
     timeout_s: float = 60.0     # per invocation (command) or for the whole sampler process
     # sampler kind only: the "scenario" value of the JSON line to take (default: name)
     sample_name: Optional[str] = None
@@ -85,9 +86,10 @@ class Scenario:
                                  "counts of its own (its producer's apply)")
         elif not self.argv:
             raise ValueError(f"scenario {self.name}: argv is empty")
-        if self.kind != COMMAND and (self.cleanup or self.wrapper or self.trial_skips):
-            raise ValueError(f"scenario {self.name}: cleanup, wrapper and trial_skips are for "
-                             "commands only")
+        if self.kind != COMMAND and (self.cleanup or self.wrapper or self.trial_skips
+                                     or self.stdin):
+            raise ValueError(f"scenario {self.name}: cleanup, wrapper, trial_skips and stdin are "
+                             "for commands only")
         if self.kind != SAMPLER and self.produces:
             raise ValueError(f"scenario {self.name}: only a sampler produces other scenarios")
         for field in ("target_p50_ms", "target_ratio"):

@@ -11,6 +11,9 @@ import math
 import statistics
 
 PERCENTILES = (50, 95, 99)
+# The keys of a summary, in order. A sampler that reports statistics instead of samples may leave
+# some of them None.
+SUMMARY_FIELDS = ("n", "mean", "stdev", "min", "p50", "p95", "p99", "max")
 
 
 def percentile(samples, p):
@@ -49,10 +52,12 @@ RATIO_KEYS = ("p50", "p95", "p99", "mean")
 def ratios(summary, baseline_summary):
     """Per-statistic ratios summary[k] / baseline_summary[k] for p50, p95, p99 and mean.
 
-    A ratio whose baseline value is zero (or not positive) is None: it has no meaning.
+    A ratio whose baseline value is zero (or not positive) is None: it has no meaning. So is one
+    where either side lacks the statistic (None: a sampler that reported a summary only).
     """
     result = {}
     for key in RATIO_KEYS:
-        base = baseline_summary[key]
-        result[key] = summary[key] / base if base > 0 else None
+        value, base = summary.get(key), baseline_summary.get(key)
+        result[key] = value / base if value is not None and base is not None and base > 0 \
+            else None
     return result

@@ -1,8 +1,8 @@
 """The timed command loop: spawn, wait, measure; one untimed trial, warm-ups, then the timed runs.
 
 Each invocation is timed with the monotonic clock from just before posix_spawn to just after waitpid
-returns; stdin and stdout are /dev/null, stderr goes to a scratch file (read only to explain a
-failure).
+returns; stdin is /dev/null (or the spec's "stdin" file, opened afresh before each invocation,
+untimed), stdout is /dev/null, stderr goes to a scratch file (read only to explain a failure).
 The optional cleanup command runs after every invocation, outside the timed region.
 
 This module also runs as a child process (`python3 timing.py` with a JSON spec on stdin, one
@@ -47,15 +47,30 @@ class Invoker:
         tail = data[-STDERR_TAIL_BYTES:].decode("utf-8", "replace").strip()
         return " ".join(tail.split())
 
-    def run(self, argv, timeout_s):
-        """Run argv once. Returns (elapsed_ms, None) on exit 0, else (elapsed_ms, reason)."""
+    def run(self, argv, timeout_s, stdin_path=None):
+        """Run argv once. Returns (elapsed_ms, None) on exit 0, else (elapsed_ms, reason).
+
+        stdin_path: a file to read stdin from (opened before the timed region), else /dev/null.
+        """
         path = shutil.which(argv[0]) if "/" not in argv[0] else argv[0]
         if path is None:
             return 0.0, f"{argv[0]} not found on PATH"
+        if stdin_path is None:
+            return self._run(path, argv, timeout_s, self._devnull)
+        try:
+            stdin_fd = os.open(stdin_path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as error:
+            return 0.0, f"cannot open stdin file {stdin_path}: {error}"
+        try:
+            return self._run(path, argv, timeout_s, stdin_fd)
+        finally:
+            os.close(stdin_fd)
+
+    def _run(self, path, argv, timeout_s, stdin_fd):
         fd = self._stderr.fileno()
         os.ftruncate(fd, 0)
         os.lseek(fd, 0, os.SEEK_SET)
-        actions = [(os.POSIX_SPAWN_DUP2, self._devnull, 0),
+        actions = [(os.POSIX_SPAWN_DUP2, stdin_fd, 0),
                    (os.POSIX_SPAWN_DUP2, self._devnull, 1),
                    (os.POSIX_SPAWN_DUP2, fd, 2)]
         previous = signal.signal(signal.SIGALRM, _on_alarm)
@@ -98,7 +113,9 @@ class Invoker:
 def run_loop(spec):
     """Execute a loop spec; return one sampler JSON object (samples, skipped or error).
 
-    spec: scenario, argv, cleanup (or None), runs, warmup, trial (bool), timeout_s, id_prefix.
+    spec: scenario, argv, cleanup (or None), runs, warmup, trial (bool), timeout_s, id_prefix,
+    stdin (a file path for the command's stdin, or None for /dev/null; cleanup always gets
+    /dev/null).
     "{id}" in argv and cleanup is replaced by a container id unique to each invocation.
     """
     name = spec["scenario"]
@@ -106,6 +123,7 @@ def run_loop(spec):
     cleanup = spec.get("cleanup")
     timeout_s = float(spec.get("timeout_s", 60.0))
     prefix = spec.get("id_prefix") or f"plimsoll-bench-{os.getpid()}"
+    stdin_path = spec.get("stdin")
     invoker = Invoker()
     counter = 0
 
@@ -113,7 +131,8 @@ def run_loop(spec):
         nonlocal counter
         counter += 1
         ident = f"{prefix}-{counter}"
-        elapsed, failure = invoker.run([a.replace("{id}", ident) for a in argv], timeout_s)
+        elapsed, failure = invoker.run([a.replace("{id}", ident) for a in argv], timeout_s,
+                                       stdin_path)
         if cleanup:
             invoker.run_quietly([a.replace("{id}", ident) for a in cleanup], timeout_s)
         return elapsed, failure
