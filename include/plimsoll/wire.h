@@ -53,10 +53,12 @@
 #ifndef PLIMSOLL_WIRE_H_
 #define PLIMSOLL_WIRE_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "plimsoll/error.h"
+#include "plimsoll/provider.h"
 #include "plimsoll/request.h"
 #include "plimsoll/result.h"
 
@@ -102,6 +104,16 @@ struct ErrorAnswer {
 // refusal never reads as "nothing ran". Checking request_id against the ID
 // the client sent is the caller's job (SPEC §3).
 Expected<ErrorAnswer> ParseErrorJson(std::string_view body);
+
+// Writes the body of `GET /v1/describe` (SPEC §4, api/openapi.yaml
+// `Description`): {"protocol", "provider", "tier", "claimed_tier",
+// "environment", "evidence" (null when none was collected yet), "capabilities",
+// "limits", "sessions", "details"}. "tier" is the tier a run would get now:
+// the evidence's tier (never above the claim), or "unknown" without evidence.
+// Facts and details are arrays of {"name", "value"} so a repeated name is
+// never lost.
+std::string DescriptionToJson(const Description& description,
+                              const std::optional<Evidence>& evidence);
 
 }  // namespace plimsoll
 

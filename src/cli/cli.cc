@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "cli/argv_split.h"
+#include "cli/callers_command.h"
 #include "cli/exit_status.h"
 #include "cli/human_output.h"
 #include "cli/image_command.h"
@@ -155,6 +156,9 @@ int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   ImageOptions image_options;
   CLI::App* image_command = AddImageCommand(app, image_options);
 
+  CallersOptions callers_options;
+  CLI::App* callers_command = AddCallersCommand(app, callers_options);
+
   app.add_subcommand("version", "Print the version.");
 
   std::vector<std::string> reversed(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));
@@ -171,6 +175,7 @@ int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   if (run_command->parsed()) return RunCommand(run, out, err);
   if (describe_command->parsed()) return DescribeCommand(describe_provider, out, err);
   if (image_command->parsed()) return RunImageCommand(image_options, out, err);
+  if (callers_command->parsed()) return RunCallersCommand(callers_options, out, err);
   out << "plimsoll " << kVersion << " (protocol " << kProtocol << ")\n";
   return kExitRanOk;
 }

@@ -1,0 +1,68 @@
+// A listening socket (TCP or Unix) and its accept loop. Each accepted
+// connection gets its own strand and a ServeConnection coroutine.
+//
+// Thread-safety: Bind() before the io_context runs; Start() and Close() from
+// any thread (they post to the acceptor's strand).
+//
+// Usage:
+//   TcpListener listener(io_context, environment);
+//   PLIMSOLL_RETURN_IF_ERROR(listener.Bind(endpoint));
+//   std::cout << listener.local_port();
+//   listener.Start();
+//   ...
+//   listener.Close();   // stop accepting; open connections are the registry's
+#ifndef PLIMSOLL_DAEMON_HTTP_LISTENER_H_
+#define PLIMSOLL_DAEMON_HTTP_LISTENER_H_
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/strand.hpp>
+#include <string>
+#include <string_view>
+
+#include "daemon/http/session.h"
+#include "plimsoll/error.h"
+
+namespace plimsoll::daemon::http {
+
+template <class Protocol>
+class Listener {
+ public:
+  // `environment` must outlive the listener and every connection it accepts.
+  Listener(boost::asio::io_context& io_context, const SessionEnvironment& environment);
+
+  // Opens, binds and listens. For Unix sockets an existing socket file at the
+  // path is replaced only when nothing accepts on it (a stale leftover).
+  Status Bind(const typename Protocol::endpoint& endpoint);
+
+  typename Protocol::endpoint local_endpoint() const;
+
+  void Start();
+  void Close();
+
+ private:
+  boost::asio::awaitable<void> AcceptLoop();
+
+  boost::asio::io_context& io_context_;
+  boost::asio::strand<boost::asio::io_context::executor_type> strand_;
+  typename Protocol::acceptor acceptor_;
+  const SessionEnvironment& environment_;
+};
+
+using TcpListener = Listener<boost::asio::ip::tcp>;
+using UnixListener = Listener<boost::asio::local::stream_protocol>;
+
+extern template class Listener<boost::asio::ip::tcp>;
+extern template class Listener<boost::asio::local::stream_protocol>;
+
+// "127.0.0.1:8470", "[::1]:0" -> an endpoint. Host names are refused: the
+// daemon binds numeric addresses only, so what it listens on is unambiguous.
+Expected<boost::asio::ip::tcp::endpoint> ParseListenAddress(std::string_view text);
+
+// "127.0.0.1:8470" / "[::1]:8470".
+std::string FormatEndpoint(const boost::asio::ip::tcp::endpoint& endpoint);
+
+}  // namespace plimsoll::daemon::http
+
+#endif  // PLIMSOLL_DAEMON_HTTP_LISTENER_H_

@@ -1,0 +1,40 @@
+// The daemon's operator log: one line per event on a stream (stderr in
+// plimsolld, a string stream in tests).
+//
+// Lines are "plimsolld: <level>: <message>". Details of internal errors go
+// here and never to callers (SPEC §4). Audit lines (one JSON object per run)
+// will get their own sink; this log is for operators.
+//
+// Thread-safety: every method may be called from any thread.
+//
+// Usage:
+//   plimsoll::daemon::Log log(std::cerr);
+//   log.Warning("SANDBOX_FOO is not a known variable; it is ignored.");
+#ifndef PLIMSOLL_DAEMON_LOG_H_
+#define PLIMSOLL_DAEMON_LOG_H_
+
+#include <mutex>
+#include <ostream>
+#include <string_view>
+
+namespace plimsoll::daemon {
+
+class Log {
+ public:
+  // `out` must outlive the Log.
+  explicit Log(std::ostream& out) : out_(out) {}
+
+  void Info(std::string_view message) { Write("info", message); }
+  void Warning(std::string_view message) { Write("warning", message); }
+  void Error(std::string_view message) { Write("error", message); }
+
+ private:
+  void Write(std::string_view level, std::string_view message);
+
+  std::mutex mutex_;
+  std::ostream& out_;
+};
+
+}  // namespace plimsoll::daemon
+
+#endif  // PLIMSOLL_DAEMON_LOG_H_

@@ -1,0 +1,120 @@
+#include "daemon/server/daemon_main.h"
+
+#include <csignal>
+#include <cstdlib>
+#include <memory>
+
+#include "daemon/authenticator.h"
+#include "daemon/log.h"
+#include "daemon/server/server.h"
+
+namespace plimsoll::daemon {
+namespace {
+
+constexpr std::string_view kDevBanner =
+    "DEVELOPMENT MODE (--dev): requests are NOT authenticated; anyone who can reach the "
+    "loopback listener can run code. Never use --dev on a shared machine or in production.";
+
+void WarnAboutEnvironment(const Environment& environment, Log& log) {
+  for (const std::string& name : UnknownVariables(environment)) {
+    log.Warning(name + " is set but no part of plimsoll reads it; check its spelling.");
+  }
+}
+
+// Reconcile, preflight + smoke test, then the minimum isolation.
+Status ConfirmSandbox(const Settings& settings, Sandbox& sandbox, Log& log) {
+  Status reconciled = sandbox.provider().Reconcile();
+  if (!reconciled.ok()) return reconciled.error().WithContext("Removing leftovers failed");
+  auto evidence = sandbox.CollectEvidence(settings.evidence_budget);
+  if (!evidence.ok()) return evidence.error();
+  log.Info("provider " + std::string(sandbox.provider().name()) + ", tier " +
+           std::string(TierName(evidence->tier)) + ": " + evidence->summary);
+  if (settings.min_isolation && !MeetsFloor(evidence->tier, *settings.min_isolation)) {
+    return Failure(ErrorCode::kFailedPrecondition,
+                   "SANDBOX_MIN_ISOLATION is " + std::string(TierName(*settings.min_isolation)) +
+                       " but the " + std::string(sandbox.provider().name()) +
+                       " provider's evidence shows " + std::string(TierName(evidence->tier)) +
+                       ".");
+  }
+  return Status::Ok();
+}
+
+void WaitForStopSignal(Log& log) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  int received = 0;
+  sigwait(&signals, &received);
+  log.Info(std::string("received ") + (received == SIGTERM ? "SIGTERM" : "SIGINT") +
+           "; draining.");
+}
+
+std::string ServingLine(const Settings& settings, const Server& server) {
+  std::string line = "plimsolld: serving api=" + http::FormatEndpoint(server.api_endpoint());
+  if (!settings.unix_socket.empty()) line += " unix=" + settings.unix_socket;
+  auto metrics = server.metrics_endpoint();
+  line += " metrics=" + (metrics ? http::FormatEndpoint(*metrics) : std::string("off"));
+  return line;
+}
+
+}  // namespace
+
+void BlockStopSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+}
+
+int DaemonMain(const std::vector<std::string>& args, const Environment& environment,
+               std::ostream& out, std::ostream& err) {
+  Log log(err);
+  auto settings = ParseSettings(args, environment);
+  if (!settings.ok()) {
+    log.Error(settings.error().message());
+    return kExitBadSettings;
+  }
+  if (settings->show_help) {
+    out << settings->help;
+    return 0;
+  }
+  WarnAboutEnvironment(environment, log);
+  Status rules = CheckStartupRules(*settings, /*has_callers=*/false);
+  if (!rules.ok()) {
+    log.Error(rules.error().message());
+    return kExitBadSettings;
+  }
+  if (settings->dev) log.Warning(kDevBanner);
+
+  auto sandbox = Sandbox::Open(settings->provider);
+  if (!sandbox.ok()) {
+    log.Error(sandbox.error().message());
+    return kExitBadSettings;
+  }
+  std::unique_ptr<Authenticator> authenticator =
+      settings->dev ? MakeDevAuthenticator() : MakeNoCallersAuthenticator();
+  Server server(*settings, *sandbox, *authenticator, log);
+  Status started = server.Bind();
+  if (started.ok()) started = ConfirmSandbox(*settings, *sandbox, log);
+  if (started.ok()) started = server.Start();
+  if (!started.ok()) {
+    log.Error(started.error().message());
+    return kExitStartFailed;
+  }
+  out << ServingLine(*settings, server) << std::endl;
+
+  WaitForStopSignal(log);
+  if (!server.Drain(settings->drain_timeout)) {
+    log.Warning("exiting with requests still in flight.");
+    out.flush();
+    err.flush();
+    std::_Exit(0);
+  }
+  log.Info("drained; exiting.");
+  return 0;
+}
+
+}  // namespace plimsoll::daemon

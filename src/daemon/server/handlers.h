@@ -1,0 +1,55 @@
+// The handlers of the API and metrics listeners (SPEC §4), and the tables
+// that bind them to routes.
+//
+// API listener (authenticated unless noted; scope in brackets):
+//   GET    /v1/describe                 provider, tier, evidence, limits ...
+//   POST   /v1/runs                     [runs] one run through the Sandbox
+//   POST   /v1/sessions                 [sessions] 501 unimplemented (unsupported)
+//   POST   /v1/sessions/{id}/runs       [sessions] 501 unimplemented (unsupported)
+//   DELETE /v1/sessions/{id}            [sessions] 501 unimplemented (unsupported)
+//   GET    /healthz                     no authentication: liveness
+//   GET    /readyz                      no authentication: re-runs Preflight
+// Metrics listener (no authentication; loopback by default):
+//   GET    /metrics                     Prometheus text format
+//
+// Runs go to the WorkerPool (never run on an I/O thread); a full pool is a
+// `capacity` refusal with Retry-After. Everything a handler receives from a
+// request is handled as data: malformed input is a refusal, never a crash.
+#ifndef PLIMSOLL_DAEMON_SERVER_HANDLERS_H_
+#define PLIMSOLL_DAEMON_SERVER_HANDLERS_H_
+
+#include <atomic>
+
+#include "daemon/http/router.h"
+#include "daemon/log.h"
+#include "daemon/server/metrics.h"
+#include "daemon/server/worker_pool.h"
+#include "plimsoll/sandbox.h"
+
+namespace plimsoll::daemon {
+
+// What the API handlers use. Everything must outlive the routers.
+struct ApiServices {
+  Sandbox& sandbox;
+  WorkerPool& pool;
+  Metrics& metrics;
+  Log& log;
+  const std::atomic<bool>& draining;  // /readyz answers 503 while true
+};
+
+void AddApiRoutes(http::Router& router, ApiServices& services);
+void AddMetricsRoutes(http::Router& router, Metrics& metrics);
+
+boost::asio::awaitable<http::Answer> HandleDescribe(ApiServices& services,
+                                                    http::RequestContext& context);
+boost::asio::awaitable<http::Answer> HandleRun(ApiServices& services,
+                                               http::RequestContext& context);
+boost::asio::awaitable<http::Answer> HandleSessionUnimplemented(ApiServices& services,
+                                                                http::RequestContext& context);
+boost::asio::awaitable<http::Answer> HandleHealthz(http::RequestContext& context);
+boost::asio::awaitable<http::Answer> HandleReadyz(ApiServices& services,
+                                                  http::RequestContext& context);
+
+}  // namespace plimsoll::daemon
+
+#endif  // PLIMSOLL_DAEMON_SERVER_HANDLERS_H_

@@ -1,0 +1,97 @@
+// plimsolld's server: the event loop (one io_context run by a few threads),
+// the API listener (TCP, plus an optional Unix socket), the metrics listener,
+// the run worker pool, and the drain.
+//
+// Lifecycle: construct -> Bind() (listeners bound, ports known, nothing
+// served yet: connections wait in the backlog) -> Start() (run workers, event
+// loop threads, accept loops) -> Drain(bound) (stop accepting, close idle
+// connections, let in-flight requests finish up to `bound`, stop threads).
+// The destructor drains with a zero bound if Drain was not called.
+//
+// If Drain returns false (requests still in flight at the bound), the event
+// loop keeps running; the destructor then stops it and waits for runs still
+// inside the provider (each bounded by its own deadline). plimsolld exits
+// with std::_Exit instead, abandoning them.
+//
+// Thread-safety: Bind, Start and Drain from one controlling thread.
+//
+// Usage:
+//   Server server(settings, sandbox, authenticator, log);
+//   PLIMSOLL_RETURN_IF_ERROR(server.Bind());
+//   PLIMSOLL_RETURN_IF_ERROR(server.Start());
+//   std::cout << http::FormatEndpoint(server.api_endpoint());
+//   ... wait for SIGTERM ...
+//   server.Drain(settings.drain_timeout);
+#ifndef PLIMSOLL_DAEMON_SERVER_SERVER_H_
+#define PLIMSOLL_DAEMON_SERVER_SERVER_H_
+
+#include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "daemon/authenticator.h"
+#include "daemon/http/connection_registry.h"
+#include "daemon/http/listener.h"
+#include "daemon/http/router.h"
+#include "daemon/log.h"
+#include "daemon/server/handlers.h"
+#include "daemon/server/metrics.h"
+#include "daemon/server/settings.h"
+#include "daemon/server/worker_pool.h"
+#include "plimsoll/sandbox.h"
+
+namespace plimsoll::daemon {
+
+class Server {
+ public:
+  // Every reference must outlive the Server.
+  Server(const Settings& settings, Sandbox& sandbox, Authenticator& authenticator, Log& log);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  Status Bind();
+  Status Start();
+  // True when every connection closed within `bound`.
+  bool Drain(std::chrono::milliseconds bound);
+
+  // Valid after Bind().
+  boost::asio::ip::tcp::endpoint api_endpoint() const { return api_tcp_.local_endpoint(); }
+  std::optional<boost::asio::ip::tcp::endpoint> metrics_endpoint() const;
+
+  Metrics& metrics() { return metrics_; }
+  size_t open_connections() const { return registry_.size(); }
+
+ private:
+  void HandleAnswer(const http::Answer& answer);
+  void StopThreads();
+
+  Settings settings_;
+  Log& log_;
+  boost::asio::io_context io_context_;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  Metrics metrics_;
+  std::atomic<bool> draining_{false};
+  bool drained_ = false;
+  bool started_ = false;
+  http::ConnectionRegistry registry_;
+  WorkerPool pool_;
+  ApiServices services_;
+  http::Router api_router_;
+  http::Router metrics_router_;
+  http::SessionEnvironment api_environment_;
+  http::SessionEnvironment metrics_environment_;
+  http::TcpListener api_tcp_;
+  std::optional<http::UnixListener> api_unix_;
+  std::optional<http::TcpListener> metrics_tcp_;
+  std::vector<std::thread> io_threads_;
+};
+
+}  // namespace plimsoll::daemon
+
+#endif  // PLIMSOLL_DAEMON_SERVER_SERVER_H_

@@ -1,0 +1,203 @@
+#include "daemon/server/settings.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <string_view>
+
+#include "daemon/http/listener.h"
+
+extern char** environ;  // NOLINT: POSIX
+
+namespace plimsoll::daemon {
+namespace {
+
+// Every PLIMSOLL_* / SANDBOX_* variable this build reads, in any component.
+constexpr std::array<std::string_view, 16> kKnownVariables = {
+    "SANDBOX_PROVIDER",        "SANDBOX_MIN_ISOLATION",   "PLIMSOLL_LISTEN",
+    "PLIMSOLL_UNIX_SOCKET",    "PLIMSOLL_METRICS_LISTEN", "PLIMSOLL_DEV",
+    "PLIMSOLL_HARDENED",       "PLIMSOLL_IMAGE",          "PLIMSOLL_CACHE",
+    "PLIMSOLL_SECCOMP_POLICY", "PLIMSOLL_BENCH_RUNS",     "PLIMSOLL_BENCH_WARMUP",
+    "PLIMSOLL_CONFORMANCE_PROVIDERS", "PLIMSOLL_HOSTILE", "PLIMSOLL_HOSTILE_DUMP",
+    "PLIMSOLL_HOSTILE_PROVIDERS",
+};
+
+Error Invalid(std::string message) { return Failure(ErrorCode::kInvalidArgument, std::move(message)); }
+
+Expected<bool> ParseBoolean(std::string_view name, std::string_view value) {
+  if (value == "1" || value == "true" || value == "yes") return true;
+  if (value == "0" || value == "false" || value == "no" || value.empty()) return false;
+  return Invalid(std::string(name) + " must be 1 or 0, not \"" + std::string(value) + "\".");
+}
+
+Expected<std::optional<Tier>> ParseFloor(std::string_view value) {
+  if (value.empty()) return std::optional<Tier>();
+  std::optional<Tier> tier = ParseTier(value);
+  if (!tier || !IsRunnableTier(*tier)) {
+    return Invalid("The minimum isolation \"" + std::string(value) +
+                   "\" is not one of process, container, kernel, vm.");
+  }
+  return tier;
+}
+
+Status ReadEnvironment(const Environment& environment, Settings& settings) {
+  auto get = [&](const char* name) -> std::optional<std::string> {
+    auto found = environment.find(name);
+    if (found == environment.end()) return std::nullopt;
+    return found->second;
+  };
+  if (auto value = get("SANDBOX_PROVIDER"); value && !value->empty()) settings.provider = *value;
+  if (auto value = get("PLIMSOLL_LISTEN"); value && !value->empty()) settings.listen = *value;
+  if (auto value = get("PLIMSOLL_UNIX_SOCKET")) settings.unix_socket = *value;
+  if (auto value = get("PLIMSOLL_METRICS_LISTEN"); value && !value->empty()) {
+    settings.metrics_listen = *value;
+  }
+  if (auto value = get("PLIMSOLL_DEV")) {
+    auto dev = ParseBoolean("PLIMSOLL_DEV", *value);
+    if (!dev.ok()) return dev.error();
+    settings.dev = *dev;
+  }
+  if (auto value = get("PLIMSOLL_HARDENED")) {
+    auto hardened = ParseBoolean("PLIMSOLL_HARDENED", *value);
+    if (!hardened.ok()) return hardened.error();
+    settings.hardened = *hardened;
+  }
+  if (auto value = get("SANDBOX_MIN_ISOLATION")) {
+    auto floor = ParseFloor(*value);
+    if (!floor.ok()) return floor.error().WithContext("SANDBOX_MIN_ISOLATION");
+    settings.min_isolation = *floor;
+  }
+  return Status::Ok();
+}
+
+struct RawFlags {
+  std::string min_isolation;
+  int64_t idle_ms = 0, header_ms = 0, body_ms = 0, drain_ms = 0, evidence_ms = 0;
+  int64_t max_header_bytes = 0, max_body_bytes = 0;
+};
+
+void DeclareFlags(CLI::App& app, Settings& settings, RawFlags& raw) {
+  app.add_option("--provider", settings.provider, "Provider (default: $SANDBOX_PROVIDER, else disabled).");
+  app.add_option("--min-isolation", raw.min_isolation, "Refuse to start below this tier.");
+  app.add_option("--listen", settings.listen, "API address ADDR:PORT (port 0: any free port).");
+  app.add_option("--unix-socket", settings.unix_socket, "Also serve the API on this Unix socket.");
+  app.add_option("--metrics-listen", settings.metrics_listen, "Metrics address ADDR:PORT, or off.");
+  app.add_flag("--dev", settings.dev, "Serve without authentication, loopback only (development).");
+  app.add_option("--io-threads", settings.io_threads, "Event-loop threads.")->check(CLI::Range(1, 64));
+  app.add_option("--run-workers", settings.run_workers, "Run worker threads.")->check(CLI::Range(1, 1024));
+  app.add_option("--run-queue", settings.run_queue, "Runs that may wait for a worker.")->check(CLI::Range(0, 100000));
+  app.add_option("--idle-timeout-ms", raw.idle_ms, "Keep-alive idle timeout.")->check(CLI::PositiveNumber);
+  app.add_option("--header-timeout-ms", raw.header_ms, "Time to receive a request header.")->check(CLI::PositiveNumber);
+  app.add_option("--body-timeout-ms", raw.body_ms, "Time to receive a request body.")->check(CLI::PositiveNumber);
+  app.add_option("--max-header-bytes", raw.max_header_bytes, "Largest request header.")->check(CLI::Range(1024, 1 << 20));
+  app.add_option("--max-body-bytes", raw.max_body_bytes, "Largest request body (<= 8 MiB).")->check(CLI::Range(int64_t{1}, http::kMaxBodyBytes));
+  app.add_option("--drain-timeout-ms", raw.drain_ms, "How long SIGTERM waits for in-flight runs.")->check(CLI::PositiveNumber);
+  app.add_option("--evidence-budget-ms", raw.evidence_ms, "Time bound of the startup smoke test.")->check(CLI::PositiveNumber);
+}
+
+Status ApplyRawFlags(const RawFlags& raw, Settings& settings) {
+  using std::chrono::milliseconds;
+  if (!raw.min_isolation.empty()) {
+    auto floor = ParseFloor(raw.min_isolation);
+    if (!floor.ok()) return floor.error().WithContext("--min-isolation");
+    settings.min_isolation = *floor;
+  }
+  if (raw.idle_ms > 0) settings.http.idle_timeout = milliseconds(raw.idle_ms);
+  if (raw.header_ms > 0) settings.http.header_timeout = milliseconds(raw.header_ms);
+  if (raw.body_ms > 0) settings.http.body_timeout = milliseconds(raw.body_ms);
+  if (raw.max_header_bytes > 0) settings.http.max_header_bytes = static_cast<uint32_t>(raw.max_header_bytes);
+  if (raw.max_body_bytes > 0) settings.http.max_body_bytes = raw.max_body_bytes;
+  if (raw.drain_ms > 0) settings.drain_timeout = milliseconds(raw.drain_ms);
+  if (raw.evidence_ms > 0) settings.evidence_budget = milliseconds(raw.evidence_ms);
+  return Status::Ok();
+}
+
+bool IsLoopbackAddress(const std::string& text) {
+  auto endpoint = http::ParseListenAddress(text);
+  return endpoint.ok() && endpoint->address().is_loopback();
+}
+
+}  // namespace
+
+Expected<Settings> ParseSettings(const std::vector<std::string>& args,
+                                 const Environment& environment) {
+  Settings settings;
+  PLIMSOLL_RETURN_IF_ERROR(ReadEnvironment(environment, settings));
+  CLI::App app{"plimsolld: the plimsoll daemon (HTTP API, api/openapi.yaml).", "plimsolld"};
+  RawFlags raw;
+  DeclareFlags(app, settings, raw);
+  std::vector<std::string> reversed(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    settings.show_help = true;
+    settings.help = app.help();
+    return settings;
+  } catch (const CLI::ParseError& error) {
+    return Invalid(std::string(error.what()) + " (plimsolld --help lists the flags)");
+  }
+  PLIMSOLL_RETURN_IF_ERROR(ApplyRawFlags(raw, settings));
+  if (!http::ParseListenAddress(settings.listen).ok()) {
+    return http::ParseListenAddress(settings.listen).error().WithContext("--listen");
+  }
+  if (settings.metrics_listen != "off" && !http::ParseListenAddress(settings.metrics_listen).ok()) {
+    return http::ParseListenAddress(settings.metrics_listen).error().WithContext("--metrics-listen");
+  }
+  return settings;
+}
+
+std::vector<std::string> UnknownVariables(const Environment& environment) {
+  std::vector<std::string> unknown;
+  for (const auto& [name, value] : environment) {
+    bool ours = name.starts_with("PLIMSOLL_") || name.starts_with("SANDBOX_");
+    if (!ours) continue;
+    if (std::find(kKnownVariables.begin(), kKnownVariables.end(), name) == kKnownVariables.end()) {
+      unknown.push_back(name);
+    }
+  }
+  return unknown;
+}
+
+Status CheckStartupRules(const Settings& settings, bool has_callers) {
+  std::vector<std::string> violations;
+  if (settings.hardened) {
+    violations.push_back(
+        "PLIMSOLL_HARDENED=1 asks for hardened mode, which this build does not implement yet; "
+        "refusing to start rather than run without its safeguards");
+  }
+  if (settings.dev) {
+    if (!IsLoopbackAddress(settings.listen)) {
+      violations.push_back("--dev serves without authentication, so --listen must be a loopback "
+                           "address, not " + settings.listen);
+    }
+    if (settings.metrics_listen != "off" && !IsLoopbackAddress(settings.metrics_listen)) {
+      violations.push_back("--dev needs --metrics-listen on loopback, not " +
+                           settings.metrics_listen);
+    }
+  } else if (!has_callers && settings.provider != "disabled") {
+    violations.push_back("the " + settings.provider +
+                         " provider runs code but no callers are configured; create one "
+                         "(plimsoll callers create NAME) or, for local development only, pass "
+                         "--dev");
+  }
+  if (violations.empty()) return Status::Ok();
+  std::string message = "plimsolld cannot start: ";
+  for (size_t i = 0; i < violations.size(); ++i) {
+    message += (i == 0 ? "" : "; ") + violations[i];
+  }
+  return Failure(ErrorCode::kFailedPrecondition, message + ".");
+}
+
+Environment CurrentEnvironment() {
+  Environment environment;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    std::string_view text(*entry);
+    size_t equals = text.find('=');
+    if (equals == std::string_view::npos) continue;
+    environment.emplace(std::string(text.substr(0, equals)), std::string(text.substr(equals + 1)));
+  }
+  return environment;
+}
+
+}  // namespace plimsoll::daemon

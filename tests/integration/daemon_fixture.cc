@@ -1,0 +1,75 @@
+#include "daemon_fixture.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace plimsoll::daemon::testing {
+
+Expected<Result> CountingProvider::Run(const Request& request, Deadline deadline) {
+  ++runs_;
+  {
+    std::unique_lock lock(mutex_);
+    released_.wait(lock, [this] { return !held_; });
+  }
+  if (!failure_detail_.empty()) return Failure(ErrorCode::kInternal, failure_detail_);
+  return inner_->Run(request, deadline);
+}
+
+void CountingProvider::Hold() {
+  std::lock_guard lock(mutex_);
+  held_ = true;
+}
+
+void CountingProvider::Release() {
+  {
+    std::lock_guard lock(mutex_);
+    held_ = false;
+  }
+  released_.notify_all();
+}
+
+DaemonUnderTest::DaemonUnderTest(DaemonOptions options) {
+  settings_.provider = options.provider;
+  settings_.dev = options.dev;
+  settings_.listen = "127.0.0.1:0";
+  settings_.metrics_listen = "127.0.0.1:0";
+  if (options.tune) options.tune(settings_);
+
+  auto inner = MakeProvider(settings_.provider, Limits{});
+  if (!inner.ok()) throw std::runtime_error(inner.error().ToString());
+  auto counting = std::make_unique<CountingProvider>(std::move(*inner));
+  provider_ = counting.get();
+  sandbox_ = std::make_unique<Sandbox>(std::move(counting));
+  auto evidence = sandbox_->CollectEvidence();
+  if (!evidence.ok()) throw std::runtime_error(evidence.error().ToString());
+  authenticator_ = settings_.dev ? MakeDevAuthenticator() : MakeNoCallersAuthenticator();
+  server_ = std::make_unique<Server>(settings_, *sandbox_, *authenticator_, log_);
+  Status bound = server_->Bind();
+  if (!bound.ok()) throw std::runtime_error(bound.error().ToString());
+  Status started = server_->Start();
+  if (!started.ok()) throw std::runtime_error(started.error().ToString());
+}
+
+DaemonUnderTest::~DaemonUnderTest() {
+  provider_->Release();
+  server_->Drain(std::chrono::seconds(10));
+  server_.reset();
+}
+
+uint16_t DaemonUnderTest::port() const { return server_->api_endpoint().port(); }
+
+uint16_t DaemonUnderTest::metrics_port() const { return server_->metrics_endpoint()->port(); }
+
+std::string DaemonUnderTest::log_text() {
+  // The Log flushes whole lines under its own lock; a copy is enough here.
+  return log_stream_.str();
+}
+
+std::string RunBody(const std::string& code, const std::string& extra_fields) {
+  std::string body = R"({"protocol": 1, "javascript": {"code": )" + nlohmann::json(code).dump() + "}";
+  if (!extra_fields.empty()) body += ", " + extra_fields;
+  return body + "}";
+}
+
+}  // namespace plimsoll::daemon::testing

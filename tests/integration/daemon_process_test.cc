@@ -1,0 +1,151 @@
+// The plimsolld binary: startup rules, the serving line, SIGTERM drain.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "daemon_test_client.h"
+
+namespace plimsoll::daemon::testing {
+namespace {
+
+// A child plimsolld with stdout and stderr captured through pipes.
+class Daemon {
+ public:
+  Daemon(std::vector<std::string> args, std::vector<std::string> environment) {
+    int out[2], err[2];
+    if (pipe(out) != 0 || pipe(err) != 0) throw std::runtime_error("pipe");
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(out[1], 1);
+      dup2(err[1], 2);
+      close(out[0]);
+      close(err[0]);
+      std::vector<char*> argv{const_cast<char*>(PLIMSOLLD_BINARY)};
+      for (auto& arg : args) argv.push_back(arg.data());
+      argv.push_back(nullptr);
+      std::vector<char*> envp;
+      for (auto& entry : environment) envp.push_back(entry.data());
+      envp.push_back(nullptr);
+      execve(PLIMSOLLD_BINARY, argv.data(), envp.data());
+      _exit(127);
+    }
+    close(out[1]);
+    close(err[1]);
+    out_ = fdopen(out[0], "r");
+    err_fd_ = err[0];
+  }
+  ~Daemon() {
+    if (pid_ > 0 && !reaped_) {
+      kill(pid_, SIGKILL);
+      Wait();
+    }
+    if (out_) fclose(out_);
+    close(err_fd_);
+  }
+
+  // The first stdout line ("" at EOF).
+  std::string ReadLine() {
+    char line[1024];
+    if (fgets(line, sizeof line, out_) == nullptr) return "";
+    return line;
+  }
+  int Wait() {
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    reaped_ = true;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  std::string ReadStderr() {
+    std::string text;
+    char chunk[4096];
+    ssize_t size;
+    while ((size = read(err_fd_, chunk, sizeof chunk)) > 0) text.append(chunk, static_cast<size_t>(size));
+    return text;
+  }
+  void Signal(int signal_number) { kill(pid_, signal_number); }
+
+ private:
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+  FILE* out_ = nullptr;
+  int err_fd_ = -1;
+};
+
+uint16_t PortFrom(const std::string& line) {
+  size_t at = line.find("api=127.0.0.1:");
+  if (at == std::string::npos) return 0;
+  return static_cast<uint16_t>(std::stoi(line.substr(at + 14)));
+}
+
+const std::vector<std::string> kLoopback = {"--listen", "127.0.0.1:0", "--metrics-listen",
+                                            "127.0.0.1:0"};
+
+std::vector<std::string> With(std::vector<std::string> extra) {
+  std::vector<std::string> args = kLoopback;
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+TEST(DaemonProcess, ServesThenDrainsOnSigtermAndExitsZero) {
+  Daemon daemon(With({"--provider", "embedded", "--dev"}), {"PLIMSOLL_TYPO=1"});
+  std::string line = daemon.ReadLine();
+  uint16_t port = PortFrom(line);
+  ASSERT_NE(port, 0) << line << daemon.ReadStderr();
+  HttpReply reply = SendOnce(port, {.method = "POST", .target = "/v1/runs",
+                                    .body = R"j({"protocol":1,"javascript":{"code":"console.log(6*7)"}})j"});
+  EXPECT_EQ(reply.status, 200u);
+  EXPECT_EQ(nlohmann::json::parse(reply.body)["stdout"], "42\n");
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0);
+  std::string log = daemon.ReadStderr();
+  EXPECT_NE(log.find("DEVELOPMENT MODE"), std::string::npos) << log;
+  EXPECT_NE(log.find("PLIMSOLL_TYPO is set"), std::string::npos) << log;
+  EXPECT_NE(log.find("draining"), std::string::npos) << log;
+}
+
+TEST(DaemonProcess, ARealProviderWithoutCallersOrDevRefusesToStart) {
+  Daemon daemon(With({"--provider", "embedded"}), {});
+  EXPECT_EQ(daemon.Wait(), 2);
+  EXPECT_NE(daemon.ReadStderr().find("--dev"), std::string::npos);
+}
+
+TEST(DaemonProcess, TheDisabledProviderStartsWithoutDev) {
+  Daemon daemon(kLoopback, {});
+  uint16_t port = PortFrom(daemon.ReadLine());
+  ASSERT_NE(port, 0);
+  HttpReply reply = SendOnce(port, {.method = "GET", .target = "/v1/describe"});
+  EXPECT_EQ(reply.status, 401u);
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0);
+}
+
+TEST(DaemonProcess, DevRefusesANonLoopbackListener) {
+  Daemon daemon({"--provider", "embedded", "--dev", "--listen", "0.0.0.0:0", "--metrics-listen",
+                 "off"},
+                {});
+  EXPECT_EQ(daemon.Wait(), 2);
+  EXPECT_NE(daemon.ReadStderr().find("loopback"), std::string::npos);
+}
+
+TEST(DaemonProcess, MinimumIsolationAboveTheEvidenceStopsTheStart) {
+  Daemon daemon(With({"--provider", "embedded", "--dev"}), {"SANDBOX_MIN_ISOLATION=container"});
+  EXPECT_EQ(daemon.Wait(), 1);
+  EXPECT_NE(daemon.ReadStderr().find("SANDBOX_MIN_ISOLATION"), std::string::npos);
+}
+
+TEST(DaemonProcess, HardenedModeIsRefusedUntilItExists) {
+  Daemon daemon(With({"--provider", "embedded", "--dev"}), {"PLIMSOLL_HARDENED=1"});
+  EXPECT_EQ(daemon.Wait(), 2);
+  EXPECT_NE(daemon.ReadStderr().find("hardened"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace plimsoll::daemon::testing
