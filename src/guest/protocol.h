@@ -73,6 +73,13 @@ inline constexpr int64_t kExitNotFound = 127;
 // agent's kill is the backstop.
 inline constexpr int64_t kJavascriptGraceMs = 1000;
 
+// After the job's budget ends, the agent takes at most this long to sweep
+// what the steps left, collect the artifacts and send its report: every
+// sweep and drain is bounded by the budget's end plus this. A host must
+// wait for the report longer than that (plus its own setup time) before it
+// gives up and kills the sandbox.
+inline constexpr int64_t kAgentWrapUpMs = 1000;
+
 // Bounds DecodeJob enforces (beyond them a job is refused as malformed).
 inline constexpr int64_t kMaxJobTimeoutMs = int64_t{3600} * 1000;
 inline constexpr int64_t kMaxJobOutputCapBytes = int64_t{8} << 20;

@@ -41,12 +41,16 @@ Report RunJob(const Job& job, const AgentOptions& options) {
   step_options.fsize_bytes = job.fsize_bytes;
   step_options.nproc = job.nproc;
   step_options.environment = StepEnvironment(job.environment, options.work_directory);
+  step_options.sweep_scope =
+      options.owns_pid_namespace ? SweepScope::kWholeNamespace : SweepScope::kDescendants;
 
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(job.timeout_ms);
+  // Every sweep and drain ends by then, so the report leaves in time.
+  auto wrap_up = deadline + std::chrono::milliseconds(kAgentWrapUpMs);
   int64_t output_left = kTotalOutputBytes;
   for (size_t i = 0; i < job.steps.size(); ++i) {
     step_options.output_cap_bytes = std::min(job.output_cap_bytes, output_left / 2);
-    StepRun run = RunStep(job.steps[i], step_options, deadline);
+    StepRun run = RunStep(job.steps[i], step_options, deadline, wrap_up);
     output_left -=
         static_cast<int64_t>(run.result.stdout_bytes.size() + run.result.stderr_bytes.size());
     report.steps.push_back(std::move(run.result));
@@ -64,8 +68,9 @@ Report RunJob(const Job& job, const AgentOptions& options) {
     }
     if (report.steps.back().exit_code != 0) break;  // a failing step stops the rest
   }
-  // RunStep sweeps after each step; this catches anything that slipped by.
-  KillAndReapAll(-1, std::chrono::seconds(2));
+  // RunStep sweeps after each step; this catches anything that slipped by
+  // (bounded by the wrap-up: past it, one round of kills and no waiting).
+  KillAndReapAll(-1, step_options.sweep_scope, SweepUntil(wrap_up));
 
   Collected collected = CollectArtifacts(work->get(), job.artifacts, job.max_artifact_bytes);
   report.artifacts = std::move(collected.artifacts);

@@ -23,6 +23,9 @@ struct AgentOptions {
   bool change_identity = true;  // false (--no-setuid): steps run as the agent's user
   uid_t uid = kGuestUid;
   gid_t gid = kGuestGid;
+  // The agent owns the sandbox's pid namespace (it is its pid 1, or pid 2
+  // under `--init`): sweeps use kill(-1) (reaper.h).
+  bool owns_pid_namespace = false;
 };
 
 // All steps together capture at most this many output bytes (so the report

@@ -71,7 +71,22 @@ bool IsRoot() {
 struct Mode {
   bool setuid = false;         // else --no-setuid
   bool pid_namespace = false;  // run under unshare --pid --fork --mount-proc
+  // Like the linux sandbox: a fresh pid namespace whose /proc is mounted
+  // hidepid=invisible and an agent without CAP_SYS_PTRACE, so the agent
+  // cannot see the steps' processes in /proc. With `init` the agent runs as
+  // `--init` (pid 1 the init, pid 2 the agent); without, a shell is pid 1 and
+  // the agent, pid 2, does not own the namespace.
+  bool hidden_proc = false;
+  bool init = false;
 };
+
+// The shell command that mounts the hidden /proc and starts "$@" without
+// CAP_SYS_PTRACE (as pid 1 with exec, else as pid 2).
+std::string HiddenProcCommand(bool exec_as_pid1) {
+  std::string mount = "mount -t proc -o hidepid=invisible proc /proc && ";
+  std::string run = "/usr/bin/setpriv --bounding-set -sys_ptrace \"$@\"";
+  return exec_as_pid1 ? mount + "exec " + run : mount + run + "; exit $?";
+}
 
 struct AgentRun {
   Expected<Report> report = Failure(ErrorCode::kInternal, "not run");
@@ -99,7 +114,14 @@ AgentRun RunAgent(const Job& job, const TempDir& work, Mode mode = {}) {
   }
   std::vector<std::string> args;
   if (mode.pid_namespace) args = {"/usr/bin/unshare", "--pid", "--fork", "--mount-proc"};
-  args.insert(args.end(), {PLIMSOLL_GUEST_BINARY, "--channel", "3", "--work", work.path()});
+  if (mode.hidden_proc) {
+    args = {"/usr/bin/unshare", "--pid",  "--fork", "--mount",
+            "--propagation",    "private", "/bin/sh", "-c",
+            HiddenProcCommand(mode.init), "sh"};
+  }
+  args.push_back(PLIMSOLL_GUEST_BINARY);
+  if (mode.init) args.push_back("--init");
+  args.insert(args.end(), {"--channel", "3", "--work", work.path()});
   if (mode.setuid) {
     args.insert(args.end(), {"--uid", "65534", "--gid", "65534"});
   } else {
@@ -468,6 +490,66 @@ TEST(GuestAgent, AsPidOneOfAPidNamespaceAStepCannotKillTheAgent) {
       << run.report->steps[0].stdout_bytes;
   EXPECT_EQ(run.report->steps[1].stdout_bytes, "next\n");
   EXPECT_LT(run.elapsed, std::chrono::seconds(5));
+}
+
+bool CanHideProc() {
+  return IsRoot() && access("/usr/bin/unshare", X_OK) == 0 &&
+         access("/usr/bin/setpriv", X_OK) == 0;
+}
+
+// A step leaves a setsid orphan that appends to orphan.log every 20 ms; the
+// next step says whether the log still grows.
+Job OrphanLoggerJob() {
+  Job job = BaseJob();
+  job.timeout_ms = 5000;
+  job.steps = {
+      {"sh", "-c",
+       "setsid sh -c 'while :; do echo x >> orphan.log; sleep 0.02; done' </dev/null >/dev/null "
+       "2>&1 & sleep 0.1; echo started"},
+      {"sh", "-c",
+       "a=$(wc -c < orphan.log); sleep 0.3; b=$(wc -c < orphan.log); "
+       "if [ \"$a\" = \"$b\" ]; then echo orphan gone; else echo orphan still writing; fi"}};
+  return job;
+}
+
+TEST(GuestAgent, UnderInitTheAgentSweepsProcessesItCannotSeeInProc) {
+  if (!CanHideProc()) GTEST_SKIP() << "needs root, /usr/bin/unshare and /usr/bin/setpriv";
+  TempDir work;
+  AgentRun run = RunAgent(OrphanLoggerJob(), work, Mode{true, false, true, true});
+  ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+  ASSERT_EQ(run.report->steps.size(), 2u) << run.report->detail;
+  EXPECT_EQ(run.report->steps[0].stdout_bytes, "started\n");
+  // kill(-1) after the first step reached the orphan that /proc hid.
+  EXPECT_EQ(run.report->steps[1].stdout_bytes, "orphan gone\n");
+  EXPECT_TRUE(WIFEXITED(run.wait_status) && WEXITSTATUS(run.wait_status) == 0)
+      << "the init exits with the agent's status";
+  // No sweep waited: the steps took ~0.4 s.
+  EXPECT_LT(run.elapsed, std::chrono::milliseconds(1500));
+}
+
+TEST(GuestAgent, ALeftoverTheAgentCannotFindDoesNotCostTheWholeSweepBound) {
+  if (!CanHideProc()) GTEST_SKIP() << "needs root, /usr/bin/unshare and /usr/bin/setpriv";
+  // The agent is pid 2 under a shell: it does not own the namespace, and
+  // /proc hides the orphan, so it cannot be found (the provider's backstop
+  // is the namespace's end). The sweeps must give up at once rather than
+  // wait 2 s each (after the step and at the end).
+  TempDir work;
+  Job job = OrphanLoggerJob();
+  job.steps.pop_back();
+  AgentRun run = RunAgent(job, work, Mode{true, false, true, false});
+  ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+  ASSERT_EQ(run.report->steps.size(), 1u) << run.report->detail;
+  EXPECT_EQ(run.report->steps[0].stdout_bytes, "started\n");
+  EXPECT_LT(run.elapsed, std::chrono::milliseconds(1500));
+}
+
+TEST(GuestAgent, InitModeRefusesToRunAnywhereButAsPidOne) {
+  TempDir work;
+  std::string command = std::string(PLIMSOLL_GUEST_BINARY) + " --init --channel 3 --work " +
+                        work.path() + " --no-setuid 3</dev/null 2>/dev/null";
+  int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);  // usage: no kill(-1) outside a namespace of its own
 }
 
 }  // namespace

@@ -1,14 +1,19 @@
 // plimsoll-guest: the agent inside every OS-level sandbox (DESIGN.md "One
 // guest agent"; the protocol is src/guest/protocol.h).
 //
-//   plimsoll-guest [--channel FD] [--work DIR] [--no-setuid] [--uid N] [--gid N]
+//   plimsoll-guest [--init] [--channel FD] [--work DIR] [--no-setuid] [--uid N] [--gid N]
+//
+// --init: this process is pid 1 of the sandbox's fresh pid namespace; it
+// stays there as a tiny init and forks the agent as pid 2, which owns the
+// namespace (init.h). Without --init, the agent owns the namespace only when
+// it is pid 1 itself.
 //
 // Reads one Job frame from FD (default 3), runs it (agent.h), writes the
 // Report frame and its Seal frame back on FD, and exits 0. Exit 2: usage;
 // 3: no job could be read (nothing is written back then: without the job's
 // key there is nothing to seal, and the host reports a protocol error).
 //
-// Run as root (or pid 1 of the sandbox's pid namespace) so steps run as
+// Run as root (in the sandbox's user namespace) so steps run as
 // kGuestUid and cannot signal, trace or read the agent. --no-setuid is for
 // unprivileged tests only: steps then share the agent's uid and a hostile
 // step could kill it (the host then sees no report: a protocol error, never
@@ -28,6 +33,7 @@
 #include <string_view>
 
 #include "guest/agent/agent.h"
+#include "guest/agent/init.h"
 #include "guest/agent/reaper.h"
 #include "guest/protocol.h"
 
@@ -42,7 +48,7 @@ constexpr auto kReportWait = std::chrono::seconds(60);
 
 int Usage(const char* message) {
   std::fprintf(stderr,
-               "plimsoll-guest: %s\nusage: plimsoll-guest [--channel FD] [--work DIR] "
+               "plimsoll-guest: %s\nusage: plimsoll-guest [--init] [--channel FD] [--work DIR] "
                "[--no-setuid] [--uid N] [--gid N]\n",
                message);
   return kExitUsage;
@@ -77,10 +83,10 @@ int main(int argc, char** argv) {
   // Not dumpable: a process of the same uid cannot ptrace the agent or open
   // its /proc entries (fd, mem), which hold the channel and the report key.
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  plimsoll::guest::agent::BecomeSubreaper();
   umask(022);
 
   int channel = 3;
+  bool init = false;
   AgentOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string_view argument = argv[i];
@@ -92,6 +98,8 @@ int main(int argc, char** argv) {
     } else if (argument == "--work") {
       if (!has_value) return Usage("--work needs a directory");
       options.work_directory = argv[++i];
+    } else if (argument == "--init") {
+      init = true;
     } else if (argument == "--no-setuid") {
       options.change_identity = false;
     } else if (argument == "--uid") {
@@ -105,6 +113,15 @@ int main(int argc, char** argv) {
       return Usage("unknown argument");
     }
   }
+  if (init) {
+    const char* problem = "";
+    if (!plimsoll::guest::agent::ForkAgentUnderInit(&problem)) return Usage(problem);
+    options.owns_pid_namespace = true;  // only the agent (pid 2) gets here
+  } else {
+    options.owns_pid_namespace = getpid() == 1;
+  }
+  // Orphans of the steps come to the agent (pid 1 is a subreaper anyway).
+  plimsoll::guest::agent::BecomeSubreaper();
   if (fcntl(channel, F_SETFD, FD_CLOEXEC) != 0) {
     std::perror("plimsoll-guest: the channel descriptor");
     return kExitNoJob;

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -56,7 +57,7 @@ std::vector<pid_t> Children() {
 }
 
 void SleepBriefly() {
-  timespec pause{0, 2'000'000};  // 2 ms: long enough for a killed parent to be re-parented
+  timespec pause{0, 1'000'000};  // 1 ms: long enough for a killed parent to be re-parented
   nanosleep(&pause, nullptr);
 }
 
@@ -83,16 +84,44 @@ bool ReapAvailable(pid_t watched, int* status, bool* exited) {
   }
 }
 
-bool KillAndReapAll(pid_t group, std::chrono::milliseconds bound) {
-  auto give_up = std::chrono::steady_clock::now() + bound;
+bool KillAndReapAll(pid_t group, SweepScope scope, std::chrono::steady_clock::time_point give_up) {
+  using Clock = std::chrono::steady_clock;
+  // A SIGKILLed process is gone within milliseconds unless it is stuck in
+  // the kernel; when nothing could be signalled or reaped for this long, the
+  // rest cannot be found (or will not die soon) and waiting is pointless.
+  constexpr auto kStall = std::chrono::milliseconds(100);
+  auto last_progress = Clock::now();
   for (;;) {
-    if (group > 0) kill(-group, SIGKILL);
-    if (getpid() == 1) kill(-1, SIGKILL);  // inside our own pid namespace only
-    for (pid_t child : Children()) kill(child, SIGKILL);
-    if (!ReapAvailable(-1, nullptr, nullptr)) return true;
-    if (std::chrono::steady_clock::now() >= give_up) return false;
+    bool progress = false;
+    if (group > 0 && kill(-group, SIGKILL) == 0) progress = true;
+    if (scope == SweepScope::kWholeNamespace) {
+      if (kill(-1, SIGKILL) == 0) progress = true;
+    } else {
+      for (pid_t child : Children()) {
+        if (kill(child, SIGKILL) == 0) progress = true;
+      }
+    }
+    int reaped = 0;
+    for (;;) {
+      int wait_status = 0;
+      pid_t pid = waitpid(-1, &wait_status, WNOHANG | __WALL);
+      if (pid > 0) {
+        ++reaped;
+        continue;
+      }
+      if (pid == 0) break;
+      if (errno == EINTR) continue;
+      return true;  // ECHILD: no child left
+    }
+    auto now = Clock::now();
+    if (progress || reaped > 0) last_progress = now;
+    if (now >= give_up || now - last_progress >= kStall) return false;
     SleepBriefly();
   }
+}
+
+std::chrono::steady_clock::time_point SweepUntil(std::chrono::steady_clock::time_point wrap_up) {
+  return std::min(std::chrono::steady_clock::now() + std::chrono::seconds(2), wrap_up);
 }
 
 }  // namespace plimsoll::guest::agent

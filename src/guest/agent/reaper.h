@@ -2,17 +2,25 @@
 //
 // The agent marks itself a child subreaper at start, so a step's orphans
 // (a double-forked daemon that left the step's process group with setsid)
-// are re-parented to the agent instead of escaping to the host's init; when
-// the agent is pid 1 of a pid namespace they are its children anyway. Each
-// sweep SIGKILLs the step's process group, every child of the agent (found
-// in /proc), and, when the agent is pid 1, every process of the namespace
-// (kill(-1) there reaches only the namespace), then reaps, until the agent
-// has no child left or `bound` passes.
+// are re-parented to the agent instead of escaping to the host's init.
 //
-// Without /proc and outside a pid namespace a daemon that escaped the
-// process group cannot be found here: the provider's cgroup kill (or the
-// pid namespace dying with its pid 1) is the backstop, and the providers
-// rely on it.
+// When the agent owns the sandbox's pid namespace (it is pid 1 of it, or
+// pid 2 under `plimsoll-guest --init`, see init.h) a sweep is
+// kill(-1, SIGKILL): inside a pid namespace that reaches every process of
+// the namespace except the caller and pid 1, so it needs no /proc (which,
+// mounted hidepid=invisible, hides the guest's processes from an agent
+// without CAP_SYS_PTRACE) and finds a daemon wherever it went. The agent
+// keeps no helper process, so nothing of its own is hit.
+//
+// Otherwise (unit tests, providers that run the agent as neither), a sweep
+// SIGKILLs the step's process group and every child of the agent found in
+// /proc; a daemon it cannot see there cannot be found, and the provider's
+// cgroup kill (or the pid namespace dying with its pid 1) is the backstop
+// the providers rely on.
+//
+// Either way a sweep then reaps until the agent has no child left, `give_up`
+// passes, or nothing more can be signalled or reaped for a short while
+// (so an invisible leftover costs ~0.1 s, not the whole bound).
 #ifndef PLIMSOLL_GUEST_AGENT_REAPER_H_
 #define PLIMSOLL_GUEST_AGENT_REAPER_H_
 
@@ -30,9 +38,21 @@ void BecomeSubreaper();
 // `*exited`. Returns false when the agent has no children at all.
 bool ReapAvailable(pid_t watched, int* status, bool* exited);
 
-// Kills process group `group` (when > 0) and every other descendant, then
-// reaps them, giving up after `bound`. Returns true when no child is left.
-bool KillAndReapAll(pid_t group, std::chrono::milliseconds bound);
+// How a sweep finds what to kill.
+enum class SweepScope {
+  kDescendants,    // the step's process group and the agent's children in /proc
+  kWholeNamespace  // kill(-1): the agent owns the pid namespace (see above)
+};
+
+// Kills process group `group` (when > 0) and every other leftover within
+// `scope`, then reaps them until none is left, `give_up` passes (at least
+// one round is always made) or no progress is made for a short while.
+// Returns true when no child is left.
+bool KillAndReapAll(pid_t group, SweepScope scope, std::chrono::steady_clock::time_point give_up);
+
+// When a sweep must end: 2 s from now, but never after `wrap_up` (the job's
+// deadline plus kAgentWrapUpMs), so the report always leaves in time.
+std::chrono::steady_clock::time_point SweepUntil(std::chrono::steady_clock::time_point wrap_up);
 
 }  // namespace plimsoll::guest::agent
 

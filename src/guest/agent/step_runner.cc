@@ -107,6 +107,16 @@ bool SetLimit(int resource, int64_t value) {
     sigaction(signal_number, &default_action, nullptr);  // KILL/STOP/invalid fail harmlessly
   }
 
+  // The OOM killer should pick a step over the agent (which may be
+  // protected at -1000, inherited by this fork). Raising is always
+  // permitted; best effort, since it needs /proc.
+  int oom = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+  if (oom >= 0) {
+    ssize_t ignored = write(oom, "1000", 4);
+    (void)ignored;
+    close(oom);
+  }
+
   if (setsid() < 0) ChildFail(fail, kStageSetup, kWhatSetsid, errno);
   if (dup2(plan.devnull, STDIN_FILENO) < 0 || dup2(plan.stdout_write, STDOUT_FILENO) < 0 ||
       dup2(plan.stderr_write, STDERR_FILENO) < 0) {
@@ -270,7 +280,7 @@ std::vector<std::string> StepEnvironment(const std::vector<std::string>& extra,
 }
 
 StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options,
-                Clock::time_point deadline) {
+                Clock::time_point deadline, Clock::time_point wrap_up) {
   StepRun run;
   run.result.command = argv;
   auto started = Clock::now();
@@ -339,7 +349,7 @@ StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options
     got += static_cast<size_t>(n);
   }
   if (got == sizeof failure) {
-    KillAndReapAll(pid, std::chrono::seconds(2));
+    KillAndReapAll(pid, options.sweep_scope, SweepUntil(wrap_up));
     int64_t code =
         failure.stage == kStageExec && (failure.error == ENOENT || failure.error == ENOTDIR)
             ? kExitNotFound
@@ -375,8 +385,8 @@ StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options
   run.result.duration_ms = Milliseconds(Clock::now() - started);
 
   // Whatever the step left running goes now, so the pipes reach EOF.
-  KillAndReapAll(pid, std::chrono::seconds(2));
-  auto drain_until = Clock::now() + std::chrono::milliseconds(500);
+  KillAndReapAll(pid, options.sweep_scope, SweepUntil(wrap_up));
+  auto drain_until = std::min(Clock::now() + std::chrono::milliseconds(500), wrap_up);
   while ((out_read.valid() || err_read.valid()) && Clock::now() < drain_until) {
     pollfd fds[2] = {{out_read.get(), POLLIN, 0}, {err_read.get(), POLLIN, 0}};
     poll(fds, 2, 50);

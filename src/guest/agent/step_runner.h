@@ -5,7 +5,13 @@
 // blocks on a full pipe). Every other descriptor is closed before exec.
 //
 // When the step's main process exits, or the deadline passes, everything
-// the step started is killed and reaped (reaper.h) before RunStep returns.
+// the step started is killed and reaped (reaper.h) before RunStep returns;
+// that sweep and the last read of the pipes end by `wrap_up` at the latest
+// (the job's deadline plus kAgentWrapUpMs), so the report is never late.
+//
+// Before exec the child raises its oom_score_adj to 1000 (best effort: it
+// needs /proc), so the memory cgroup's OOM killer picks a step, not the
+// agent; the provider protects the agent itself (docs/linux-provider.md).
 #ifndef PLIMSOLL_GUEST_AGENT_STEP_RUNNER_H_
 #define PLIMSOLL_GUEST_AGENT_STEP_RUNNER_H_
 
@@ -16,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "guest/agent/reaper.h"
 #include "plimsoll/result.h"
 
 namespace plimsoll::guest::agent {
@@ -30,6 +37,7 @@ struct StepOptions {
   int64_t nproc = 0;        // 0: no RLIMIT_NPROC
   int64_t output_cap_bytes = 0;
   std::vector<std::string> environment;  // complete "KEY=VALUE" list
+  SweepScope sweep_scope = SweepScope::kDescendants;  // how leftovers are found (reaper.h)
 };
 
 enum class StepEnd {
@@ -51,7 +59,8 @@ std::vector<std::string> StepEnvironment(const std::vector<std::string>& extra,
                                          const std::string& home);
 
 StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options,
-                std::chrono::steady_clock::time_point deadline);
+                std::chrono::steady_clock::time_point deadline,
+                std::chrono::steady_clock::time_point wrap_up);
 
 }  // namespace plimsoll::guest::agent
 

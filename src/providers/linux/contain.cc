@@ -16,7 +16,6 @@
 
 #include "providers/linux/caps.h"
 #include "providers/linux/net.h"
-#include "providers/linux/pid.h"
 #include "providers/linux/rlimit.h"
 
 namespace plimsoll::linux_sandbox {
@@ -145,14 +144,36 @@ int Lift(int fd) {
   if ((error = SetNoNewPrivileges(&what)) != 0) Fail(error_fd, error, what);
   if ((error = InstallSeccompProgram(plan.seccomp, &what)) != 0) Fail(error_fd, error, what);
 
-  pid_t agent = RawFork();
-  if (agent < 0) Fail(error_fd, errno, "fork the agent");
-  if (agent == 0) {
-    execve(plan.argv[0], plan.argv.data(), plan.envp.data());
-    Fail(error_fd, errno, "execve the agent");
+  // pid 1 becomes the static agent binary (in --init mode it forks the
+  // agent as pid 2 and reaps): nothing of the host's address space stays.
+  execve(plan.argv[0], plan.argv.data(), plan.envp.data());
+  Fail(error_fd, errno, "execve the agent");
+}
+
+// Protects the sandbox's init (and so the agent it forks) from the OOM
+// killer, best effort: -1000 through the legacy /proc/<pid>/oom_adj (-17),
+// which, unlike a privileged write of oom_score_adj, leaves
+// oom_score_adj_min alone, so a step that the agent raised to +1000 can
+// lower itself only to the daemon's own minimum (normally 0) and stays the
+// OOM killer's choice. Falls back to oom_score_adj where oom_adj is missing
+// (then a step may lower itself to -1000 too: the cgroup stalls until the
+// run's deadline kills it, which is bounded). Lowering needs CAP_SYS_RESOURCE;
+// a host without it keeps the daemon's value for the init, and the steps'
+// +1000 alone still makes the OOM killer prefer them (docs/linux-provider.md).
+bool ProtectFromOomKiller(pid_t pid) {
+  struct Attempt {
+    const char* file;
+    const char* value;
+  };
+  for (Attempt attempt : {Attempt{"oom_adj", "-17"}, Attempt{"oom_score_adj", "-1000"}}) {
+    std::string path = "/proc/" + std::to_string(pid) + "/" + attempt.file;
+    Fd fd(open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    if (fd.get() < 0) continue;
+    size_t length = std::strlen(attempt.value);
+    if (write(fd.get(), attempt.value, length) == static_cast<ssize_t>(length)) return true;
+    if (errno == EACCES || errno == EPERM) return false;  // no CAP_SYS_RESOURCE
   }
-  syscall(SYS_close_range, 0, ~0U, 0);  // init keeps nothing
-  RunInit(agent);
+  return false;
 }
 
 std::string Describe(const ChildFailure& failure) {
@@ -313,6 +334,7 @@ Expected<Container> Contain(const ContainConfig& config, Deadline deadline) {
   // From here on, `container`'s destructor kills and reaps on every early return.
   Status mapped = WriteIdMaps(container.pid(), config.identities);
   if (!mapped.ok()) return SetupRefusal("writing the uid/gid maps: " + mapped.error().message());
+  (void)ProtectFromOomKiller(container.pid());  // best effort (see there)
   if (config.cgroups->version == CgroupVersion::kV1) {
     Status added = container.cgroup().AddProcess(container.pid());
     if (!added.ok())

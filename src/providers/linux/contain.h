@@ -4,8 +4,10 @@
 //   1. a per-run cgroup with the limits (cgroup.h);
 //   2. clone3(CLONE_NEWUSER|NEWPID|NEWNS|NEWNET|NEWIPC|NEWUTS, CLONE_PIDFD;
 //      CLONE_INTO_CGROUP on v2) -- the child blocks on a sync pipe;
-//   3. writes the child's uid/gid maps (user.h), moves it into the v1
-//      cgroups, then releases it;
+//   3. writes the child's uid/gid maps (user.h), sets its oom_adj to -17
+//      where the host may (oom_score_adj -1000: the OOM killer never picks
+//      the init or the agent; the agent raises steps to +1000), moves it into
+//      the v1 cgroups, then releases it;
 //   4. waits for the error pipe: a record means a step failed (the child has
 //      exited; nothing ran: Refusal kEnvironment naming the step), EOF means
 //      the agent's execve succeeded.
@@ -15,8 +17,10 @@
 //   (mount.h) -> hostname -> lo up (net.h) -> rlimits (rlimit.h) -> descriptors
 //   (0 /dev/null, 1 /dev/null or a test's fd, 2 diagnostics pipe, 3 channel;
 //   every other descriptor closed) -> capabilities cut to the agent's set
-//   (caps.h) -> no_new_privs -> seccomp (seccomp.h) -> fork the agent (pid 2),
-//   which execve()s; the child stays as init (pid.h).
+//   (caps.h) -> no_new_privs -> seccomp (seccomp.h) -> execve(argv): pid 1
+//   becomes the static agent binary in --init mode, which forks the agent as
+//   pid 2 and stays as a tiny init (src/guest/agent/init.h). So nothing of
+//   the host process's address space survives in the sandbox.
 // FAIL CLOSED: every step's failure is reported with its errno over the
 // error pipe and the child exits; the parent kills and reaps whatever exists
 // and returns a refusal. Nothing runs in a weaker wall.
@@ -56,7 +60,9 @@ inline constexpr int kChannelFd = 3;
 
 struct ContainConfig {
   std::string rootfs;             // absolute host path of the image tree
-  std::vector<std::string> argv;  // what pid 2 executes (argv[0] is the path inside)
+  // What pid 1 executes after the wall is up (argv[0] is the path inside):
+  // the agent with --init, which forks the agent proper as pid 2.
+  std::vector<std::string> argv;
   std::vector<std::string> environment;
   Limits limits;
   const SeccompProgram* seccomp = nullptr;  // required

@@ -25,8 +25,10 @@ using namespace linux_sandbox;
 
 // How long after the run's deadline the host still waits for the agent's
 // report: the agent's own budget for a snippet is the timeout plus
-// guest::kJavascriptGraceMs, and it needs a moment to kill and report.
-constexpr auto kReportGrace = std::chrono::milliseconds(guest::kJavascriptGraceMs + 1500);
+// guest::kJavascriptGraceMs, it sends its report at most
+// guest::kAgentWrapUpMs after that, and its budget started a setup later.
+constexpr auto kReportGrace =
+    std::chrono::milliseconds(guest::kJavascriptGraceMs + guest::kAgentWrapUpMs + 500);
 // The longest the wall may take to build before the run is refused.
 constexpr auto kSetupBudget = std::chrono::seconds(10);
 
@@ -237,7 +239,8 @@ class LinuxProvider final : public Provider {
 
     ContainConfig config;
     config.rootfs = prepared.image.rootfs.string();
-    config.argv = {guest::kAgentPath, "--channel", std::to_string(kChannelFd)};
+    // pid 1 is the agent binary as init; it forks the agent as pid 2.
+    config.argv = {guest::kAgentPath, "--init", "--channel", std::to_string(kChannelFd)};
     config.environment = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/work"};
     config.limits = limits_;
     config.seccomp = &prepared.seccomp;

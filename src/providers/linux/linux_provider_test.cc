@@ -8,11 +8,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "image/image.h"
 #include "plimsoll/sandbox.h"
@@ -180,6 +182,111 @@ TEST_F(LinuxProviderTest, MemoryLimitKillsWith137) {
   Result result = MustRun(py);
   EXPECT_EQ(result.exit_code, 137) << result.stderr_bytes;
   EXPECT_EQ(result.stdout_bytes, "");
+}
+
+TEST_F(LinuxProviderTest, FifosAndUnixSocketsCanBeMadeButNotDeviceNodes) {
+  Request py;
+  py.python = PythonPayload{R"py(
+import errno, os, stat
+def attempt(label, fn):
+    try:
+        fn(); print(label, "ok")
+    except OSError as e:
+        print(label, errno.errorcode[e.errno])
+attempt("mkfifo", lambda: os.mkfifo("/tmp/fifo"))
+print("is fifo", stat.S_ISFIFO(os.stat("/tmp/fifo").st_mode))
+attempt("mknod fifo", lambda: os.mknod("/work/fifo2", stat.S_IFIFO | 0o600))
+attempt("mknod socket", lambda: os.mknod("/work/sock", stat.S_IFSOCK | 0o600))
+attempt("mknod char", lambda: os.mknod("/tmp/mem", stat.S_IFCHR | 0o600, os.makedev(1, 1)))
+attempt("mknod block", lambda: os.mknod("/tmp/sda", stat.S_IFBLK | 0o600, os.makedev(8, 0)))
+attempt("mknod regular", lambda: os.mknod("/tmp/file", stat.S_IFREG | 0o600))
+r = os.open("/tmp/fifo", os.O_RDONLY | os.O_NONBLOCK); w = os.open("/tmp/fifo", os.O_WRONLY)
+os.write(w, b"through"); print(os.read(r, 100).decode())
+)py"};
+  Result result = MustRun(py);
+  EXPECT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  EXPECT_EQ(result.stdout_bytes,
+            "mkfifo ok\nis fifo True\nmknod fifo ok\nmknod socket ok\nmknod char EPERM\n"
+            "mknod block EPERM\nmknod regular EPERM\nthrough\n");
+}
+
+// Host processes running as the sandbox's root (host uid 1500000000): the
+// init and the agent while a run is in flight.
+struct SandboxRootProcess {
+  std::string exe;
+  int64_t rss_kib = -1;
+  int oom_score_adj = 0;
+};
+std::vector<SandboxRootProcess> SandboxRootProcesses() {
+  std::vector<SandboxRootProcess> found;
+  DIR* proc = opendir("/proc");
+  while (dirent* entry = readdir(proc)) {
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    std::string base = std::string("/proc/") + entry->d_name;
+    struct stat st {};
+    if (stat(base.c_str(), &st) != 0 || st.st_uid != 1'500'000'000u) continue;
+    SandboxRootProcess process;
+    char target[4096];
+    ssize_t length = readlink((base + "/exe").c_str(), target, sizeof target - 1);
+    if (length > 0) process.exe.assign(target, static_cast<size_t>(length));
+    std::ifstream status(base + "/status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("VmRSS:", 0) == 0) process.rss_kib = std::stoll(line.substr(6));
+    }
+    std::ifstream(base + "/oom_score_adj") >> process.oom_score_adj;
+    found.push_back(process);
+  }
+  closedir(proc);
+  return found;
+}
+
+bool HasCapability(int capability) {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("CapEff:", 0) == 0) {
+      return (std::stoull(line.substr(7), nullptr, 16) >> capability) & 1;
+    }
+  }
+  return false;
+}
+
+TEST_F(LinuxProviderTest, InitAndAgentAreTheSmallAgentBinaryAndStepsAreTheOomKillersChoice) {
+  // While a step sleeps, look at the sandbox's root processes from the host.
+  std::vector<SandboxRootProcess> seen;
+  std::atomic<bool> stop{false};
+  std::thread watcher([&] {
+    while (!stop && seen.size() < 2) {
+      seen = SandboxRootProcesses();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  Request py;
+  py.python = PythonPayload{R"py(
+import time
+print(open("/proc/self/oom_score_adj").read().strip())
+time.sleep(1.5)
+)py"};
+  Result result = MustRun(py);
+  stop = true;
+  watcher.join();
+  EXPECT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  // (How far a step may lower itself again depends on the daemon's own
+  // oom_score_adj_min, which the host sets up; see docs/linux-provider.md.)
+  EXPECT_EQ(result.stdout_bytes, "1000\n");
+  ASSERT_EQ(seen.size(), 2u) << "expected the init and the agent";
+  int own_adjustment = 0;
+  std::ifstream("/proc/self/oom_score_adj") >> own_adjustment;
+  const int protected_adjustment = HasCapability(24 /*CAP_SYS_RESOURCE*/) ? -1000 : own_adjustment;
+  for (const SandboxRootProcess& process : seen) {
+    // pid 1 exec'd the static agent: nothing of this (big, sanitized) test
+    // process's address space is left in the sandbox.
+    EXPECT_NE(process.exe.find("plimsoll-guest"), std::string::npos) << process.exe;
+    std::cout << "sandbox root process " << process.exe << ": VmRSS " << process.rss_kib
+              << " KiB, oom_score_adj " << process.oom_score_adj << "\n";
+    EXPECT_GT(process.rss_kib, 0);
+    EXPECT_LT(process.rss_kib, 32 * 1024) << process.exe;
+    EXPECT_EQ(process.oom_score_adj, protected_adjustment) << process.exe;
+  }
 }
 
 TEST_F(LinuxProviderTest, PidsLimitStopsAForkBomb) {

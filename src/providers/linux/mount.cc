@@ -25,6 +25,7 @@ unsigned long FlagsOfHostMount(const struct statvfs& info) {
   if (info.f_flag & ST_NOATIME) flags |= MS_NOATIME;
   if (info.f_flag & ST_NODIRATIME) flags |= MS_NODIRATIME;
   if (info.f_flag & ST_RELATIME) flags |= MS_RELATIME;
+  if (info.f_flag & ST_RDONLY) flags |= MS_RDONLY;
   return flags;
 }
 
@@ -72,6 +73,18 @@ Expected<MountPlan> MountPlanFor(const std::string& rootfs, const Limits& limits
     plan.device_names.emplace_back(name);
     plan.device_sources.push_back(std::string("/dev/") + name);
     plan.device_targets.push_back(plan.dev + "/" + name);
+    struct statvfs device {};
+    if (statvfs(plan.device_sources.back().c_str(), &device) != 0) {
+      return Refusal(NotDispatched::kEnvironment, "The host device " + plan.device_sources.back() +
+                                                      " cannot be read: " + std::strerror(errno) +
+                                                      ".");
+    }
+    if (device.f_flag & ST_NODEV) {
+      return Refusal(NotDispatched::kEnvironment,
+                     "The host device " + plan.device_sources.back() +
+                         " is on a nodev mount, so a bind of it would not work.");
+    }
+    plan.device_flags.push_back(FlagsOfHostMount(device) | MS_NOSUID | MS_NOEXEC);
   }
   const std::pair<const char*, const char*> links[] = {
       {"fd", "/proc/self/fd"},
@@ -120,6 +133,11 @@ int SetUpFilesystem(const MountPlan& plan, const char** what) {
     *what = "bind-mount a host device node into /dev";
     if (mount(plan.device_sources[i].c_str(), plan.device_targets[i].c_str(), nullptr, MS_BIND,
               nullptr) != 0) {
+      return errno;
+    }
+    *what = "remount a /dev node's bind nosuid,noexec";
+    if (mount(nullptr, plan.device_targets[i].c_str(), nullptr,
+              MS_REMOUNT | MS_BIND | plan.device_flags[i], nullptr) != 0) {
       return errno;
     }
   }

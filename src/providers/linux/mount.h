@@ -9,7 +9,9 @@
 //              agent's and init's /proc entries), nosuid, nodev, noexec
 //   /dev       a tiny read-only tmpfs holding null, zero, full, random and
 //              urandom (bind mounts of the host's nodes: mknod is impossible
-//              in a user namespace), the fd/stdin/stdout/stderr symlinks,
+//              in a user namespace; each bind remounted nosuid,noexec -- not
+//              nodev, which would break the node), the
+//              fd/stdin/stdout/stderr symlinks,
 //              and shm -> /tmp (POSIX shared memory lands in /tmp's tmpfs,
 //              so no third writable mount exists)
 //   /tmp       tmpfs, Limits::tmp_bytes, mode 1777, noexec, nosuid, nodev
@@ -52,6 +54,9 @@ struct MountPlan {
   std::vector<std::string> device_names;     // "null", ...
   std::vector<std::string> device_sources;   // "/dev/null", ...
   std::vector<std::string> device_targets;   // rootfs + "/dev/null", ...
+  // MS_* flags each device bind is remounted with: nosuid, noexec, plus
+  // what the host's mount of the node carries (kept: they may be locked).
+  std::vector<unsigned long> device_flags;
   std::vector<std::string> symlink_targets;  // what each link points to
   std::vector<std::string> symlink_paths;    // rootfs + "/dev/fd", ...
   std::vector<std::string> bind_sources, bind_targets;

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -39,6 +40,12 @@ constexpr Named kConstants[] = {
     {"CLONE_NEWPID", CLONE_NEWPID},
     {"CLONE_NEWNET", CLONE_NEWNET},
     {"CLONE_NEWTIME", 0x00000080},
+    {"S_IFMT", S_IFMT},
+    {"S_IFIFO", S_IFIFO},
+    {"S_IFSOCK", S_IFSOCK},
+    {"S_IFCHR", S_IFCHR},
+    {"S_IFBLK", S_IFBLK},
+    {"S_IFREG", S_IFREG},
 };
 
 constexpr Named kErrnos[] = {

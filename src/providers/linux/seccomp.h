@@ -11,7 +11,8 @@
 //   deny    [ERRNO] NAME... [if COND] ERRNO: EPERM (default), ENOSYS, ...
 //   COND  = argN [& MASK] (==|!=) VALUE
 //   MASK, VALUE = a number (decimal or 0x hex) or constants joined by `|`
-//                 (AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, CLONE_NEW*)
+//                 (AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, AF_PACKET, CLONE_NEW*,
+//                 S_IFMT, S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK, S_IFREG)
 //
 // A denied call returns an errno (never kills), so programs see a clean
 // error. System calls of another architecture (i386/x32 entry points) kill

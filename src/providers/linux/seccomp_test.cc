@@ -1,12 +1,16 @@
 #include "providers/linux/seccomp.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <string>
 
 namespace plimsoll::linux_sandbox {
 namespace {
@@ -86,6 +90,9 @@ TEST(SeccompPolicyTest, TheCompiledFilterDeniesWithEpermAndClone3WithEnosys) {
   auto program = CompileSeccompPolicy(*policy);
   ASSERT_TRUE(program.ok());
   sock_fprog fprog = program->Fprog();
+  char pattern[] = "/tmp/plimsoll-seccomp-test-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const std::string directory = pattern;
   pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
@@ -129,6 +136,21 @@ TEST(SeccompPolicyTest, TheCompiledFilterDeniesWithEpermAndClone3WithEnosys) {
     }
     long unix_socket = syscall(SYS_socket, 1 /*AF_UNIX*/, 1, 0);
     if (unix_socket < 0) _exit(99);
+    // mknod: FIFOs and sockets are allowed, device nodes are not (the child
+    // is host root with CAP_MKNOD, so only the filter can refuse them).
+    std::string fifo = directory + "/fifo", sock = directory + "/sock", dev = directory + "/dev";
+    if (syscall(SYS_mknodat, AT_FDCWD, fifo.c_str(), S_IFIFO | 0600, 0) != 0) _exit(90);
+    if (syscall(SYS_mknod, sock.c_str(), S_IFSOCK | 0600, 0) != 0) _exit(91);
+    errno = 0;
+    if (syscall(SYS_mknodat, AT_FDCWD, dev.c_str(), S_IFCHR | 0600, makedev(1, 3)) != -1 ||
+        errno != EPERM)
+      _exit(92);
+    errno = 0;
+    if (syscall(SYS_mknod, dev.c_str(), S_IFBLK | 0600, makedev(7, 0)) != -1 || errno != EPERM)
+      _exit(93);
+    errno = 0;
+    if (syscall(SYS_mknodat, AT_FDCWD, dev.c_str(), S_IFREG | 0600, 0) != -1 || errno != EPERM)
+      _exit(94);
     _exit(0);
   }
   int status = 0;
@@ -136,6 +158,12 @@ TEST(SeccompPolicyTest, TheCompiledFilterDeniesWithEpermAndClone3WithEnosys) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0)
       << "the call at index " << WEXITSTATUS(status) << " was not denied as expected";
+  struct stat info {};
+  EXPECT_EQ(stat((directory + "/fifo").c_str(), &info), 0);
+  EXPECT_TRUE(S_ISFIFO(info.st_mode));
+  EXPECT_NE(stat((directory + "/dev").c_str(), &info), 0);
+  for (const char* name : {"/fifo", "/sock", "/dev"}) unlink((directory + name).c_str());
+  rmdir(directory.c_str());
 }
 
 }  // namespace

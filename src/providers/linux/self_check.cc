@@ -44,12 +44,30 @@ def bounded_tmpfs(point, size):
 report("tmp_is_bounded_tmpfs", *bounded_tmpfs("/tmp", TMP))
 report("work_is_bounded_tmpfs", *bounded_tmpfs("/work", WORK))
 
+# Writable mounts allowed, exactly: /tmp and /work (tmpfs; nosuid,nodev,noexec),
+# /proc (proc; nosuid,nodev,noexec) and binds of the five character devices
+# below (nosuid,noexec; not nodev, which would break them). Anything else
+# writable, or an allowed one lacking its options, fails the check.
+import stat
 devices = {"/dev/" + n for n in ("null", "zero", "full", "random", "urandom")}
 writable = [m for m in mounts if "rw" in m["options"]]
-bad = [m["point"] for m in writable
-       if not ((m["point"] in ("/tmp", "/work") and m["fstype"] == "tmpfs")
-               or m["point"] in devices or (m["point"] == "/proc" and m["fstype"] == "proc"))]
+bad = []
+for m in writable:
+    point, options = m["point"], m["options"]
+    if point in ("/tmp", "/work") and m["fstype"] == "tmpfs":
+        needed = {"nosuid", "nodev", "noexec"}
+    elif point == "/proc" and m["fstype"] == "proc":
+        needed = {"nosuid", "nodev", "noexec"}
+    elif point in devices and stat.S_ISCHR(os.stat(point).st_mode):
+        needed = {"nosuid", "noexec"}
+    else:
+        bad.append(point)
+        continue
+    if not needed <= options:
+        bad.append("%s(lacks %s)" % (point, ",".join(sorted(needed - options))))
 report("only_tmpfs_writable", not bad,
+       "allowed writable: /tmp,/work (tmpfs nosuid,nodev,noexec), /proc (nosuid,nodev,noexec), "
+       "/dev/{null,zero,full,random,urandom} (character devices, nosuid,noexec); "
        "writable mounts: %s; unexpected: %s" % (",".join(sorted(m["point"] for m in writable)), bad or "none"))
 
 with open("/proc/net/dev") as f:
