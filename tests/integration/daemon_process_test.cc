@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "daemon_test_client.h"
+#include "providers/embedded/embedded_provider.h"
 
 namespace plimsoll::daemon::testing {
 namespace {
@@ -67,7 +68,8 @@ class Daemon {
     std::string text;
     char chunk[4096];
     ssize_t size;
-    while ((size = read(err_fd_, chunk, sizeof chunk)) > 0) text.append(chunk, static_cast<size_t>(size));
+    while ((size = read(err_fd_, chunk, sizeof chunk)) > 0)
+      text.append(chunk, static_cast<size_t>(size));
     return text;
   }
   void Signal(int signal_number) { kill(pid_, signal_number); }
@@ -99,8 +101,10 @@ TEST(DaemonProcess, ServesThenDrainsOnSigtermAndExitsZero) {
   std::string line = daemon.ReadLine();
   uint16_t port = PortFrom(line);
   ASSERT_NE(port, 0) << line << daemon.ReadStderr();
-  HttpReply reply = SendOnce(port, {.method = "POST", .target = "/v1/runs",
-                                    .body = R"j({"protocol":1,"javascript":{"code":"console.log(6*7)"}})j"});
+  HttpReply reply =
+      SendOnce(port, {.method = "POST",
+                      .target = "/v1/runs",
+                      .body = R"j({"protocol":1,"javascript":{"code":"console.log(6*7)"}})j"});
   EXPECT_EQ(reply.status, 200u);
   EXPECT_EQ(nlohmann::json::parse(reply.body)["stdout"], "42\n");
   daemon.Signal(SIGTERM);
@@ -128,9 +132,8 @@ TEST(DaemonProcess, TheDisabledProviderStartsWithoutDev) {
 }
 
 TEST(DaemonProcess, DevRefusesANonLoopbackListener) {
-  Daemon daemon({"--provider", "embedded", "--dev", "--listen", "0.0.0.0:0", "--metrics-listen",
-                 "off"},
-                {});
+  Daemon daemon(
+      {"--provider", "embedded", "--dev", "--listen", "0.0.0.0:0", "--metrics-listen", "off"}, {});
   EXPECT_EQ(daemon.Wait(), 2);
   EXPECT_NE(daemon.ReadStderr().find("loopback"), std::string::npos);
 }
@@ -139,6 +142,23 @@ TEST(DaemonProcess, MinimumIsolationAboveTheEvidenceStopsTheStart) {
   Daemon daemon(With({"--provider", "embedded", "--dev"}), {"SANDBOX_MIN_ISOLATION=container"});
   EXPECT_EQ(daemon.Wait(), 1);
   EXPECT_NE(daemon.ReadStderr().find("SANDBOX_MIN_ISOLATION"), std::string::npos);
+}
+
+TEST(DaemonProcess, APinnedEnvironmentThatDiffersStopsTheStart) {
+  const std::string other = "sha256:" + std::string(64, '0');
+  Daemon daemon(With({"--provider", "embedded", "--dev", "--pin-environment", other}), {});
+  EXPECT_EQ(daemon.Wait(), 1);
+  EXPECT_NE(daemon.ReadStderr().find("pinned to " + other), std::string::npos)
+      << daemon.ReadStderr();
+}
+
+TEST(DaemonProcess, ThePinnedEnvironmentStarts) {
+  Daemon daemon(
+      With({"--provider", "embedded", "--dev", "--pin-environment", EmbeddedEnvironment()}), {});
+  uint16_t port = PortFrom(daemon.ReadLine());
+  ASSERT_NE(port, 0) << daemon.ReadStderr();
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0);
 }
 
 TEST(DaemonProcess, HardenedModeIsRefusedUntilItExists) {

@@ -29,12 +29,18 @@ Status ConfirmSandbox(const Settings& settings, Sandbox& sandbox, Log& log) {
   if (!evidence.ok()) return evidence.error();
   log.Info("provider " + std::string(sandbox.provider().name()) + ", tier " +
            std::string(TierName(evidence->tier)) + ": " + evidence->summary);
+  std::string environment = sandbox.Describe().environment;
+  if (!settings.pinned_environment.empty() && environment != settings.pinned_environment) {
+    return Failure(ErrorCode::kFailedPrecondition,
+                   "The environment is pinned to " + settings.pinned_environment + " but the " +
+                       std::string(sandbox.provider().name()) + " provider has " +
+                       (environment.empty() ? std::string("none") : environment) + ".");
+  }
   if (settings.min_isolation && !MeetsFloor(evidence->tier, *settings.min_isolation)) {
     return Failure(ErrorCode::kFailedPrecondition,
                    "SANDBOX_MIN_ISOLATION is " + std::string(TierName(*settings.min_isolation)) +
                        " but the " + std::string(sandbox.provider().name()) +
-                       " provider's evidence shows " + std::string(TierName(evidence->tier)) +
-                       ".");
+                       " provider's evidence shows " + std::string(TierName(evidence->tier)) + ".");
   }
   return Status::Ok();
 }
@@ -46,8 +52,7 @@ void WaitForStopSignal(Log& log) {
   sigaddset(&signals, SIGINT);
   int received = 0;
   sigwait(&signals, &received);
-  log.Info(std::string("received ") + (received == SIGTERM ? "SIGTERM" : "SIGINT") +
-           "; draining.");
+  log.Info(std::string("received ") + (received == SIGTERM ? "SIGTERM" : "SIGINT") + "; draining.");
 }
 
 std::string ServingLine(const Settings& settings, const Server& server) {

@@ -14,16 +14,30 @@ namespace plimsoll::daemon {
 namespace {
 
 // Every PLIMSOLL_* / SANDBOX_* variable this build reads, in any component.
-constexpr std::array<std::string_view, 16> kKnownVariables = {
-    "SANDBOX_PROVIDER",        "SANDBOX_MIN_ISOLATION",   "PLIMSOLL_LISTEN",
-    "PLIMSOLL_UNIX_SOCKET",    "PLIMSOLL_METRICS_LISTEN", "PLIMSOLL_DEV",
-    "PLIMSOLL_HARDENED",       "PLIMSOLL_IMAGE",          "PLIMSOLL_CACHE",
-    "PLIMSOLL_SECCOMP_POLICY", "PLIMSOLL_BENCH_RUNS",     "PLIMSOLL_BENCH_WARMUP",
-    "PLIMSOLL_CONFORMANCE_PROVIDERS", "PLIMSOLL_HOSTILE", "PLIMSOLL_HOSTILE_DUMP",
+constexpr std::array<std::string_view, 18> kKnownVariables = {
+    "SANDBOX_PROVIDER",
+    "SANDBOX_MIN_ISOLATION",
+    "PLIMSOLL_LISTEN",
+    "PLIMSOLL_UNIX_SOCKET",
+    "PLIMSOLL_METRICS_LISTEN",
+    "PLIMSOLL_DEV",
+    "PLIMSOLL_HARDENED",
+    "PLIMSOLL_IMAGE",
+    "PLIMSOLL_CACHE",
+    "PLIMSOLL_SECCOMP_POLICY",
+    "PLIMSOLL_BENCH_RUNS",
+    "PLIMSOLL_BENCH_WARMUP",
+    "PLIMSOLL_CONFORMANCE_PROVIDERS",
+    "PLIMSOLL_HOSTILE",
+    "PLIMSOLL_HOSTILE_DUMP",
     "PLIMSOLL_HOSTILE_PROVIDERS",
+    "PLIMSOLL_CALLERS",
+    "PLIMSOLL_PIN_ENVIRONMENT",
 };
 
-Error Invalid(std::string message) { return Failure(ErrorCode::kInvalidArgument, std::move(message)); }
+Error Invalid(std::string message) {
+  return Failure(ErrorCode::kInvalidArgument, std::move(message));
+}
 
 Expected<bool> ParseBoolean(std::string_view name, std::string_view value) {
   if (value == "1" || value == "true" || value == "yes") return true;
@@ -63,6 +77,7 @@ Status ReadEnvironment(const Environment& environment, Settings& settings) {
     if (!hardened.ok()) return hardened.error();
     settings.hardened = *hardened;
   }
+  if (auto value = get("PLIMSOLL_PIN_ENVIRONMENT")) settings.pinned_environment = *value;
   if (auto value = get("SANDBOX_MIN_ISOLATION")) {
     auto floor = ParseFloor(*value);
     if (!floor.ok()) return floor.error().WithContext("SANDBOX_MIN_ISOLATION");
@@ -78,22 +93,35 @@ struct RawFlags {
 };
 
 void DeclareFlags(CLI::App& app, Settings& settings, RawFlags& raw) {
-  app.add_option("--provider", settings.provider, "Provider (default: $SANDBOX_PROVIDER, else disabled).");
+  app.add_option("--provider", settings.provider,
+                 "Provider (default: $SANDBOX_PROVIDER, else disabled).");
   app.add_option("--min-isolation", raw.min_isolation, "Refuse to start below this tier.");
+  app.add_option("--pin-environment", settings.pinned_environment,
+                 "Refuse to start unless the provider's environment is this sha256:… identity.");
   app.add_option("--listen", settings.listen, "API address ADDR:PORT (port 0: any free port).");
   app.add_option("--unix-socket", settings.unix_socket, "Also serve the API on this Unix socket.");
   app.add_option("--metrics-listen", settings.metrics_listen, "Metrics address ADDR:PORT, or off.");
   app.add_flag("--dev", settings.dev, "Serve without authentication, loopback only (development).");
-  app.add_option("--io-threads", settings.io_threads, "Event-loop threads.")->check(CLI::Range(1, 64));
-  app.add_option("--run-workers", settings.run_workers, "Run worker threads.")->check(CLI::Range(1, 1024));
-  app.add_option("--run-queue", settings.run_queue, "Runs that may wait for a worker.")->check(CLI::Range(0, 100000));
-  app.add_option("--idle-timeout-ms", raw.idle_ms, "Keep-alive idle timeout.")->check(CLI::PositiveNumber);
-  app.add_option("--header-timeout-ms", raw.header_ms, "Time to receive a request header.")->check(CLI::PositiveNumber);
-  app.add_option("--body-timeout-ms", raw.body_ms, "Time to receive a request body.")->check(CLI::PositiveNumber);
-  app.add_option("--max-header-bytes", raw.max_header_bytes, "Largest request header.")->check(CLI::Range(1024, 1 << 20));
-  app.add_option("--max-body-bytes", raw.max_body_bytes, "Largest request body (<= 8 MiB).")->check(CLI::Range(int64_t{1}, http::kMaxBodyBytes));
-  app.add_option("--drain-timeout-ms", raw.drain_ms, "How long SIGTERM waits for in-flight runs.")->check(CLI::PositiveNumber);
-  app.add_option("--evidence-budget-ms", raw.evidence_ms, "Time bound of the startup smoke test.")->check(CLI::PositiveNumber);
+  app.add_option("--io-threads", settings.io_threads, "Event-loop threads.")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--run-workers", settings.run_workers, "Run worker threads.")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--run-queue", settings.run_queue, "Runs that may wait for a worker.")
+      ->check(CLI::Range(0, 100000));
+  app.add_option("--idle-timeout-ms", raw.idle_ms, "Keep-alive idle timeout.")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--header-timeout-ms", raw.header_ms, "Time to receive a request header.")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--body-timeout-ms", raw.body_ms, "Time to receive a request body.")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-header-bytes", raw.max_header_bytes, "Largest request header.")
+      ->check(CLI::Range(1024, 1 << 20));
+  app.add_option("--max-body-bytes", raw.max_body_bytes, "Largest request body (<= 8 MiB).")
+      ->check(CLI::Range(int64_t{1}, http::kMaxBodyBytes));
+  app.add_option("--drain-timeout-ms", raw.drain_ms, "How long SIGTERM waits for in-flight runs.")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--evidence-budget-ms", raw.evidence_ms, "Time bound of the startup smoke test.")
+      ->check(CLI::PositiveNumber);
 }
 
 Status ApplyRawFlags(const RawFlags& raw, Settings& settings) {
@@ -106,7 +134,8 @@ Status ApplyRawFlags(const RawFlags& raw, Settings& settings) {
   if (raw.idle_ms > 0) settings.http.idle_timeout = milliseconds(raw.idle_ms);
   if (raw.header_ms > 0) settings.http.header_timeout = milliseconds(raw.header_ms);
   if (raw.body_ms > 0) settings.http.body_timeout = milliseconds(raw.body_ms);
-  if (raw.max_header_bytes > 0) settings.http.max_header_bytes = static_cast<uint32_t>(raw.max_header_bytes);
+  if (raw.max_header_bytes > 0)
+    settings.http.max_header_bytes = static_cast<uint32_t>(raw.max_header_bytes);
   if (raw.max_body_bytes > 0) settings.http.max_body_bytes = raw.max_body_bytes;
   if (raw.drain_ms > 0) settings.drain_timeout = milliseconds(raw.drain_ms);
   if (raw.evidence_ms > 0) settings.evidence_budget = milliseconds(raw.evidence_ms);
@@ -142,7 +171,9 @@ Expected<Settings> ParseSettings(const std::vector<std::string>& args,
     return http::ParseListenAddress(settings.listen).error().WithContext("--listen");
   }
   if (settings.metrics_listen != "off" && !http::ParseListenAddress(settings.metrics_listen).ok()) {
-    return http::ParseListenAddress(settings.metrics_listen).error().WithContext("--metrics-listen");
+    return http::ParseListenAddress(settings.metrics_listen)
+        .error()
+        .WithContext("--metrics-listen");
   }
   return settings;
 }
@@ -168,8 +199,10 @@ Status CheckStartupRules(const Settings& settings, bool has_callers) {
   }
   if (settings.dev) {
     if (!IsLoopbackAddress(settings.listen)) {
-      violations.push_back("--dev serves without authentication, so --listen must be a loopback "
-                           "address, not " + settings.listen);
+      violations.push_back(
+          "--dev serves without authentication, so --listen must be a loopback "
+          "address, not " +
+          settings.listen);
     }
     if (settings.metrics_listen != "off" && !IsLoopbackAddress(settings.metrics_listen)) {
       violations.push_back("--dev needs --metrics-listen on loopback, not " +

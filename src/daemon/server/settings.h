@@ -40,8 +40,11 @@ using Environment = std::map<std::string, std::string>;
 struct Settings {
   std::string provider = "disabled";
   std::optional<Tier> min_isolation;
+  // "sha256:…": refuse to start unless the provider's environment (the guest
+  // image or engine identity) is exactly this one.
+  std::string pinned_environment;
   std::string listen = "127.0.0.1:8470";
-  std::string unix_socket;                      // "" = none
+  std::string unix_socket;                        // "" = none
   std::string metrics_listen = "127.0.0.1:8471";  // "off" = no metrics listener
   bool dev = false;
   bool hardened = false;
