@@ -61,7 +61,8 @@ class EmbeddedProvider final : public Provider {
     const Probe probes[] = {
         {"engine_answers", "console.log(6*7)", limits_.memory_bytes, 2000, 0, "42\n"},
         {"memory_limit_enforced", "const a = []; for (;;) a.push(new Array(1 << 16).fill(1));",
-         int64_t{16} << 20, 2000, static_cast<int>(kExitOutOfMemory), ""},
+         static_cast<int64_t>(engine::kMinimumMemoryBytes), 2000,
+         static_cast<int>(kExitOutOfMemory), ""},
         {"deadline_enforced", "for (;;) {}", limits_.memory_bytes, 5,
          static_cast<int>(kExitTimedOut), ""},
         {"no_host_api",
