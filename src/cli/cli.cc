@@ -59,7 +59,8 @@ Expected<Request> BuildRequest(const RunOptions& options, const Limits& limits) 
 
   if (!options.project_dir.empty()) {
     if (!options.code.empty() || !options.file.empty()) {
-      return Refusal(NotDispatched::kRequest, "Give --project or a snippet (-e CODE or FILE), not both.");
+      return Refusal(NotDispatched::kRequest,
+                     "Give --project or a snippet (-e CODE or FILE), not both.");
     }
     auto files = LoadProjectFiles(options.project_dir, limits);
     if (!files.ok()) return files.error();
@@ -85,7 +86,8 @@ Expected<Request> BuildRequest(const RunOptions& options, const Limits& limits) 
     if (!in) return Refusal(NotDispatched::kRequest, "Cannot open " + options.file + ".");
     code.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   } else if (code.empty()) {
-    return Refusal(NotDispatched::kRequest, "Nothing to run: give -e CODE, a FILE or --project DIR.");
+    return Refusal(NotDispatched::kRequest,
+                   "Nothing to run: give -e CODE, a FILE or --project DIR.");
   }
   if (options.lang == "javascript" || options.lang == "js") {
     request.javascript = JavascriptPayload{std::move(code)};
@@ -136,7 +138,8 @@ int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   CLI::App* run_command = app.add_subcommand("run", "Run a snippet or a project.");
   run_command->add_option("--provider", run.provider,
                           "Provider (default: $SANDBOX_PROVIDER, else disabled).");
-  run_command->add_option("--floor", run.floor, "Minimum isolation: process, container, kernel or vm.");
+  run_command->add_option("--floor", run.floor,
+                          "Minimum isolation: process, container, kernel or vm.");
   run_command->add_option("--timeout", run.timeout_ms, "Timeout in ms (<= 0: provider default).");
   run_command->add_option("--lang", run.lang, "Snippet language: javascript or python.");
   run_command->add_option("-e,--eval", run.code, "The snippet to run.");
@@ -150,7 +153,8 @@ int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   run_command->add_flag("--json", run.json, "Print the result as the API's JSON object.");
 
   std::string describe_provider;
-  CLI::App* describe_command = app.add_subcommand("describe", "Show a provider, its tier and evidence.");
+  CLI::App* describe_command =
+      app.add_subcommand("describe", "Show a provider, its tier and evidence.");
   describe_command->add_option("--provider", describe_provider, "Provider to describe.");
 
   ImageOptions image_options;
@@ -168,7 +172,8 @@ int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
     out << app.help();
     return kExitRanOk;
   } catch (const CLI::ParseError& error) {
-    err << "plimsoll: " << error.what() << "\n" << "Run 'plimsoll --help' for usage.\n";
+    err << "plimsoll: " << error.what() << "\n"
+        << "Run 'plimsoll --help' for usage.\n";
     return kExitUsage;
   }
 

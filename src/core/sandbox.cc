@@ -60,9 +60,9 @@ Expected<Evidence> Sandbox::CollectEvidence(std::chrono::milliseconds budget) {
       std::lock_guard lock(*mutex_);
       evidence_ = confirmed;
     }
-    return Refusal(NotDispatched::kEnvironment, "The " + std::string(provider_->name()) +
-                                                    " provider's smoke test failed: " + failed +
-                                                    ".");
+    return Refusal(
+        NotDispatched::kEnvironment,
+        "The " + std::string(provider_->name()) + " provider's smoke test failed: " + failed + ".");
   }
   std::lock_guard lock(*mutex_);
   evidence_ = confirmed;

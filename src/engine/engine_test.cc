@@ -187,9 +187,10 @@ TEST(EngineTest, ADeadlineThatPassesDuringSetupIsATimeoutToo) {
   for (int i = 0; i < 200; ++i) {
     Limits limits;
     limits.deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(i * 20);
-    Outcome outcome = RunScript("let s = 0; for (let k = 0; k < 10; k++) s += k; for (;;) {}", limits);
-    ASSERT_EQ(outcome.exit_code, kExitTimeout) << "budget " << i * 20 << " us: "
-                                               << outcome.stderr_bytes;
+    Outcome outcome =
+        RunScript("let s = 0; for (let k = 0; k < 10; k++) s += k; for (;;) {}", limits);
+    ASSERT_EQ(outcome.exit_code, kExitTimeout)
+        << "budget " << i * 20 << " us: " << outcome.stderr_bytes;
     ASSERT_TRUE(outcome.timed_out);
   }
 }

@@ -9,7 +9,9 @@
 
 namespace plimsoll {
 
-std::vector<std::string_view> ProviderNames() { return {"disabled", "embedded", "linux"}; }
+std::vector<std::string_view> ProviderNames() {
+  return {"disabled", "embedded", "linux"};
+}
 
 Expected<std::unique_ptr<Provider>> MakeProvider(std::string_view name, const Limits& limits) {
   if (name == "disabled") return MakeDisabledProvider(limits);
@@ -20,8 +22,9 @@ Expected<std::unique_ptr<Provider>> MakeProvider(std::string_view name, const Li
     if (!valid.empty()) valid += ", ";
     valid += known;
   }
-  return Refusal(NotDispatched::kUnsupported, ErrorCode::kInvalidArgument,
-                 "Unknown provider \"" + std::string(name) + "\"; valid providers are: " + valid + ".");
+  return Refusal(
+      NotDispatched::kUnsupported, ErrorCode::kInvalidArgument,
+      "Unknown provider \"" + std::string(name) + "\"; valid providers are: " + valid + ".");
 }
 
 std::string ProviderNameFromEnvironment() {

@@ -57,9 +57,13 @@ DaemonUnderTest::~DaemonUnderTest() {
   server_.reset();
 }
 
-uint16_t DaemonUnderTest::port() const { return server_->api_endpoint().port(); }
+uint16_t DaemonUnderTest::port() const {
+  return server_->api_endpoint().port();
+}
 
-uint16_t DaemonUnderTest::metrics_port() const { return server_->metrics_endpoint()->port(); }
+uint16_t DaemonUnderTest::metrics_port() const {
+  return server_->metrics_endpoint()->port();
+}
 
 std::string DaemonUnderTest::log_text() {
   // The Log flushes whole lines under its own lock; a copy is enough here.
@@ -67,7 +71,8 @@ std::string DaemonUnderTest::log_text() {
 }
 
 std::string RunBody(const std::string& code, const std::string& extra_fields) {
-  std::string body = R"({"protocol": 1, "javascript": {"code": )" + nlohmann::json(code).dump() + "}";
+  std::string body =
+      R"({"protocol": 1, "javascript": {"code": )" + nlohmann::json(code).dump() + "}";
   if (!extra_fields.empty()) body += ", " + extra_fields;
   return body + "}";
 }

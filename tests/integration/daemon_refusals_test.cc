@@ -42,8 +42,8 @@ TEST(DaemonRefusals, BadJsonIsARequestRefusal) {
   DaemonUnderTest daemon;
   ExpectRefusal(SendOnce(daemon.port(), PostRun("{\"protocol\": 1, ")), 400, "invalid_argument",
                 "request");
-  ExpectRefusal(SendOnce(daemon.port(), PostRun(RunBody("1", R"("minimum_isolaton": "vm")"))),
-                400, "invalid_argument", "request");
+  ExpectRefusal(SendOnce(daemon.port(), PostRun(RunBody("1", R"("minimum_isolaton": "vm")"))), 400,
+                "invalid_argument", "request");
   EXPECT_EQ(daemon.provider().runs(), 0);
 }
 
@@ -93,7 +93,8 @@ TEST(DaemonRefusals, ProtocolIsCheckedBeforeThePayload) {
 TEST(DaemonRefusals, FloorAboveTheEvidenceRunsNothing) {
   DaemonUnderTest daemon;
   json error = ExpectRefusal(
-      SendOnce(daemon.port(), PostRun(RunBody("console.log(1)", R"("minimum_isolation": "container")"))),
+      SendOnce(daemon.port(),
+               PostRun(RunBody("console.log(1)", R"("minimum_isolation": "container")"))),
       409, "failed_precondition", "isolation");
   EXPECT_NE(error["message"].get<std::string>().find("container"), std::string::npos);
   EXPECT_EQ(daemon.provider().runs(), 0);
@@ -101,9 +102,9 @@ TEST(DaemonRefusals, FloorAboveTheEvidenceRunsNothing) {
 
 TEST(DaemonRefusals, UnsupportedPayloadRunsNothing) {
   DaemonUnderTest daemon;
-  ExpectRefusal(SendOnce(daemon.port(),
-                         PostRun(R"j({"protocol": 1, "python": {"code": "print(1)"}})j")),
-                501, "unimplemented", "unsupported");
+  ExpectRefusal(
+      SendOnce(daemon.port(), PostRun(R"j({"protocol": 1, "python": {"code": "print(1)"}})j")), 501,
+      "unimplemented", "unsupported");
 }
 
 TEST(DaemonRefusals, WithoutCallersEveryApiRouteIsUnauthenticated) {
@@ -118,8 +119,8 @@ TEST(DaemonRefusals, WithoutCallersEveryApiRouteIsUnauthenticated) {
 
 TEST(DaemonRefusals, DisabledProviderRefusesUnsupported) {
   DaemonUnderTest daemon({.provider = "disabled", .dev = true, .tune = {}});
-  json error = ExpectRefusal(SendOnce(daemon.port(), PostRun(RunBody("1"))), 501,
-                             "unimplemented", "unsupported");
+  json error = ExpectRefusal(SendOnce(daemon.port(), PostRun(RunBody("1"))), 501, "unimplemented",
+                             "unsupported");
   EXPECT_NE(error["message"].get<std::string>().find("--provider"), std::string::npos);
 }
 
@@ -162,15 +163,17 @@ TEST(DaemonRefusals, InternalErrorsAreMaskedWithAnErrorId) {
 
 TEST(DaemonRequestIds, AbsentMalformedAndRepeatedIdsAreNeitherEchoedNorRefused) {
   DaemonUnderTest daemon;
-  HttpReply absent = SendOnce(daemon.port(), {.method = "POST", .target = "/v1/runs",
-                                              .body = "{", .send_request_id = false});
+  HttpReply absent =
+      SendOnce(daemon.port(),
+               {.method = "POST", .target = "/v1/runs", .body = "{", .send_request_id = false});
   ExpectRefusal(absent, 400, "invalid_argument", "request");
   EXPECT_EQ(absent.Count("plimsoll-request-id"), 0u);
   EXPECT_FALSE(json::parse(absent.body)["error"].contains("request_id"));
 
   for (std::string bad : {std::string(32, 'A'), std::string(31, 'a'), std::string(33, 'a'),
                           std::string("0123456789abcdef0123456789abcdeg"), std::string()}) {
-    HttpReply reply = SendOnce(daemon.port(), {.method = "GET", .target = "/healthz",
+    HttpReply reply = SendOnce(daemon.port(), {.method = "GET",
+                                               .target = "/healthz",
                                                .headers = {{"Plimsoll-Request-Id", bad}},
                                                .send_request_id = false});
     EXPECT_EQ(reply.status, 200u) << bad;
@@ -178,12 +181,15 @@ TEST(DaemonRequestIds, AbsentMalformedAndRepeatedIdsAreNeitherEchoedNorRefused) 
   }
 
   std::string one = FreshRequestId();
-  for (auto headers : {std::vector<std::pair<std::string, std::string>>{
-                           {"Plimsoll-Request-Id", one}, {"Plimsoll-Request-Id", one}},
-                       std::vector<std::pair<std::string, std::string>>{
-                           {"Plimsoll-Request-Id", one}, {"plimsoll-request-id", FreshRequestId()}}}) {
-    HttpReply twice = SendOnce(daemon.port(), {.method = "POST", .target = "/v1/runs",
-                                               .body = "[]", .headers = headers,
+  for (auto headers :
+       {std::vector<std::pair<std::string, std::string>>{{"Plimsoll-Request-Id", one},
+                                                         {"Plimsoll-Request-Id", one}},
+        std::vector<std::pair<std::string, std::string>>{
+            {"Plimsoll-Request-Id", one}, {"plimsoll-request-id", FreshRequestId()}}}) {
+    HttpReply twice = SendOnce(daemon.port(), {.method = "POST",
+                                               .target = "/v1/runs",
+                                               .body = "[]",
+                                               .headers = headers,
                                                .send_request_id = false});
     ExpectRefusal(twice, 400, "invalid_argument", "request");
     EXPECT_EQ(twice.Count("plimsoll-request-id"), 0u);

@@ -2,7 +2,6 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio/write.hpp>
-
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -100,15 +99,13 @@ TEST(DaemonRoutes, RunAnswersTheSameObjectAsTheCliJson) {
   EXPECT_TRUE(exchange.ok()) << exchange.error().ToString();
 
   std::ostringstream out, err;
-  int status = cli::Main({"plimsoll", "run", "--provider", "embedded", "--json", "-e",
-                          "console.log(6*7)"},
-                         out, err);
+  int status = cli::Main(
+      {"plimsoll", "run", "--provider", "embedded", "--json", "-e", "console.log(6*7)"}, out, err);
   ASSERT_EQ(status, 0) << err.str();
   json cli = json::parse(out.str());
   EXPECT_EQ(Keys(cli), Keys(body));
-  for (const char* key : {"provider", "isolation", "environment", "kind", "exit_code",
-                          "timed_out", "stdout", "stderr", "stdout_truncated",
-                          "stderr_truncated"}) {
+  for (const char* key : {"provider", "isolation", "environment", "kind", "exit_code", "timed_out",
+                          "stdout", "stderr", "stdout_truncated", "stderr_truncated"}) {
     EXPECT_EQ(cli[key], body[key]) << key;
   }
   // Same request bytes -> same request digest on both paths.
@@ -160,7 +157,8 @@ TEST(DaemonRoutes, KeepAliveServesSeveralRequestsOnOneConnection) {
   DaemonUnderTest daemon;
   TestClient client(daemon.port());
   for (int i = 0; i < 3; ++i) {
-    HttpReply reply = client.Send({.method = "POST", .target = "/v1/runs", .body = RunBody("console.log(1)")});
+    HttpReply reply =
+        client.Send({.method = "POST", .target = "/v1/runs", .body = RunBody("console.log(1)")});
     EXPECT_EQ(reply.status, 200u);
     EXPECT_TRUE(reply.keep_alive);
     ExpectEchoed(reply);
@@ -169,9 +167,11 @@ TEST(DaemonRoutes, KeepAliveServesSeveralRequestsOnOneConnection) {
 }
 
 TEST(DaemonRoutes, UnixSocketServesTheApi) {
-  std::string path = ::testing::TempDir() + "plimsolld-test-" + FreshRequestId().substr(0, 8) + ".sock";
-  DaemonUnderTest daemon({.provider = "embedded", .dev = true,
-                          .tune = [&](Settings& settings) { settings.unix_socket = path; }});
+  std::string path =
+      ::testing::TempDir() + "plimsolld-test-" + FreshRequestId().substr(0, 8) + ".sock";
+  DaemonUnderTest daemon({.provider = "embedded", .dev = true, .tune = [&](Settings& settings) {
+                            settings.unix_socket = path;
+                          }});
   boost::asio::io_context io_context;
   boost::asio::local::stream_protocol::socket socket(io_context);
   socket.connect(boost::asio::local::stream_protocol::endpoint(path));

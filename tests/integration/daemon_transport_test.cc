@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio/write.hpp>
-
 #include <future>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -43,8 +42,10 @@ TEST(DaemonTransport, ASlowBodyGets408AndEchoesTheId) {
   DaemonUnderTest daemon(Quick());
   TestClient client(daemon.port());
   std::string id = FreshRequestId();
-  auto reply = client.SendRaw("POST /v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                              "Plimsoll-Request-Id: " + id + "\r\nContent-Length: 100\r\n\r\n{\"pro");
+  auto reply = client.SendRaw(
+      "POST /v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "Plimsoll-Request-Id: " +
+      id + "\r\nContent-Length: 100\r\n\r\n{\"pro");
   ASSERT_TRUE(reply.has_value());
   EXPECT_EQ(reply->status, 408u);
   EXPECT_EQ(reply->Header("plimsoll-request-id"), id);
@@ -69,8 +70,9 @@ TEST(DaemonTransport, MalformedHttpIs400WithTheMark) {
 
 TEST(DaemonTransport, AnOversizeHeaderIs431WithTheMark) {
   DaemonUnderTest daemon;
-  HttpReply reply = SendOnce(daemon.port(), {.method = "GET", .target = "/healthz",
-                                             .headers = {{"X-Padding", std::string(20000, 'p')}}});
+  HttpReply reply = SendOnce(
+      daemon.port(),
+      {.method = "GET", .target = "/healthz", .headers = {{"X-Padding", std::string(20000, 'p')}}});
   EXPECT_EQ(reply.status, 431u);
   EXPECT_EQ(reply.Header("plimsoll-not-dispatched"), "request");
 }
@@ -79,9 +81,10 @@ TEST(DaemonTransport, ExpectContinueIsHonoured) {
   DaemonUnderTest daemon;
   TestClient client(daemon.port());
   std::string body = RunBody("console.log(6*7)");
-  std::string head = "POST /v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     "Expect: 100-continue\r\nContent-Length: " + std::to_string(body.size()) +
-                     "\r\n\r\n";
+  std::string head =
+      "POST /v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "Expect: 100-continue\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n";
   boost::asio::write(client.socket(), boost::asio::buffer(head));
   char interim[64] = {};
   size_t size = client.socket().read_some(boost::asio::buffer(interim, 25));
@@ -103,13 +106,17 @@ std::vector<Mix> Mixes() {
   return {
       {{.method = "POST", .target = "/v1/runs", .body = RunBody("console.log(6*7)")}, 200, ""},
       {{.method = "POST", .target = "/v1/runs", .body = "{nope"}, 400, "request"},
-      {{.method = "POST", .target = "/v1/runs",
-        .body = RunBody("1", R"("minimum_isolation": "vm")")}, 409, "isolation"},
+      {{.method = "POST",
+        .target = "/v1/runs",
+        .body = RunBody("1", R"("minimum_isolation": "vm")")},
+       409,
+       "isolation"},
       {{.method = "POST", .target = "/v1/runs", .body = R"({"protocol": 9})"}, 409, "protocol"},
       {{.method = "GET", .target = "/v1/describe"}, 200, ""},
       {{.method = "GET", .target = "/nowhere"}, 404, "request"},
       {{.method = "POST", .target = "/v1/runs", .body = RunBody("1"), .content_type = "text/csv"},
-       415, "request"},
+       415,
+       "request"},
       {{.method = "GET", .target = "/healthz"}, 200, ""},
   };
 }
@@ -154,12 +161,14 @@ TEST(DaemonTransport, DrainFinishesInFlightRunsAndStopsAccepting) {
   uint16_t port = daemon.port();
   daemon.provider().Hold();
   auto in_flight = std::async(std::launch::async, [&] {
-    return SendOnce(port, {.method = "POST", .target = "/v1/runs", .body = RunBody("console.log(7)")});
+    return SendOnce(port,
+                    {.method = "POST", .target = "/v1/runs", .body = RunBody("console.log(7)")});
   });
   TestClient idle(port);  // an idle keep-alive connection must not hold the drain
   while (daemon.provider().runs() == 0) std::this_thread::sleep_for(milliseconds(5));
 
-  auto drained = std::async(std::launch::async, [&] { return daemon.server().Drain(std::chrono::seconds(20)); });
+  auto drained = std::async(std::launch::async,
+                            [&] { return daemon.server().Drain(std::chrono::seconds(20)); });
   EXPECT_TRUE(idle.WaitForClose(milliseconds(5000)));
   // New connections are no longer accepted.
   bool refused = false;

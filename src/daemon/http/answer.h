@@ -21,7 +21,8 @@ namespace plimsoll::daemon::http {
 using HttpStatus = boost::beast::http::status;
 
 inline constexpr std::string_view kJsonContentType = "application/json";
-inline constexpr std::string_view kPrometheusContentType = "text/plain; version=0.0.4; charset=utf-8";
+inline constexpr std::string_view kPrometheusContentType =
+    "text/plain; version=0.0.4; charset=utf-8";
 
 struct Answer {
   HttpStatus status = HttpStatus::ok;

@@ -12,16 +12,26 @@ namespace plimsoll::daemon::http {
 
 HttpStatus HttpStatusFor(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kInvalidArgument: return HttpStatus::bad_request;
-    case ErrorCode::kUnauthenticated: return HttpStatus::unauthorized;
-    case ErrorCode::kPermissionDenied: return HttpStatus::forbidden;
-    case ErrorCode::kNotFound: return HttpStatus::not_found;
-    case ErrorCode::kFailedPrecondition: return HttpStatus::conflict;
-    case ErrorCode::kResourceExhausted: return HttpStatus::too_many_requests;
-    case ErrorCode::kUnimplemented: return HttpStatus::not_implemented;
-    case ErrorCode::kDeadlineExceeded: return HttpStatus::gateway_timeout;
-    case ErrorCode::kInternal: return HttpStatus::internal_server_error;
-    case ErrorCode::kDataLoss: return HttpStatus::bad_gateway;
+    case ErrorCode::kInvalidArgument:
+      return HttpStatus::bad_request;
+    case ErrorCode::kUnauthenticated:
+      return HttpStatus::unauthorized;
+    case ErrorCode::kPermissionDenied:
+      return HttpStatus::forbidden;
+    case ErrorCode::kNotFound:
+      return HttpStatus::not_found;
+    case ErrorCode::kFailedPrecondition:
+      return HttpStatus::conflict;
+    case ErrorCode::kResourceExhausted:
+      return HttpStatus::too_many_requests;
+    case ErrorCode::kUnimplemented:
+      return HttpStatus::not_implemented;
+    case ErrorCode::kDeadlineExceeded:
+      return HttpStatus::gateway_timeout;
+    case ErrorCode::kInternal:
+      return HttpStatus::internal_server_error;
+    case ErrorCode::kDataLoss:
+      return HttpStatus::bad_gateway;
   }
   return HttpStatus::internal_server_error;
 }
@@ -58,7 +68,8 @@ Answer ErrorAnswer(HttpStatus status, const Error& error, std::string_view reque
   log.Error("internal error " + error_id + ": " + error.ToString());
   Error masked(ErrorCode::kInternal,
                "The daemon hit an internal error; the operator's log has the details under "
-               "error ID " + error_id + ".",
+               "error ID " +
+                   error_id + ".",
                error.not_dispatched());
   answer.body = ErrorToJson(masked, request_id);
   answer.headers.emplace_back(std::string(kErrorIdHeader), error_id);

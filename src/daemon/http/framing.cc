@@ -58,16 +58,16 @@ std::optional<Answer> TransportRefusal(const boost::system::error_code& error, b
   }
   if (PeerWentAway(error) || error == boost::asio::error::operation_aborted) return std::nullopt;
   if (error == beast_http::error::header_limit) {
-    return Refuse(HttpStatus::request_header_fields_too_large,
-                  "The request header is larger than " + std::to_string(limits.max_header_bytes) +
-                      " bytes.",
-                  request_id, log);
+    return Refuse(
+        HttpStatus::request_header_fields_too_large,
+        "The request header is larger than " + std::to_string(limits.max_header_bytes) + " bytes.",
+        request_id, log);
   }
   if (error == beast_http::error::body_limit) {
-    return Refuse(HttpStatus::payload_too_large,
-                  "The request body is larger than " + std::to_string(limits.max_body_bytes) +
-                      " bytes.",
-                  request_id, log);
+    return Refuse(
+        HttpStatus::payload_too_large,
+        "The request body is larger than " + std::to_string(limits.max_body_bytes) + " bytes.",
+        request_id, log);
   }
   if (error.category() == beast_http::make_error_code(beast_http::error::bad_method).category()) {
     return Refuse(HttpStatus::bad_request,

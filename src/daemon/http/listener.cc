@@ -60,7 +60,8 @@ template <class Protocol>
 Listener<Protocol>::Listener(asio::io_context& io_context, const SessionEnvironment& environment)
     : io_context_(io_context),
       strand_(asio::make_strand(io_context)),
-      acceptor_(strand_), environment_(environment) {}
+      acceptor_(strand_),
+      environment_(environment) {}
 
 template <class Protocol>
 Status Listener<Protocol>::Bind(const typename Protocol::endpoint& endpoint) {
@@ -133,7 +134,8 @@ Expected<tcp::endpoint> ParseListenAddress(std::string_view text) {
     host = host.substr(1, host.size() - 2);
   }
   unsigned port = 0;
-  auto [end, parse_error] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  auto [end, parse_error] =
+      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
   if (parse_error != std::errc() || end != port_text.data() + port_text.size() || port > 65535 ||
       port_text.empty()) {
     return refuse("bad port");

@@ -109,12 +109,11 @@ std::variant<Admitted, Answer> Router::Admit(const RequestHeader& header,
                   request_id, log_);
   }
   if (matched == nullptr) {
-    Answer answer = Refuse(HttpStatus::method_not_allowed, ErrorCode::kInvalidArgument,
-                           NotDispatched::kRequest,
-                           "This route does not accept " +
-                               std::string(header.method_string().substr(0, 20)) +
-                               "; it accepts " + allowed + ".",
-                           request_id, log_);
+    Answer answer =
+        Refuse(HttpStatus::method_not_allowed, ErrorCode::kInvalidArgument, NotDispatched::kRequest,
+               "This route does not accept " + std::string(header.method_string().substr(0, 20)) +
+                   "; it accepts " + allowed + ".",
+               request_id, log_);
     answer.headers.emplace_back("Allow", allowed);
     return answer;
   }
@@ -125,10 +124,9 @@ std::variant<Admitted, Answer> Router::Admit(const RequestHeader& header,
   if (matched->options.json_body) {
     auto content_type = header.find(beast_http::field::content_type);
     if (content_type == header.end() || !IsJsonContentType(content_type->value())) {
-      return Refuse(HttpStatus::unsupported_media_type, ErrorCode::kInvalidArgument,
-                    NotDispatched::kRequest,
-                    "The body must be JSON: send Content-Type: application/json.", request_id,
-                    log_);
+      return Refuse(
+          HttpStatus::unsupported_media_type, ErrorCode::kInvalidArgument, NotDispatched::kRequest,
+          "The body must be JSON: send Content-Type: application/json.", request_id, log_);
     }
   }
   return Admitted{matched, std::move(params), std::move(caller)};
@@ -141,9 +139,9 @@ std::optional<Answer> Router::Authenticate(const Route& route, const RequestHead
   auto [first, last] = header.equal_range(beast_http::field::authorization);
   auto count = std::distance(first, last);
   if (count > 1) {
-    Answer answer = Refuse(HttpStatus::unauthorized, ErrorCode::kUnauthenticated,
-                           NotDispatched::kPermission,
-                           "Send exactly one Authorization header.", request_id, log_);
+    Answer answer =
+        Refuse(HttpStatus::unauthorized, ErrorCode::kUnauthenticated, NotDispatched::kPermission,
+               "Send exactly one Authorization header.", request_id, log_);
     answer.headers.emplace_back("WWW-Authenticate", "Bearer");
     return answer;
   }

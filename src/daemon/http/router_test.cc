@@ -48,14 +48,18 @@ class RefuseEveryone final : public Authenticator {
   std::string seen;
 };
 
-boost::asio::awaitable<Answer> Nothing(RequestContext&) { co_return Answer{}; }
+boost::asio::awaitable<Answer> Nothing(RequestContext&) {
+  co_return Answer{};
+}
 
 TEST(Router, AuthenticatesBeforeCheckingTheContentType) {
   std::ostringstream sink;
   Log log(sink);
   RefuseEveryone authenticator;
   Router router(&authenticator, log);
-  router.Add({Verb::post, "/v1/runs", {.authenticate = true, .scope = "runs", .json_body = true},
+  router.Add({Verb::post,
+              "/v1/runs",
+              {.authenticate = true, .scope = "runs", .json_body = true},
               Nothing});
   RequestHeader header;
   header.method(Verb::post);
@@ -76,7 +80,10 @@ TEST(Router, MatchesPathParameters) {
   std::ostringstream sink;
   Log log(sink);
   Router router(nullptr, log);
-  router.Add({Verb::delete_, "/v1/sessions/{id}", {.authenticate = false, .scope = {}, .json_body = false}, Nothing});
+  router.Add({Verb::delete_,
+              "/v1/sessions/{id}",
+              {.authenticate = false, .scope = {}, .json_body = false},
+              Nothing});
   RequestHeader header;
   header.method(Verb::delete_);
   header.target("/v1/sessions/s-123");

@@ -1,5 +1,7 @@
 #include "daemon/http/session.h"
 
+#include <algorithm>
+#include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -7,8 +9,6 @@
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
-#include <algorithm>
-#include <array>
 #include <exception>
 #include <memory>
 
@@ -95,14 +95,15 @@ class Connection {
         co_return false;
       }
       watchdog_.Arm(environment_.limits.body_timeout);
-      auto [body_error, body_size] = co_await beast_http::async_read(socket_, buffer_, parser, kNoThrow);
+      auto [body_error, body_size] =
+          co_await beast_http::async_read(socket_, buffer_, parser, kNoThrow);
       watchdog_.Disarm();
       if (body_error) co_return co_await RefuseRead(body_error, "body", request_id, version);
     }
 
     Admitted& route = std::get<Admitted>(admitted);
-    RequestContext context{std::move(route.path_params), std::move(parser.get().body()),
-                           request_id, std::move(route.caller)};
+    RequestContext context{std::move(route.path_params), std::move(parser.get().body()), request_id,
+                           std::move(route.caller)};
     Answer answer = co_await CallHandler(*route.route, context);
     co_return co_await Write(answer, request_id, version, parser.get().keep_alive());
   }
@@ -111,9 +112,9 @@ class Connection {
     try {
       co_return co_await route.handler(context);
     } catch (const std::exception& exception) {
-      co_return ErrorAnswer(Failure(ErrorCode::kInternal,
-                                    std::string("A handler threw: ") + exception.what()),
-                            context.request_id, environment_.log);
+      co_return ErrorAnswer(
+          Failure(ErrorCode::kInternal, std::string("A handler threw: ") + exception.what()),
+          context.request_id, environment_.log);
     }
   }
 
@@ -138,8 +139,8 @@ class Connection {
   // non-trivial temporaries of a co_await expression twice (seen under ASan).
   asio::awaitable<bool> Write(Answer& answer, std::string_view request_id, unsigned version,
                               bool request_keep_alive) {
-    bool keep_alive = request_keep_alive && !answer.close_connection &&
-                      !environment_.registry.draining();
+    bool keep_alive =
+        request_keep_alive && !answer.close_connection && !environment_.registry.draining();
     if (environment_.on_answer) environment_.on_answer(answer);
     Response response = FrameAnswer(std::move(answer), request_id, version, keep_alive);
     watchdog_.Arm(environment_.limits.write_timeout);

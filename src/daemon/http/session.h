@@ -66,8 +66,8 @@ boost::asio::awaitable<void> ServeConnection(Socket socket, const SessionEnviron
 
 extern template boost::asio::awaitable<void> ServeConnection<TcpSocket>(TcpSocket,
                                                                         const SessionEnvironment&);
-extern template boost::asio::awaitable<void> ServeConnection<UnixSocket>(
-    UnixSocket, const SessionEnvironment&);
+extern template boost::asio::awaitable<void> ServeConnection<UnixSocket>(UnixSocket,
+                                                                         const SessionEnvironment&);
 
 }  // namespace plimsoll::daemon::http
 

@@ -8,7 +8,7 @@ boost::asio::awaitable<http::Answer> HandleDescribe(ApiServices& services,
                                                     http::RequestContext& /*context*/) {
   // Describe() is cheap and side-effect free (provider.h), so it runs here.
   co_return http::JsonAnswer(http::HttpStatus::ok, DescriptionToJson(services.sandbox.Describe(),
-                                                                 services.sandbox.evidence()));
+                                                                     services.sandbox.evidence()));
 }
 
 }  // namespace plimsoll::daemon

@@ -34,8 +34,8 @@ void Metrics::CountAnswer(unsigned http_status, std::optional<NotDispatched> ref
 
 void Metrics::CountRun(std::string_view provider, Tier tier, std::string_view outcome) {
   std::string labels = "provider=\"" + EscapeLabelValue(provider) + "\",isolation=\"" +
-                       std::string(TierName(tier)) + "\",outcome=\"" +
-                       EscapeLabelValue(outcome) + "\"";
+                       std::string(TierName(tier)) + "\",outcome=\"" + EscapeLabelValue(outcome) +
+                       "\"";
   std::lock_guard lock(mutex_);
   ++runs_[labels];
 }

@@ -7,13 +7,14 @@ namespace plimsoll::daemon {
 void AddApiRoutes(http::Router& router, ApiServices& services) {
   using http::Verb;
   auto bind = [&services](auto handler) {
-    return [&services, handler](http::RequestContext& context) {
-      return handler(services, context);
-    };
+    return
+        [&services, handler](http::RequestContext& context) { return handler(services, context); };
   };
-  const http::RouteOptions describe{.authenticate = true, .scope = auth::kScopeDescribe, .json_body = false};
+  const http::RouteOptions describe{
+      .authenticate = true, .scope = auth::kScopeDescribe, .json_body = false};
   const http::RouteOptions runs{.authenticate = true, .scope = auth::kScopeRuns, .json_body = true};
-  const http::RouteOptions sessions{.authenticate = true, .scope = auth::kScopeSessions, .json_body = false};
+  const http::RouteOptions sessions{
+      .authenticate = true, .scope = auth::kScopeSessions, .json_body = false};
   const http::RouteOptions open{.authenticate = false, .scope = {}, .json_body = false};
   router.Add({Verb::get, "/v1/describe", describe, bind(HandleDescribe)});
   router.Add({Verb::post, "/v1/runs", runs, bind(HandleRun)});

@@ -47,14 +47,13 @@ class PoolTask final : public WorkerPool::Task {
     Deliver(std::move(handler_), std::move(value), std::move(work_));
   }
 
-  static void Deliver(Handler handler, std::optional<Value> value,
-                      boost::asio::executor_work_guard<
-                          boost::asio::associated_executor_t<Handler>> work) {
+  static void Deliver(
+      Handler handler, std::optional<Value> value,
+      boost::asio::executor_work_guard<boost::asio::associated_executor_t<Handler>> work) {
     auto executor = boost::asio::get_associated_executor(handler);
-    boost::asio::post(executor, [handler = std::move(handler), value = std::move(value),
-                                 work = std::move(work)]() mutable {
-      std::move(handler)(std::move(value));
-    });
+    boost::asio::post(executor,
+                      [handler = std::move(handler), value = std::move(value),
+                       work = std::move(work)]() mutable { std::move(handler)(std::move(value)); });
   }
 
   Handler& handler() { return handler_; }
@@ -92,4 +91,3 @@ auto RunOnPool(WorkerPool& pool, Function function)
 }  // namespace plimsoll::daemon
 
 #endif  // PLIMSOLL_DAEMON_SERVER_RUN_ON_POOL_H_
-

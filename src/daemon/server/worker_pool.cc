@@ -21,7 +21,9 @@ Status WorkerPool::Start() {
   return Status::Ok();
 }
 
-WorkerPool::~WorkerPool() { Shutdown(); }
+WorkerPool::~WorkerPool() {
+  Shutdown();
+}
 
 void* WorkerPool::ThreadMain(void* pool) {
   static_cast<WorkerPool*>(pool)->Work();
