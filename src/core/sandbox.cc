@@ -30,17 +30,29 @@ Description Sandbox::Describe() const {
 }
 
 Expected<Evidence> Sandbox::CollectEvidence(std::chrono::milliseconds budget) {
+  // Whatever goes wrong, the stored evidence stops proving a tier: a wall
+  // that could not be confirmed now is not vouched for by an older check.
+  auto unconfirmed = [this](Evidence observed, std::string why) -> Error {
+    observed.tier = Tier::kUnknown;
+    {
+      std::lock_guard lock(*mutex_);
+      evidence_ = std::move(observed);
+    }
+    return Refusal(NotDispatched::kEnvironment, std::move(why));
+  };
+  const std::string name(provider_->name());
+
   Status preflight = provider_->Preflight();
   if (!preflight.ok()) {
-    return Refusal(NotDispatched::kEnvironment,
-                   "The " + std::string(provider_->name()) +
-                       " provider failed its preflight: " + preflight.error().message());
+    return unconfirmed(
+        Evidence{.checks = {{"preflight", false, preflight.error().message()}}},
+        "The " + name + " provider failed its preflight: " + preflight.error().message());
   }
   auto evidence = provider_->SmokeTest(std::chrono::steady_clock::now() + budget);
   if (!evidence.ok()) {
-    return Refusal(NotDispatched::kEnvironment,
-                   "The " + std::string(provider_->name()) +
-                       " provider's sandbox could not be confirmed: " + evidence.error().message());
+    return unconfirmed(Evidence{.checks = {{"smoke_test", false, evidence.error().message()}}},
+                       "The " + name + " provider's sandbox could not be confirmed: " +
+                           evidence.error().message());
   }
   // A provider never claims more than it describes, and failed checks mean
   // the wall was not confirmed.
@@ -48,21 +60,14 @@ Expected<Evidence> Sandbox::CollectEvidence(std::chrono::milliseconds budget) {
   Tier claimed = provider_->Describe().tier;
   if (CompareTiers(confirmed.tier, claimed) > 0) confirmed.tier = claimed;
   if (!confirmed.AllChecksPassed()) {
-    // Keep what was observed (for describe), but it proves no tier.
     std::string failed;
     for (const EvidenceCheck& check : confirmed.checks) {
       if (check.passed) continue;
       failed += failed.empty() ? "" : "; ";
       failed += check.name + " (" + check.detail + ")";
     }
-    confirmed.tier = Tier::kUnknown;
-    {
-      std::lock_guard lock(*mutex_);
-      evidence_ = confirmed;
-    }
-    return Refusal(
-        NotDispatched::kEnvironment,
-        "The " + std::string(provider_->name()) + " provider's smoke test failed: " + failed + ".");
+    return unconfirmed(std::move(confirmed),
+                       "The " + name + " provider's smoke test failed: " + failed + ".");
   }
   std::lock_guard lock(*mutex_);
   evidence_ = confirmed;

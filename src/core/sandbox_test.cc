@@ -159,6 +159,19 @@ TEST(SandboxTest, AnUnconfirmedSandboxIsAnEnvironmentRefusal) {
   EXPECT_TRUE(sandbox2.Run(Snippet()).ok());
 }
 
+TEST(SandboxTest, AFailedRecheckWithdrawsEarlierEvidence) {
+  auto [fake, sandbox] = Make();
+  ASSERT_TRUE(sandbox.Run(Snippet()).ok());
+  fake->smoke_test_fails = true;
+  EXPECT_FALSE(sandbox.CollectEvidence().ok());  // e.g. a background re-check
+  ASSERT_TRUE(sandbox.evidence().has_value());
+  EXPECT_EQ(sandbox.evidence()->tier, Tier::kUnknown);
+  auto result = sandbox.Run(Snippet());
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(NotDispatchedReason(result.error()), NotDispatched::kEnvironment);
+  EXPECT_EQ(fake->runs, 1);
+}
+
 TEST(SandboxTest, AnotherEnvironmentIsRefused) {
   auto [fake, sandbox] = Make();
   Request request = Snippet();
