@@ -1,8 +1,15 @@
 // Frames on the agent channel, and the report seal (see protocol.h).
+//
+// The seal is HMAC-SHA256 (RFC 2104) built on OpenSSL's SHA-256 block
+// functions rather than HMAC()/EVP: in OpenSSL 3 the first EVP fetch of a
+// process builds the whole legacy algorithm name table, which the agent (a
+// fresh static process every run) paid on each report, a large share of
+// its CPU time. The low-level functions are the same SHA-256 without that
+// set-up; they are deprecated, not removed, in OpenSSL 3.
+#define OPENSSL_SUPPRESS_DEPRECATED 1
 #include <errno.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include <openssl/sha.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -97,22 +104,40 @@ Status ReadExactly(int fd, char* out, size_t size, Clock::time_point deadline,
 }  // namespace
 
 std::string Seal(std::string_view key, std::string_view bytes) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> mac{};
-  unsigned int mac_size = 0;
-  // HMAC() with a null key pointer and zero length is still defined; a
-  // one-shot call on a static buffer never fails for SHA-256.
-  static const unsigned char kEmpty = 0;
-  const auto* key_bytes =
-      key.empty() ? &kEmpty : reinterpret_cast<const unsigned char*>(key.data());
-  const auto* data = bytes.empty() ? &kEmpty : reinterpret_cast<const unsigned char*>(bytes.data());
-  HMAC(EVP_sha256(), key_bytes, static_cast<int>(key.size()), data, bytes.size(), mac.data(),
-       &mac_size);
+  // HMAC(K, m) = H((K0 ^ opad) || H((K0 ^ ipad) || m)), K0 = K padded with
+  // zeros to the block size (hashed first when longer than a block).
+  // (Only SHA256_Init/Update/Final: the one-shot SHA256() goes through EVP.)
+  std::array<unsigned char, SHA256_CBLOCK> block{};
+  SHA256_CTX context;
+  if (key.size() > block.size()) {
+    SHA256_Init(&context);
+    SHA256_Update(&context, key.data(), key.size());
+    SHA256_Final(block.data(), &context);
+  } else {
+    std::copy(key.begin(), key.end(), block.begin());
+  }
+  std::array<unsigned char, SHA256_CBLOCK> pad{};
+  std::array<unsigned char, SHA256_DIGEST_LENGTH> inner{}, mac{};
+  for (size_t i = 0; i < pad.size(); ++i) pad[i] = block[i] ^ 0x36;
+  SHA256_Init(&context);
+  SHA256_Update(&context, pad.data(), pad.size());
+  SHA256_Update(&context, bytes.data(), bytes.size());
+  SHA256_Final(inner.data(), &context);
+  for (size_t i = 0; i < pad.size(); ++i) pad[i] = block[i] ^ 0x5c;
+  SHA256_Init(&context);
+  SHA256_Update(&context, pad.data(), pad.size());
+  SHA256_Update(&context, inner.data(), inner.size());
+  SHA256_Final(mac.data(), &context);
+  // The key's traces go with the stack frame.
+  OPENSSL_cleanse(block.data(), block.size());
+  OPENSSL_cleanse(pad.data(), pad.size());
+  OPENSSL_cleanse(&context, sizeof context);
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex;
-  hex.reserve(mac_size * 2);
-  for (unsigned int i = 0; i < mac_size; ++i) {
-    hex.push_back(kHex[mac[i] >> 4]);
-    hex.push_back(kHex[mac[i] & 15]);
+  hex.reserve(mac.size() * 2);
+  for (unsigned char byte : mac) {
+    hex.push_back(kHex[byte >> 4]);
+    hex.push_back(kHex[byte & 15]);
   }
   return hex;
 }

@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -164,6 +166,34 @@ TEST(GuestProtocol, SealIsHmacSha256Hex) {
   EXPECT_EQ(Seal("Jefe", "what do ya want for nothing?"),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
   EXPECT_NE(Seal(kKey, "a"), Seal(kKey, "b"));
+  // RFC 4231 test case 6: a key longer than the block is hashed first.
+  EXPECT_EQ(
+      Seal(std::string(131, '\xaa'), "Test Using Larger Than Block-Size Key - Hash Key First"),
+      "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+
+TEST(GuestProtocol, SealMatchesOpensslHmacForEveryKeyAndMessageSize) {
+  for (size_t key_size : {0, 1, 32, 63, 64, 65, 200}) {
+    for (size_t data_size : {0, 1, 55, 56, 64, 1000, 100'000}) {
+      std::string key(key_size, '\0'), data(data_size, '\0');
+      for (size_t i = 0; i < key_size; ++i) key[i] = static_cast<char>(i * 7 + 3);
+      for (size_t i = 0; i < data_size; ++i) data[i] = static_cast<char>(i * 13 + key_size);
+      unsigned char mac[EVP_MAX_MD_SIZE];
+      unsigned int size = 0;
+      static const unsigned char kNothing = 0;
+      HMAC(EVP_sha256(),
+           key.empty() ? &kNothing : reinterpret_cast<const unsigned char*>(key.data()),
+           static_cast<int>(key.size()),
+           data.empty() ? &kNothing : reinterpret_cast<const unsigned char*>(data.data()),
+           data.size(), mac, &size);
+      std::string hex;
+      for (unsigned int i = 0; i < size; ++i) {
+        hex.push_back("0123456789abcdef"[mac[i] >> 4]);
+        hex.push_back("0123456789abcdef"[mac[i] & 15]);
+      }
+      EXPECT_EQ(Seal(key, data), hex) << "key " << key_size << " data " << data_size;
+    }
+  }
 }
 
 TEST(GuestFrames, RoundTripIncludingEmptyAndLarge) {

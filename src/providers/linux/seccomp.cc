@@ -260,6 +260,13 @@ Expected<SeccompProgram> CompileSeccompPolicy(const SeccompPolicy& policy) {
       rc != 0) {
     return SystemError("seccomp_attr_set(BADARCH)", -rc);
   }
+  // A binary tree over the system call numbers instead of a linear chain:
+  // the same decisions, but a call is found in O(log n) instructions, both
+  // when the kernel precomputes its per-syscall cache at install time (once
+  // per sandbox, with interrupts off) and for every checked call after.
+  if (int rc = seccomp_attr_set(context.get(), SCMP_FLTATR_CTL_OPTIMIZE, 2); rc != 0) {
+    return SystemError("seccomp_attr_set(OPTIMIZE)", -rc);
+  }
   for (const SeccompRule& rule : policy.rules) {
     // An explicit denial with the default's errno is the default already
     // (libseccomp refuses such a rule); it stays in the policy as a contract.
