@@ -115,9 +115,16 @@ AgentRun RunAgent(const Job& job, const TempDir& work, Mode mode = {}) {
   std::vector<std::string> args;
   if (mode.pid_namespace) args = {"/usr/bin/unshare", "--pid", "--fork", "--mount-proc"};
   if (mode.hidden_proc) {
-    args = {"/usr/bin/unshare", "--pid",  "--fork", "--mount",
-            "--propagation",    "private", "/bin/sh", "-c",
-            HiddenProcCommand(mode.init), "sh"};
+    args = {"/usr/bin/unshare",
+            "--pid",
+            "--fork",
+            "--mount",
+            "--propagation",
+            "private",
+            "/bin/sh",
+            "-c",
+            HiddenProcCommand(mode.init),
+            "sh"};
   }
   args.push_back(PLIMSOLL_GUEST_BINARY);
   if (mode.init) args.push_back("--init");
@@ -493,8 +500,7 @@ TEST(GuestAgent, AsPidOneOfAPidNamespaceAStepCannotKillTheAgent) {
 }
 
 bool CanHideProc() {
-  return IsRoot() && access("/usr/bin/unshare", X_OK) == 0 &&
-         access("/usr/bin/setpriv", X_OK) == 0;
+  return IsRoot() && access("/usr/bin/unshare", X_OK) == 0 && access("/usr/bin/setpriv", X_OK) == 0;
 }
 
 // A step leaves a setsid orphan that appends to orphan.log every 20 ms; the

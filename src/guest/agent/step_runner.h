@@ -36,7 +36,7 @@ struct StepOptions {
   int64_t fsize_bytes = 0;  // 0: no RLIMIT_FSIZE
   int64_t nproc = 0;        // 0: no RLIMIT_NPROC
   int64_t output_cap_bytes = 0;
-  std::vector<std::string> environment;  // complete "KEY=VALUE" list
+  std::vector<std::string> environment;               // complete "KEY=VALUE" list
   SweepScope sweep_scope = SweepScope::kDescendants;  // how leftovers are found (reaper.h)
 };
 

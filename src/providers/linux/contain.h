@@ -59,7 +59,7 @@ using Deadline = std::chrono::steady_clock::time_point;
 inline constexpr int kChannelFd = 3;
 
 struct ContainConfig {
-  std::string rootfs;             // absolute host path of the image tree
+  std::string rootfs;  // absolute host path of the image tree
   // What pid 1 executes after the wall is up (argv[0] is the path inside):
   // the agent with --init, which forks the agent proper as pid 2.
   std::vector<std::string> argv;
