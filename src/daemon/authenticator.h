@@ -3,9 +3,9 @@
 // The HTTP layer hands every /v1/* request's `Authorization` header to an
 // Authenticator before it reads the body. The caller store (src/daemon/auth/,
 // SQLite, bearer tokens stored as SHA-256 and compared in constant time)
-// plugs in through an adapter implementing this interface
-// (auth::BearerTokenFromHeader + CallerStore::Authenticate); until that
-// adapter is wired in, the daemon has two built-in ones:
+// plugs in through auth::StoreAuthenticator (auth/store_authenticator.h),
+// which plimsolld uses when the store has an active caller. Besides it the
+// daemon has two built-in ones:
 //   - DevAuthenticator: `--dev` only (loopback listeners only, with a warning
 //     banner at startup): every request is the caller "dev" with scope admin.
 //   - NoCallersAuthenticator: no callers and no --dev: every request is

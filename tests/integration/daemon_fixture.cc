@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "daemon/auth/store_authenticator.h"
+
 namespace plimsoll::daemon::testing {
 
 Expected<Result> CountingProvider::Run(const Request& request, Deadline deadline) {
@@ -43,7 +45,14 @@ DaemonUnderTest::DaemonUnderTest(DaemonOptions options) {
   sandbox_ = std::make_unique<Sandbox>(std::move(counting));
   auto evidence = sandbox_->CollectEvidence();
   if (!evidence.ok()) throw std::runtime_error(evidence.error().ToString());
-  authenticator_ = settings_.dev ? MakeDevAuthenticator() : MakeNoCallersAuthenticator();
+  if (!settings_.dev && !options.callers.empty()) {
+    settings_.callers_path = options.callers;
+    auto store = auth::OpenStoreAuthenticator(options.callers);
+    if (!store.ok()) throw std::runtime_error(store.error().ToString());
+    authenticator_ = std::move(*store);
+  } else {
+    authenticator_ = settings_.dev ? MakeDevAuthenticator() : MakeNoCallersAuthenticator();
+  }
   server_ = std::make_unique<Server>(settings_, *sandbox_, *authenticator_, log_);
   Status bound = server_->Bind();
   if (!bound.ok()) throw std::runtime_error(bound.error().ToString());

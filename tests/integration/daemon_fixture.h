@@ -57,6 +57,8 @@ class CountingProvider final : public Provider {
 struct DaemonOptions {
   std::string provider = "embedded";
   bool dev = true;
+  // When set (and not dev): authenticate against this caller store.
+  std::string callers{};
   // Adjusts the settings before the server is built (timeouts, pool size).
   std::function<void(Settings&)> tune;
 };

@@ -7,10 +7,12 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "daemon/auth/caller_store.h"
 #include "daemon_test_client.h"
 #include "providers/embedded/embedded_provider.h"
 
@@ -165,6 +167,88 @@ TEST(DaemonProcess, HardenedModeIsRefusedUntilItExists) {
   Daemon daemon(With({"--provider", "embedded", "--dev"}), {"PLIMSOLL_HARDENED=1"});
   EXPECT_EQ(daemon.Wait(), 2);
   EXPECT_NE(daemon.ReadStderr().find("hardened"), std::string::npos);
+}
+
+// A caller store in a fresh temporary directory, removed at the end.
+class TempStore {
+ public:
+  TempStore() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "plimsoll-process-callers-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp");
+    directory_ = pattern;
+    auth::StoreOptions options;
+    options.create_if_missing = true;
+    auto store = auth::CallerStore::Open(path(), options);
+    if (!store.ok()) throw std::runtime_error(store.error().ToString());
+    store_ = std::move(*store);
+  }
+  ~TempStore() {
+    store_.reset();
+    std::error_code ignored;
+    std::filesystem::remove_all(directory_, ignored);
+  }
+  std::string path() const { return (directory_ / "callers.db").string(); }
+  auth::CallerStore& store() { return *store_; }
+
+ private:
+  std::filesystem::path directory_;
+  std::unique_ptr<auth::CallerStore> store_;
+};
+
+HttpReply RunAs(uint16_t port, const std::string& token) {
+  HttpCall call{.method = "POST",
+                .target = "/v1/runs",
+                .body = R"j({"protocol":1,"javascript":{"code":"console.log(6*7)"}})j"};
+  call.headers.emplace_back("Authorization", "Bearer " + token);
+  return SendOnce(port, call);
+}
+
+TEST(DaemonProcess, ARealProviderStartsWithACallerStoreAndAuthenticates) {
+  TempStore store;
+  auto issued = store.store().Create({.name = "ci", .scopes = {"runs"}});
+  ASSERT_TRUE(issued.ok()) << issued.error().ToString();
+  Daemon daemon(With({"--provider", "embedded", "--callers", store.path()}), {});
+  uint16_t port = PortFrom(daemon.ReadLine());
+  ASSERT_NE(port, 0) << daemon.ReadStderr();
+  HttpReply ran = RunAs(port, issued->token);
+  EXPECT_EQ(ran.status, 200u) << ran.body;
+  HttpReply refused = RunAs(port, "plm_" + std::string(43, 'A'));
+  EXPECT_EQ(refused.status, 401u) << refused.body;
+  EXPECT_EQ(refused.Header("plimsoll-not-dispatched"), "permission");
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0);
+  std::string log = daemon.ReadStderr();
+  EXPECT_EQ(log.find(issued->token), std::string::npos);
+  EXPECT_EQ(log.find("DEVELOPMENT MODE"), std::string::npos) << log;
+}
+
+TEST(DaemonProcess, TheCallerStoreMayComeFromTheEnvironment) {
+  TempStore store;
+  auto issued = store.store().Create({.name = "ci", .scopes = {"runs"}});
+  ASSERT_TRUE(issued.ok()) << issued.error().ToString();
+  Daemon daemon(With({"--provider", "embedded"}), {"PLIMSOLL_CALLERS=" + store.path()});
+  uint16_t port = PortFrom(daemon.ReadLine());
+  ASSERT_NE(port, 0) << daemon.ReadStderr();
+  EXPECT_EQ(RunAs(port, issued->token).status, 200u);
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0);
+}
+
+TEST(DaemonProcess, AStoreWithoutActiveCallersRefusesARealProvider) {
+  TempStore store;
+  ASSERT_TRUE(store.store().Create({.name = "gone", .scopes = {"runs"}}).ok());
+  ASSERT_TRUE(store.store().Revoke("gone").ok());
+  Daemon daemon(With({"--provider", "embedded", "--callers", store.path()}), {});
+  EXPECT_EQ(daemon.Wait(), 2);
+  EXPECT_NE(daemon.ReadStderr().find("no callers"), std::string::npos);
+}
+
+TEST(DaemonProcess, AMissingExplicitStoreStopsTheStart) {
+  Daemon daemon(With({"--provider", "embedded", "--callers", "/nonexistent/plimsoll/callers.db"}),
+                {});
+  EXPECT_EQ(daemon.Wait(), 2);
+  EXPECT_NE(daemon.ReadStderr().find("/nonexistent/plimsoll/callers.db"), std::string::npos);
 }
 
 }  // namespace

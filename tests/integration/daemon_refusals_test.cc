@@ -128,6 +128,7 @@ TEST(DaemonRefusals, AFullRunPoolShedsCapacity) {
   DaemonUnderTest daemon({.provider = "embedded", .dev = true, .tune = [](Settings& settings) {
                             settings.run_workers = 1;
                             settings.run_queue = 0;
+                            settings.max_concurrent_runs = 2;  // the pool is the bound here
                           }});
   daemon.provider().Hold();
   auto first = std::async(std::launch::async, [&] {

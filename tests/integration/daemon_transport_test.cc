@@ -125,6 +125,7 @@ TEST(DaemonTransport, FiftyConcurrentClientsAllGetWellFormedAnswers) {
   DaemonUnderTest daemon({.provider = "embedded", .dev = true, .tune = [](Settings& settings) {
                             settings.run_workers = 2;
                             settings.run_queue = 200;
+                            settings.max_concurrent_runs = 250;  // queue, do not shed
                           }});
   std::vector<Mix> mixes = Mixes();
   std::vector<std::future<std::string>> clients;

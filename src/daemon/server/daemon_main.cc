@@ -2,8 +2,11 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 
+#include "daemon/auth/store_authenticator.h"
+#include "daemon/auth/store_file.h"
 #include "daemon/authenticator.h"
 #include "daemon/log.h"
 #include "daemon/server/server.h"
@@ -43,6 +46,25 @@ Status ConfirmSandbox(const Settings& settings, Sandbox& sandbox, Log& log) {
                        " provider's evidence shows " + std::string(TierName(evidence->tier)) + ".");
   }
   return Status::Ok();
+}
+
+// The caller store of --callers / PLIMSOLL_CALLERS, else the default store
+// when that file exists; nullptr when there is none to open. An explicit or
+// existing store that cannot be opened stops the start.
+Expected<std::unique_ptr<auth::StoreAuthenticator>> LoadCallers(const Settings& settings) {
+  std::filesystem::path path = settings.callers_path;
+  if (path.empty()) {
+    auto fallback = auth::DefaultCallerStorePath();
+    if (!fallback.ok()) return std::unique_ptr<auth::StoreAuthenticator>();
+    std::error_code error;
+    if (!std::filesystem::exists(*fallback, error)) {
+      return std::unique_ptr<auth::StoreAuthenticator>();
+    }
+    path = *fallback;
+  }
+  auto store = auth::OpenStoreAuthenticator(path);
+  if (!store.ok()) return store.error().WithContext("The caller store " + path.string());
+  return std::move(*store);
 }
 
 void WaitForStopSignal(Log& log) {
@@ -87,7 +109,27 @@ int DaemonMain(const std::vector<std::string>& args, const Environment& environm
     return 0;
   }
   WarnAboutEnvironment(environment, log);
-  Status rules = CheckStartupRules(*settings, /*has_callers=*/false);
+  std::unique_ptr<auth::StoreAuthenticator> callers;
+  int64_t active_callers = 0;
+  if (!settings->dev) {
+    auto loaded = LoadCallers(*settings);
+    if (!loaded.ok()) {
+      log.Error(loaded.error().message());
+      return kExitBadSettings;
+    }
+    callers = std::move(*loaded);
+    if (callers) {
+      auto count = callers->store().CountActive();
+      if (!count.ok()) {
+        log.Error(count.error().WithContext("Counting callers").message());
+        return kExitStartFailed;
+      }
+      active_callers = *count;
+      log.Info("caller store " + callers->store().path().string() + ": " +
+               std::to_string(active_callers) + " active caller(s).");
+    }
+  }
+  Status rules = CheckStartupRules(*settings, /*has_callers=*/active_callers > 0);
   if (!rules.ok()) {
     log.Error(rules.error().message());
     return kExitBadSettings;
@@ -99,8 +141,14 @@ int DaemonMain(const std::vector<std::string>& args, const Environment& environm
     log.Error(sandbox.error().message());
     return kExitBadSettings;
   }
-  std::unique_ptr<Authenticator> authenticator =
-      settings->dev ? MakeDevAuthenticator() : MakeNoCallersAuthenticator();
+  std::unique_ptr<Authenticator> authenticator;
+  if (settings->dev) {
+    authenticator = MakeDevAuthenticator();
+  } else if (active_callers > 0) {
+    authenticator = std::move(callers);
+  } else {
+    authenticator = MakeNoCallersAuthenticator();
+  }
   Server server(*settings, *sandbox, *authenticator, log);
   Status started = server.Bind();
   if (started.ok()) started = ConfirmSandbox(*settings, *sandbox, log);

@@ -3,7 +3,10 @@
 //      PLIMSOLL_* / SANDBOX_* variables; check the rules that combine them
 //      (--dev needs loopback; a real provider needs callers or --dev;
 //      hardened mode is refused until it exists);
-//   2. load callers (the caller store, later) and open the provider;
+//   2. load callers (--callers / PLIMSOLL_CALLERS, else the default store
+//      when it exists; not with --dev) and open the provider; with at least
+//      one active caller every /v1 request is authenticated against the
+//      store (read per request: rotation and revocation apply at once);
 //   3. bind every listener (so a taken port fails before any slow work);
 //   4. provider Reconcile (leftovers of a crashed predecessor), then
 //      Preflight + SmokeTest bounded by --evidence-budget-ms; a sandbox that

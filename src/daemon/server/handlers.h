@@ -12,7 +12,9 @@
 // Metrics listener (no authentication; loopback by default):
 //   GET    /metrics                     Prometheus text format
 //
-// Runs go to the WorkerPool (never run on an I/O thread); a full pool is a
+// A run is admitted first (global and per-caller concurrency and rate:
+// a shed run is a `capacity` refusal, with Retry-After when the rate gives
+// one), then goes to the WorkerPool (never run on an I/O thread); a full pool is a
 // `capacity` refusal with Retry-After. Everything a handler receives from a
 // request is handled as data: malformed input is a refusal, never a crash.
 #ifndef PLIMSOLL_DAEMON_SERVER_HANDLERS_H_
@@ -20,6 +22,7 @@
 
 #include <atomic>
 
+#include "daemon/admission/admission_controller.h"
 #include "daemon/http/router.h"
 #include "daemon/log.h"
 #include "daemon/server/metrics.h"
@@ -34,7 +37,8 @@ struct ApiServices {
   WorkerPool& pool;
   Metrics& metrics;
   Log& log;
-  const std::atomic<bool>& draining;  // /readyz answers 503 while true
+  const std::atomic<bool>& draining;          // /readyz answers 503 while true
+  admission::AdmissionController& admission;  // checked by HandleRun before the pool
 };
 
 void AddApiRoutes(http::Router& router, ApiServices& services);

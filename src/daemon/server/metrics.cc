@@ -40,6 +40,11 @@ void Metrics::CountRun(std::string_view provider, Tier tier, std::string_view ou
   ++runs_[labels];
 }
 
+void Metrics::CountShed(std::string_view reason) {
+  std::lock_guard lock(mutex_);
+  ++shed_["reason=\"" + EscapeLabelValue(reason) + "\""];
+}
+
 std::string Metrics::Render() const {
   std::ostringstream out;
   std::lock_guard lock(mutex_);
@@ -49,6 +54,8 @@ std::string Metrics::Render() const {
                "Answers that ran nothing, by not-dispatched reason.", refusals_);
   RenderFamily(out, "plimsoll_runs_total", "counter",
                "Dispatched runs by provider, tier and outcome.", runs_);
+  RenderFamily(out, "plimsoll_admission_shed_total", "counter",
+               "Runs shed by admission (capacity), by limit.", shed_);
   out << "# HELP plimsoll_runs_in_flight Runs dispatched and not yet answered.\n"
       << "# TYPE plimsoll_runs_in_flight gauge\n"
       << "plimsoll_runs_in_flight " << in_flight_.load() << '\n';

@@ -33,6 +33,8 @@ class Metrics {
   // One finished run: outcome "exited" (any exit code), "timed_out", or
   // "failed" (an error after dispatch: no result).
   void CountRun(std::string_view provider, Tier tier, std::string_view outcome);
+  // A run shed by admission; `reason` is admission::ShedReasonName.
+  void CountShed(std::string_view reason);
   void RunStarted() { ++in_flight_; }
   void RunFinished() { --in_flight_; }
   int64_t runs_in_flight() const { return in_flight_.load(); }
@@ -44,6 +46,7 @@ class Metrics {
   std::map<std::string, uint64_t> answers_;   // label text -> count
   std::map<std::string, uint64_t> refusals_;  // label text -> count
   std::map<std::string, uint64_t> runs_;      // label text -> count
+  std::map<std::string, uint64_t> shed_;      // label text -> count
   std::atomic<int64_t> in_flight_{0};
 };
 

@@ -1,7 +1,10 @@
 // POST /v1/runs: parse (protocol first), run on the worker pool through the
 // Sandbox (validation, floors against evidence, records), answer the flat
 // result object of SPEC §4 — the same bytes `plimsoll run --json` prints.
+#include <algorithm>
+#include <chrono>
 #include <exception>
+#include <string>
 
 #include "daemon/http/errors_to_http.h"
 #include "daemon/server/handlers.h"
@@ -42,8 +45,26 @@ boost::asio::awaitable<http::Answer> HandleRun(ApiServices& services,
   Expected<Request> request = ParseRequestJson(context.body);
   if (!request.ok()) co_return http::ErrorAnswer(request.error(), context.request_id, services.log);
 
-  // Admission (global / per-caller concurrency and rate, src/daemon/admission/)
-  // goes here, before the pool; the pool's own bound is the last line.
+  // Admission (per-caller concurrency, global concurrency, caller rate;
+  // src/daemon/admission/) before the pool; the pool's own bound is the last
+  // line. The permit is held until the coroutine returns, across the await.
+  admission::ShedInfo shed;
+  const Caller no_caller;
+  const Caller& caller = context.caller ? *context.caller : no_caller;
+  Expected<admission::Permit> permit =
+      services.admission.TryAdmit({.name = caller.name,
+                                   .max_concurrent = caller.max_concurrent,
+                                   .rate_per_min = caller.rate_per_min},
+                                  &shed);
+  if (!permit.ok()) {
+    services.metrics.CountShed(admission::ShedReasonName(shed.reason));
+    http::Answer answer = http::ErrorAnswer(permit.error(), context.request_id, services.log);
+    if (shed.retry_after > admission::Clock::Duration::zero()) {
+      auto seconds = std::chrono::ceil<std::chrono::seconds>(shed.retry_after).count();
+      answer.headers.emplace_back("Retry-After", std::to_string(std::max<int64_t>(seconds, 1)));
+    }
+    co_return answer;
+  }
   // A named local, not a temporary: g++ 12 destroys non-trivial temporaries
   // of a co_await expression twice (seen under ASan).
   auto work = [&sandbox = services.sandbox, &metrics = services.metrics,

@@ -12,7 +12,10 @@ Server::Server(const Settings& settings, Sandbox& sandbox, Authenticator& authen
     : settings_(settings),
       log_(log),
       pool_({.workers = settings.run_workers, .queue_capacity = settings.run_queue}),
-      services_{sandbox, pool_, metrics_, log, draining_},
+      admission_({.max_concurrent = static_cast<int64_t>(settings.max_concurrent_runs > 0
+                                                             ? settings.max_concurrent_runs
+                                                             : settings.run_workers)}),
+      services_{sandbox, pool_, metrics_, log, draining_, admission_},
       api_router_(&authenticator, log),
       metrics_router_(nullptr, log),
       api_environment_{api_router_, log, settings.http, registry_,

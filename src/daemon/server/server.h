@@ -65,6 +65,7 @@ class Server {
   std::optional<boost::asio::ip::tcp::endpoint> metrics_endpoint() const;
 
   Metrics& metrics() { return metrics_; }
+  admission::AdmissionController& admission() { return admission_; }
   size_t open_connections() const { return registry_.size(); }
 
  private:
@@ -81,6 +82,7 @@ class Server {
   bool started_ = false;
   http::ConnectionRegistry registry_;
   WorkerPool pool_;
+  admission::AdmissionController admission_;
   ApiServices services_;
   http::Router api_router_;
   http::Router metrics_router_;

@@ -78,6 +78,7 @@ Status ReadEnvironment(const Environment& environment, Settings& settings) {
     settings.hardened = *hardened;
   }
   if (auto value = get("PLIMSOLL_PIN_ENVIRONMENT")) settings.pinned_environment = *value;
+  if (auto value = get("PLIMSOLL_CALLERS")) settings.callers_path = *value;
   if (auto value = get("SANDBOX_MIN_ISOLATION")) {
     auto floor = ParseFloor(*value);
     if (!floor.ok()) return floor.error().WithContext("SANDBOX_MIN_ISOLATION");
@@ -102,6 +103,11 @@ void DeclareFlags(CLI::App& app, Settings& settings, RawFlags& raw) {
   app.add_option("--unix-socket", settings.unix_socket, "Also serve the API on this Unix socket.");
   app.add_option("--metrics-listen", settings.metrics_listen, "Metrics address ADDR:PORT, or off.");
   app.add_flag("--dev", settings.dev, "Serve without authentication, loopback only (development).");
+  app.add_option("--callers", settings.callers_path,
+                 "Caller store (default: $PLIMSOLL_CALLERS, else the default store if it exists).");
+  app.add_option("--max-concurrent-runs", settings.max_concurrent_runs,
+                 "Runs in flight across all callers (default: --run-workers).")
+      ->check(CLI::Range(1, 100000));
   app.add_option("--io-threads", settings.io_threads, "Event-loop threads.")
       ->check(CLI::Range(1, 64));
   app.add_option("--run-workers", settings.run_workers, "Run worker threads.")

@@ -7,7 +7,10 @@
 //   --unix-socket PATH       PLIMSOLL_UNIX_SOCKET   (default: none)
 //   --metrics-listen ADDR:PORT|off  PLIMSOLL_METRICS_LISTEN (default 127.0.0.1:8471)
 //   --dev                    PLIMSOLL_DEV=1         no authentication, loopback only
-//   PLIMSOLL_HARDENED=1                             (refused: not in this build yet)
+//   --callers PATH           PLIMSOLL_CALLERS       the caller store (default: the store's
+//                                                   default path, when that file exists)
+//   --max-concurrent-runs N                         runs in flight, all callers (default: run
+//   workers) PLIMSOLL_HARDENED=1                             (refused: not in this build yet)
 //   --io-threads N, --run-workers N, --run-queue N,
 //   --idle-timeout-ms, --header-timeout-ms, --body-timeout-ms,
 //   --max-header-bytes, --max-body-bytes (<= 8 MiB), --drain-timeout-ms,
@@ -47,6 +50,10 @@ struct Settings {
   std::string unix_socket;                        // "" = none
   std::string metrics_listen = "127.0.0.1:8471";  // "off" = no metrics listener
   bool dev = false;
+  // The caller store; "" = auth::DefaultCallerStorePath() when that file exists.
+  std::string callers_path;
+  // Runs admitted at once across all callers; 0 = run_workers.
+  size_t max_concurrent_runs = 0;
   bool hardened = false;
   http::HttpLimits http;
   size_t io_threads = 2;
@@ -69,8 +76,8 @@ Expected<Settings> ParseSettings(const std::vector<std::string>& args,
 std::vector<std::string> UnknownVariables(const Environment& environment);
 
 // The rules that combine settings, checked before binding; every violation
-// is listed at once. `has_callers` says whether a caller store is configured
-// (always false until src/daemon/auth/ lands).
+// is listed at once. `has_callers` says whether a caller store opened with at
+// least one active caller.
 Status CheckStartupRules(const Settings& settings, bool has_callers);
 
 // The process environment as a map.

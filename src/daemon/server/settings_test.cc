@@ -28,6 +28,22 @@ TEST(Settings, FlagsWinOverTheEnvironment) {
   EXPECT_TRUE(settings->dev);
 }
 
+TEST(Settings, CallersAndAdmissionSettings) {
+  auto defaults = ParseSettings({"plimsolld"}, {});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->callers_path, "");
+  EXPECT_EQ(defaults->max_concurrent_runs, 0u);
+  auto from_environment = ParseSettings({"plimsolld"}, {{"PLIMSOLL_CALLERS", "/tmp/a.db"}});
+  ASSERT_TRUE(from_environment.ok());
+  EXPECT_EQ(from_environment->callers_path, "/tmp/a.db");
+  auto flags = ParseSettings({"plimsolld", "--callers", "/tmp/b.db", "--max-concurrent-runs", "7"},
+                             {{"PLIMSOLL_CALLERS", "/tmp/a.db"}});
+  ASSERT_TRUE(flags.ok()) << flags.error().ToString();
+  EXPECT_EQ(flags->callers_path, "/tmp/b.db");
+  EXPECT_EQ(flags->max_concurrent_runs, 7u);
+  EXPECT_FALSE(ParseSettings({"plimsolld", "--max-concurrent-runs", "0"}, {}).ok());
+}
+
 TEST(Settings, BadValuesAreRefusedWithTheirName) {
   EXPECT_FALSE(ParseSettings({"plimsolld", "--listen", "localhost:80"}, {}).ok());
   EXPECT_FALSE(ParseSettings({"plimsolld", "--max-body-bytes", "9000000"}, {}).ok());
