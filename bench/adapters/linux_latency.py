@@ -31,6 +31,10 @@ import re
 import subprocess
 import sys
 
+# The runner's own reader of sampler lines (bench/harness/execute.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+from harness.execute import find_record  # noqa: E402
+
 _SUMMARY = re.compile(r"runs\s+(\d+)\s+p50\s+([\d.]+)\s*ms\s+p95\s+([\d.]+)\s*ms\s+"
                       r"p99\s+([\d.]+)\s*ms\s+min\s+([\d.]+)\s*ms")
 
@@ -49,21 +53,6 @@ def parse_summary(text):
     count, p50, p95, p99, low = match.groups()
     return {"n": int(count), "min": float(low), "p50": float(p50), "p95": float(p95),
             "p99": float(p99)}
-
-
-def passthrough(text, scenario):
-    """The tool's own sampler JSON line for scenario, if it printed one."""
-    for line in text.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict) and record.get("scenario") == scenario:
-            return line
-    return None
 
 
 def _tail(text, limit=400):
@@ -86,9 +75,9 @@ def main(argv=None):
         env["PLIMSOLL_IMAGE"] = args.image
     out = subprocess.run([args.tool, str(count), args.code], capture_output=True, text=True,
                          env=env, check=False)
-    line = passthrough(out.stdout, args.scenario)
-    if line is not None:
-        print(line)
+    record = find_record(out.stdout, args.scenario)
+    if record is not None:
+        print(json.dumps(record))
         return out.returncode
     if out.returncode != 0:
         detail = f"{os.path.basename(args.tool)} exited with status {out.returncode}"
