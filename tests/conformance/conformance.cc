@@ -6,6 +6,8 @@
 #include <mutex>
 #include <sstream>
 
+#include "common/providers_under_test.h"
+
 namespace plimsoll::conformance {
 namespace {
 
@@ -35,19 +37,7 @@ OpenedProvider& Open(const std::string& name) {
 }  // namespace
 
 std::vector<std::string> ProvidersUnderTest() {
-  std::vector<std::string> names;
-  const char* chosen = std::getenv("PLIMSOLL_CONFORMANCE_PROVIDERS");
-  if (chosen != nullptr && *chosen != '\0') {
-    std::stringstream list(chosen);
-    for (std::string name; std::getline(list, name, ',');) {
-      if (!name.empty()) names.push_back(name);
-    }
-    return names;
-  }
-  for (std::string_view name : ProviderNames()) {
-    if (name != "disabled") names.emplace_back(name);
-  }
-  return names;
+  return testing::ProvidersUnderTest({"PLIMSOLL_CONFORMANCE_PROVIDERS"});
 }
 
 void ConformanceTest::SetUp() {

@@ -25,6 +25,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/providers_under_test.h"
 #include "plimsoll/record.h"
 
 namespace plimsoll::hostile {
@@ -265,20 +266,8 @@ std::vector<std::string> SplitLines(const std::string& text) {
 }  // namespace
 
 std::vector<std::string> ProvidersUnderTest() {
-  std::vector<std::string> names;
-  for (const char* variable : {"PLIMSOLL_HOSTILE_PROVIDERS", "PLIMSOLL_CONFORMANCE_PROVIDERS"}) {
-    const char* chosen = std::getenv(variable);
-    if (chosen == nullptr || *chosen == '\0') continue;
-    std::stringstream list(chosen);
-    for (std::string name; std::getline(list, name, ',');) {
-      if (!name.empty()) names.push_back(name);
-    }
-    return names;
-  }
-  for (std::string_view name : ProviderNames()) {
-    if (name != "disabled") names.emplace_back(name);
-  }
-  return names;
+  return testing::ProvidersUnderTest(
+      {"PLIMSOLL_HOSTILE_PROVIDERS", "PLIMSOLL_CONFORMANCE_PROVIDERS"});
 }
 
 const HostFixtures& Host() {

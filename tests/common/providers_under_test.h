@@ -1,0 +1,17 @@
+// Which providers a cross-cutting suite runs against: the first of the given
+// environment variables that is set (a comma-separated list of names), else
+// every provider this build knows except `disabled`.
+#ifndef PLIMSOLL_TESTS_COMMON_PROVIDERS_UNDER_TEST_H_
+#define PLIMSOLL_TESTS_COMMON_PROVIDERS_UNDER_TEST_H_
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace plimsoll::testing {
+
+std::vector<std::string> ProvidersUnderTest(std::initializer_list<const char*> variables);
+
+}  // namespace plimsoll::testing
+
+#endif  // PLIMSOLL_TESTS_COMMON_PROVIDERS_UNDER_TEST_H_
