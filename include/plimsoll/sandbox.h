@@ -59,9 +59,22 @@ class Sandbox {
   static constexpr std::chrono::milliseconds kDefaultEvidenceBudget{30'000};
 
  private:
+  // What every run needs from the provider's description, taken once when
+  // evidence is confirmed so the run path does not rebuild it per request.
+  struct DispatchFacts {
+    Limits limits;
+    Tier claimed = Tier::kUnknown;
+    std::string environment;
+    std::string policy;  // PolicyDigest(limits)
+  };
+  static DispatchFacts FactsFrom(const Description& description);
+  DispatchFacts CurrentFacts() const;
+
   std::unique_ptr<Provider> provider_;
-  mutable std::unique_ptr<std::mutex> mutex_;  // guards evidence_; boxed so Sandbox can move
+  mutable std::unique_ptr<std::mutex>
+      mutex_;  // guards evidence_ and facts_; boxed so Sandbox can move
   std::optional<Evidence> evidence_;
+  std::optional<DispatchFacts> facts_;  // set with confirmed evidence
 };
 
 }  // namespace plimsoll

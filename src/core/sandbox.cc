@@ -29,6 +29,11 @@ Description Sandbox::Describe() const {
   return provider_->Describe();
 }
 
+Sandbox::DispatchFacts Sandbox::FactsFrom(const Description& description) {
+  return DispatchFacts{description.limits, description.tier, description.environment,
+                       PolicyDigest(description.limits)};
+}
+
 Expected<Evidence> Sandbox::CollectEvidence(std::chrono::milliseconds budget) {
   // Whatever goes wrong, the stored evidence stops proving a tier: a wall
   // that could not be confirmed now is not vouched for by an older check.
@@ -37,6 +42,7 @@ Expected<Evidence> Sandbox::CollectEvidence(std::chrono::milliseconds budget) {
     {
       std::lock_guard lock(*mutex_);
       evidence_ = std::move(observed);
+      facts_.reset();
     }
     return Refusal(NotDispatched::kEnvironment, std::move(why));
   };
@@ -57,7 +63,8 @@ Expected<Evidence> Sandbox::CollectEvidence(std::chrono::milliseconds budget) {
   // A provider never claims more than it describes, and failed checks mean
   // the wall was not confirmed.
   Evidence confirmed = *evidence;
-  Tier claimed = provider_->Describe().tier;
+  Description description = provider_->Describe();
+  Tier claimed = description.tier;
   if (CompareTiers(confirmed.tier, claimed) > 0) confirmed.tier = claimed;
   if (!confirmed.AllChecksPassed()) {
     std::string failed;
@@ -69,9 +76,19 @@ Expected<Evidence> Sandbox::CollectEvidence(std::chrono::milliseconds budget) {
     return unconfirmed(std::move(confirmed),
                        "The " + name + " provider's smoke test failed: " + failed + ".");
   }
+  DispatchFacts facts = FactsFrom(description);
   std::lock_guard lock(*mutex_);
   evidence_ = confirmed;
+  facts_ = std::move(facts);
   return confirmed;
+}
+
+Sandbox::DispatchFacts Sandbox::CurrentFacts() const {
+  {
+    std::lock_guard lock(*mutex_);
+    if (facts_) return *facts_;
+  }
+  return FactsFrom(provider_->Describe());
 }
 
 std::optional<Evidence> Sandbox::evidence() const {
@@ -80,23 +97,22 @@ std::optional<Evidence> Sandbox::evidence() const {
 }
 
 Expected<Result> Sandbox::Run(const Request& request) {
-  Description description = provider_->Describe();
-  auto validated = ValidateRequest(request, description.limits);
+  DispatchFacts facts = CurrentFacts();
+  auto validated = ValidateRequest(request, facts.limits);
   if (!validated.ok()) return validated.error();
 
   std::optional<Tier> floor;
   if (!validated->minimum_isolation.empty()) floor = ParseTier(validated->minimum_isolation);
   // Cheap refusal first: a provider that could never meet the floor.
-  if (floor && !MeetsFloor(description.tier, *floor)) {
-    return BelowFloor(description.tier, *floor,
+  if (floor && !MeetsFloor(facts.claimed, *floor)) {
+    return BelowFloor(facts.claimed, *floor,
                       "this " + std::string(provider_->name()) + " provider");
   }
-  if (!validated->environment.empty() && validated->environment != description.environment) {
-    return Refusal(
-        NotDispatched::kEnvironment,
-        "The request requires environment " + validated->environment + "; this provider has " +
-            (description.environment.empty() ? std::string("none") : description.environment) +
-            ".");
+  if (!validated->environment.empty() && validated->environment != facts.environment) {
+    return Refusal(NotDispatched::kEnvironment,
+                   "The request requires environment " + validated->environment +
+                       "; this provider has " +
+                       (facts.environment.empty() ? std::string("none") : facts.environment) + ".");
   }
 
   // Evidence that failed a check proves nothing: collect it again (the wall
@@ -125,8 +141,8 @@ Expected<Result> Sandbox::Run(const Request& request) {
   if (CompareTiers(result->isolation, current->tier) > 0 || !IsRunnableTier(result->isolation)) {
     result->isolation = current->tier;
   }
-  if (result->environment.empty()) result->environment = description.environment;
-  result->record = MakeRecord(request, *result, PolicyDigest(description.limits), span);
+  if (result->environment.empty()) result->environment = facts.environment;
+  result->record = MakeRecord(request, *result, facts.policy, span);
   return result;
 }
 
