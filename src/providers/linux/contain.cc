@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "providers/linux/caps.h"
 #include "providers/linux/net.h"
@@ -93,29 +94,35 @@ int Lift(int fd) {
   close(plan.error_read);
   close(plan.channel_host);
   close(plan.diagnostics_read);
-  char go = 0;
-  for (;;) {
-    ssize_t got = read(plan.sync_read, &go, 1);
-    if (got == 1) break;
-    if (got < 0 && errno == EINTR) continue;
-    syscall(SYS_exit_group, 1);  // the parent gave up on us
-  }
+  // Phase 1 waits for the uid/gid maps; phase 2 for the cgroup (v1 creates
+  // it while this child builds the filesystem). EOF: the provider gave up.
+  auto await_release = [&plan]() {
+    char go = 0;
+    for (;;) {
+      ssize_t got = read(plan.sync_read, &go, 1);
+      if (got == 1) return;
+      if (got < 0 && errno == EINTR) continue;
+      syscall(SYS_exit_group, 1);
+    }
+  };
+  await_release();
   const char* what = "";
   int error = 0;
-  if (unshare(CLONE_NEWCGROUP) != 0) Fail(error_fd, errno, "unshare(CLONE_NEWCGROUP)");
   if ((error = BecomeInsideRoot(&what)) != 0) Fail(error_fd, error, what);
-  // Credential changes clear the parent-death signal, so it is set after them.
+  // Credential changes clear the parent-death signal, so it is set after
+  // them; a provider that died before this point is noticed by phase 2's EOF.
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
     Fail(error_fd, errno, "prctl(PR_SET_PDEATHSIG)");
-  if (fcntl(plan.sync_read, F_SETFL, O_NONBLOCK) != 0 || read(plan.sync_read, &go, 1) == 0) {
-    Fail(error_fd, ESRCH, "the provider exited during setup");
-  }
   if ((error = SetUpFilesystem(plan.mounts, &what)) != 0) Fail(error_fd, error, what);
   const std::string& hostname = plan.config->hostname;
   if (sethostname(hostname.c_str(), hostname.size()) != 0) Fail(error_fd, errno, "sethostname");
   if (setdomainname("sandbox", 7) != 0) Fail(error_fd, errno, "setdomainname");
   if ((error = BringUpLoopback(&what)) != 0) Fail(error_fd, error, what);
   if ((error = ApplyRlimits(plan.rlimits, &what)) != 0) Fail(error_fd, error, what);
+
+  await_release();  // phase 2: the child is in the run's cgroup
+  // The cgroup namespace is rooted where the child now is: the run's cgroup.
+  if (unshare(CLONE_NEWCGROUP) != 0) Fail(error_fd, errno, "unshare(CLONE_NEWCGROUP)");
 
   // Descriptors: 0 /dev/null, 1 /dev/null (or the test's), 2 diagnostics,
   // 3 channel, 4 error pipe (close-on-exec); nothing else survives.
@@ -238,14 +245,23 @@ std::optional<int> Container::Wait(Deadline deadline) {
   }
 }
 
+void Container::Signal() {
+  if (pid_ > 0 && !reaped_) syscall(SYS_pidfd_send_signal, pidfd_, SIGKILL, nullptr, 0);
+}
+
 Status Container::Kill() {
   if (pid_ <= 0) return Status::Ok();
-  if (!reaped_)
-    syscall(SYS_pidfd_send_signal, pidfd_, SIGKILL, nullptr, 0);  // ends the pid namespace
-  Status killed = cgroup_.Kill();
+  // SIGKILL to the init ends the pid namespace: the kernel kills every other
+  // process in it and the init is reaped only after all of them are gone.
+  // Only sandbox processes can be in the cgroup, so it is empty by then and
+  // one rmdir per hierarchy finishes; anything else falls back to killing
+  // through the cgroup.
+  Signal();
   Reap(true);
-  Status removed = cgroup_.Remove();
   pid_ = -1;
+  if (cgroup_.Remove(std::chrono::milliseconds(0)).ok()) return Status::Ok();
+  Status killed = cgroup_.Kill();
+  Status removed = cgroup_.Remove();
   if (!killed.ok()) return killed;
   return removed;
 }
@@ -277,10 +293,16 @@ Expected<Container> Contain(const ContainConfig& config, Deadline deadline) {
   if (pipe2(diagnostics_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return SetupRefusal("pipe2");
   Fd diagnostics_read(diagnostics_pipe[0]), diagnostics_write(diagnostics_pipe[1]);
 
-  auto cgroup = RunCgroup::Create(*config.cgroups, NextRunName(), config.limits);
-  if (!cgroup.ok()) return SetupRefusal("creating the run's cgroup: " + cgroup.error().message());
+  // v2 clones straight into the run's cgroup, so it exists first; v1 creates
+  // it after the clone, while the child builds its filesystem (phase 1).
+  const bool v2 = config.cgroups->version == CgroupVersion::kV2;
+  std::optional<RunCgroup> cgroup;
   Fd cgroup_fd;
-  if (config.cgroups->version == CgroupVersion::kV2) {
+  if (v2) {
+    auto created = RunCgroup::Create(*config.cgroups, NextRunName(), config.limits);
+    if (!created.ok())
+      return SetupRefusal("creating the run's cgroup: " + created.error().message());
+    cgroup.emplace(std::move(*created));
     cgroup_fd.Reset(open(cgroup->directories()[0].c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (cgroup_fd.get() < 0)
       return SetupRefusal("opening the run's cgroup: " + std::string(std::strerror(errno)));
@@ -325,7 +347,8 @@ Expected<Container> Contain(const ContainConfig& config, Deadline deadline) {
     return SetupRefusal(std::string("clone3 with new namespaces: ") + std::strerror(errno));
 
   Container container(static_cast<pid_t>(child), pidfd, channel_host.Release(),
-                      diagnostics_read.Release(), std::move(*cgroup));
+                      diagnostics_read.Release(),
+                      cgroup ? std::move(*cgroup) : RunCgroup::Adopt(*config.cgroups, {}));
   channel_child.Reset();
   sync_read.Reset();
   error_write.Reset();
@@ -335,13 +358,21 @@ Expected<Container> Contain(const ContainConfig& config, Deadline deadline) {
   Status mapped = WriteIdMaps(container.pid(), config.identities);
   if (!mapped.ok()) return SetupRefusal("writing the uid/gid maps: " + mapped.error().message());
   (void)ProtectFromOomKiller(container.pid());  // best effort (see there)
-  if (config.cgroups->version == CgroupVersion::kV1) {
+  auto release = [&sync_write]() {
+    char go = 1;
+    return write(sync_write.get(), &go, 1) == 1;
+  };
+  if (!release()) return SetupRefusal("releasing the child (phase 1)");
+  if (!v2) {
+    auto created = RunCgroup::Create(*config.cgroups, NextRunName(), config.limits);
+    if (!created.ok())
+      return SetupRefusal("creating the run's cgroup: " + created.error().message());
+    container.cgroup() = std::move(*created);
     Status added = container.cgroup().AddProcess(container.pid());
     if (!added.ok())
       return SetupRefusal("moving the sandbox into its cgroup: " + added.error().message());
   }
-  char go = 1;
-  if (write(sync_write.get(), &go, 1) != 1) return SetupRefusal("releasing the child");
+  if (!release()) return SetupRefusal("releasing the child (phase 2)");
 
   ChildFailure failure;
   size_t have = 0;

@@ -1,26 +1,32 @@
 // Building the wall: the sequence that turns a clone into a linux sandbox.
 //
 // Parent (the provider):
-//   1. a per-run cgroup with the limits (cgroup.h);
-//   2. clone3(CLONE_NEWUSER|NEWPID|NEWNS|NEWNET|NEWIPC|NEWUTS, CLONE_PIDFD;
-//      CLONE_INTO_CGROUP on v2) -- the child blocks on a sync pipe;
+//   1. on cgroup v2 only, the per-run cgroup with the limits (cgroup.h), so
+//      that the clone lands in it (CLONE_INTO_CGROUP);
+//   2. clone3(CLONE_NEWUSER|NEWPID|NEWNS|NEWNET|NEWIPC|NEWUTS, CLONE_PIDFD)
+//      -- the child blocks on a sync pipe;
 //   3. writes the child's uid/gid maps (user.h), sets its oom_adj to -17
 //      where the host may (oom_score_adj -1000: the OOM killer never picks
-//      the init or the agent; the agent raises steps to +1000), moves it into
-//      the v1 cgroups, then releases it;
-//   4. waits for the error pipe: a record means a step failed (the child has
+//      the init or the agent; the agent raises steps to +1000), and releases
+//      it for phase 1;
+//   4. on cgroup v1, creates the per-run cgroup with the limits while the
+//      child builds its filesystem, and moves the child into it; releases
+//      phase 2;
+//   5. waits for the error pipe: a record means a step failed (the child has
 //      exited; nothing ran: Refusal kEnvironment naming the step), EOF means
 //      the agent's execve succeeded.
 // Child (pid 1 of the new pid namespace):
-//   unshare(CLONE_NEWCGROUP) (rooted at the run's cgroup) -> become inside
-//   root, drop host groups -> parent-death signal -> mounts and pivot_root
-//   (mount.h) -> hostname -> lo up (net.h) -> rlimits (rlimit.h) -> descriptors
-//   (0 /dev/null, 1 /dev/null or a test's fd, 2 diagnostics pipe, 3 channel;
-//   every other descriptor closed) -> capabilities cut to the agent's set
-//   (caps.h) -> no_new_privs -> seccomp (seccomp.h) -> execve(argv): pid 1
-//   becomes the static agent binary in --init mode, which forks the agent as
-//   pid 2 and stays as a tiny init (src/guest/agent/init.h). So nothing of
-//   the host process's address space survives in the sandbox.
+//   phase 1: become inside root, drop host groups -> parent-death signal ->
+//   mounts and pivot_root (mount.h) -> hostname -> lo up (net.h) -> rlimits
+//   (rlimit.h); phase 2 (now in the run's cgroup, so nothing the guest runs
+//   is ever outside it): unshare(CLONE_NEWCGROUP) (rooted at the run's
+//   cgroup) -> descriptors (0 /dev/null, 1 /dev/null or a test's fd, 2
+//   diagnostics pipe, 3 channel; every other descriptor closed) ->
+//   capabilities cut to the agent's set (caps.h) -> no_new_privs -> seccomp
+//   (seccomp.h) -> execve(argv): pid 1 becomes the static agent binary in
+//   --init mode, which forks the agent as pid 2 and stays as a tiny init
+//   (src/guest/agent/init.h). So nothing of the host process's address
+//   space survives in the sandbox.
 // FAIL CLOSED: every step's failure is reported with its errno over the
 // error pipe and the child exits; the parent kills and reaps whatever exists
 // and returns a refusal. Nothing runs in a weaker wall.
@@ -73,8 +79,9 @@ struct ContainConfig {
   int stdout_fd = -1;  // a host descriptor to give the agent as stdout (tests); -1: /dev/null
 };
 
-// A running sandbox. Move-only; the destructor kills every process in its
-// cgroup, reaps the init and removes the cgroup.
+// A running sandbox. Move-only; the destructor kills the init (and with it
+// the pid namespace: every process of the sandbox), reaps it and removes the
+// cgroup.
 class Container {
  public:
   Container(Container&&) noexcept;
@@ -92,7 +99,11 @@ class Container {
   // Waits until the init exits or `deadline`; returns its wait status, or
   // nullopt at the deadline.
   std::optional<int> Wait(Deadline deadline);
-  // Kills every process of the sandbox and reaps the init.
+  // SIGKILLs the init (and so the pid namespace) without waiting; Kill()
+  // reaps and removes the cgroup later.
+  void Signal();
+  // Kills every process of the sandbox, reaps the init and removes the
+  // cgroup (falling back to killing through the cgroup if it is not empty).
   Status Kill();
   // Whatever the agent wrote on its stderr (at most 4 KiB), without blocking.
   std::string Diagnostics();

@@ -16,6 +16,7 @@
 #include "providers/linux/contain.h"
 #include "providers/linux/seccomp.h"
 #include "providers/linux/self_check.h"
+#include "providers/linux/teardown.h"
 
 namespace plimsoll {
 namespace {
@@ -31,6 +32,8 @@ constexpr auto kReportGrace =
     std::chrono::milliseconds(guest::kJavascriptGraceMs + guest::kAgentWrapUpMs + 500);
 // The longest the wall may take to build before the run is refused.
 constexpr auto kSetupBudget = std::chrono::seconds(10);
+// Finished sandboxes waiting to be reaped before runs pay for their own.
+constexpr size_t kMaxPendingTeardowns = 32;
 
 int64_t MillisecondsSince(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
@@ -261,14 +264,10 @@ class LinuxProvider final : public Provider {
       auto report = guest::ReadSealedReport(container->channel(), key, report_deadline);
       if (report.ok()) {
         guest::FillResult(request, *report, &result);
-        container->CloseChannel();
-        // The agent exits after its report; give it a moment before killing.
-        (void)container->Wait(Clock::now() + std::chrono::milliseconds(200));
-        Status ended = container->Kill();
+        // The sealed report is all the sandbox had to give: it is killed
+        // now and dismantled off the answer's path (teardown.h).
+        teardown_.Finish(std::move(*container));
         result.duration_ms = MillisecondsSince(start);
-        if (!ended.ok())
-          return Failure(ErrorCode::kInternal,
-                         "The sandbox could not be cleaned up: " + ended.error().message());
         return result;
       }
       failure = report.error();
@@ -330,6 +329,8 @@ class LinuxProvider final : public Provider {
   mutable std::mutex mutex_;
   std::unique_ptr<Prepared> prepared_;
   std::vector<std::unique_ptr<Prepared>> retired_;
+  // Last, so it is destroyed first: every sandbox is gone before the rest.
+  Teardown teardown_{kMaxPendingTeardowns};
 };
 
 }  // namespace

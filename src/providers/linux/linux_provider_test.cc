@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -21,6 +23,7 @@
 #include "providers/linux/cgroup.h"
 #include "providers/linux/contain.h"
 #include "providers/linux/seccomp.h"
+#include "providers/linux/teardown.h"
 
 namespace plimsoll {
 namespace {
@@ -70,6 +73,27 @@ int SandboxProcesses() {
   }
   closedir(proc);
   return count;
+}
+
+// Finished sandboxes are dismantled just after their answer (teardown.h):
+// leftovers are judged once that had its chance, within 5 s.
+bool NothingLeftBehind(int processes_before) {
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!OwnRunCgroups().empty() || SandboxProcesses() != processes_before) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+// The sandbox processes on the host once earlier runs' teardowns are done
+// (a run's cgroup goes after its processes are reaped).
+int QuietSandboxProcesses() {
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!OwnRunCgroups().empty() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return SandboxProcesses();
 }
 
 class LinuxProviderTest : public ::testing::Test {
@@ -251,6 +275,7 @@ bool HasCapability(int capability) {
 }
 
 TEST_F(LinuxProviderTest, InitAndAgentAreTheSmallAgentBinaryAndStepsAreTheOomKillersChoice) {
+  (void)QuietSandboxProcesses();  // no earlier run's processes to be mistaken for this one's
   // While a step sleeps, look at the sandbox's root processes from the host.
   std::vector<SandboxRootProcess> seen;
   std::atomic<bool> stop{false};
@@ -308,7 +333,7 @@ except OSError as e:
 }
 
 TEST_F(LinuxProviderTest, TimeoutKillsTheCgroupAndLeavesNothingBehind) {
-  int before = SandboxProcesses();
+  int before = QuietSandboxProcesses();
   Request py;
   py.python = PythonPayload{R"py(
 import os, time
@@ -323,8 +348,8 @@ while True: time.sleep(1)
   Result result = MustRun(py);
   EXPECT_TRUE(result.timed_out);
   EXPECT_EQ(result.exit_code, 124);
-  EXPECT_EQ(OwnRunCgroups(), std::vector<std::string>{});
-  EXPECT_EQ(SandboxProcesses(), before);
+  EXPECT_TRUE(NothingLeftBehind(before)) << OwnRunCgroups().size() << " cgroups, "
+                                         << SandboxProcesses() - before << " processes";
   // Mounts live only in the sandbox's mount namespace: the host's table has none of them.
   std::ifstream mounts("/proc/self/mountinfo");
   std::string all((std::istreambuf_iterator<char>(mounts)), std::istreambuf_iterator<char>());
@@ -403,7 +428,7 @@ TEST_F(LinuxProviderTest, AWallStepFailingInsideTheChildRefusesWithEnvironment) 
   ASSERT_TRUE(policy.ok());
   auto program = linux_sandbox::CompileSeccompPolicy(*policy);
   ASSERT_TRUE(program.ok());
-  int before = SandboxProcesses();
+  int before = QuietSandboxProcesses();
   linux_sandbox::ContainConfig config;
   config.rootfs = image->rootfs.string();
   config.argv = {"/bin/sh", "-c", "echo ran > /work/ran"};
@@ -416,6 +441,74 @@ TEST_F(LinuxProviderTest, AWallStepFailingInsideTheChildRefusesWithEnvironment) 
   EXPECT_EQ(NotDispatchedReason(container.error()), NotDispatched::kEnvironment);
   EXPECT_NE(container.error().message().find("bind-mount a host file"), std::string::npos)
       << container.error().message();
+  EXPECT_TRUE(NothingLeftBehind(before)) << OwnRunCgroups().size() << " cgroups, "
+                                         << SandboxProcesses() - before << " processes";
+}
+
+// A sandbox whose pid 1 would live for a minute, built with the real wall.
+Expected<linux_sandbox::Container> SleepingSandbox(const linux_sandbox::CgroupLayout& layout,
+                                                   const linux_sandbox::SeccompProgram& program) {
+  auto image = image::LocateDefaultImage();
+  if (!image.ok()) return image.error();
+  linux_sandbox::ContainConfig config;
+  config.rootfs = image->rootfs.string();
+  config.argv = {"/bin/sleep", "60"};
+  config.seccomp = &program;
+  config.cgroups = &layout;
+  return linux_sandbox::Contain(config,
+                                std::chrono::steady_clock::now() + std::chrono::seconds(10));
+}
+
+TEST_F(LinuxProviderTest, TeardownKillsAtOnceAndDismantlesInTheBackground) {
+  auto layout = linux_sandbox::DetectCgroups();
+  ASSERT_TRUE(layout.ok());
+  auto policy = linux_sandbox::ParseSeccompPolicy(linux_sandbox::BuiltInSeccompPolicyText());
+  ASSERT_TRUE(policy.ok());
+  auto program = linux_sandbox::CompileSeccompPolicy(*policy);
+  ASSERT_TRUE(program.ok());
+  int before = QuietSandboxProcesses();
+  {
+    linux_sandbox::Teardown teardown(/*max_pending=*/8);
+    std::vector<std::string> directories;
+    for (int i = 0; i < 3; ++i) {
+      auto sandbox = SleepingSandbox(*layout, *program);
+      ASSERT_TRUE(sandbox.ok()) << sandbox.error().ToString();
+      EXPECT_GE(SandboxProcesses(), before + 1);  // the sleeper is alive
+      for (const auto& dir : sandbox->cgroup().directories()) directories.push_back(dir);
+      auto start = std::chrono::steady_clock::now();
+      teardown.Finish(std::move(*sandbox));
+      // Finish only signals: it does not wait a minute for the sleeper.
+      EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+    }
+    teardown.Drain();
+    EXPECT_EQ(teardown.Pending(), 0u);
+    for (const auto& dir : directories) EXPECT_FALSE(std::filesystem::exists(dir)) << dir;
+    EXPECT_EQ(SandboxProcesses(), before);
+  }
+  // With no room to queue, the caller tears down itself: gone on return.
+  linux_sandbox::Teardown full(/*max_pending=*/0);
+  auto sandbox = SleepingSandbox(*layout, *program);
+  ASSERT_TRUE(sandbox.ok()) << sandbox.error().ToString();
+  std::vector<std::string> directories = sandbox->cgroup().directories();
+  full.Finish(std::move(*sandbox));
+  EXPECT_EQ(full.Pending(), 0u);
+  for (const auto& dir : directories) EXPECT_FALSE(std::filesystem::exists(dir)) << dir;
+  EXPECT_EQ(SandboxProcesses(), before);
+}
+
+TEST_F(LinuxProviderTest, ManyRunsLeaveNothingBehindOnceTheSandboxCloses) {
+  int before = QuietSandboxProcesses();
+  {
+    auto sandbox = Sandbox::Open("linux");
+    ASSERT_TRUE(sandbox.ok());
+    Request js;
+    js.javascript = JavascriptPayload{"console.log(1)"};
+    for (int i = 0; i < 20; ++i) {
+      auto result = sandbox->Run(js);
+      ASSERT_TRUE(result.ok()) << result.error().ToString();
+      EXPECT_EQ(result->stdout_bytes, "1\n");
+    }
+  }  // closing the sandbox finishes every teardown before it returns
   EXPECT_EQ(OwnRunCgroups(), std::vector<std::string>{});
   EXPECT_EQ(SandboxProcesses(), before);
 }
