@@ -70,6 +70,7 @@ struct ChildPlan {
   std::vector<char*> envp;
   int sync_read, sync_write, error_read, error_write, channel_host, channel_child;
   int diagnostics_read, diagnostics_write, stdout_fd;
+  bool own_network;  // the clone made the network namespace: lo is down
 };
 
 [[noreturn]] void Fail(int error_fd, int error, const char* what) {
@@ -117,7 +118,7 @@ int Lift(int fd) {
   const std::string& hostname = plan.config->hostname;
   if (sethostname(hostname.c_str(), hostname.size()) != 0) Fail(error_fd, errno, "sethostname");
   if (setdomainname("sandbox", 7) != 0) Fail(error_fd, errno, "setdomainname");
-  if ((error = BringUpLoopback(&what)) != 0) Fail(error_fd, error, what);
+  if (plan.own_network && (error = BringUpLoopback(&what)) != 0) Fail(error_fd, error, what);
   if ((error = ApplyRlimits(plan.rlimits, &what)) != 0) Fail(error_fd, error, what);
 
   await_release();  // phase 2: the child is in the run's cgroup
@@ -330,19 +331,24 @@ Expected<Container> Contain(const ContainConfig& config, Deadline deadline) {
   plan.diagnostics_read = diagnostics_read.get();
   plan.diagnostics_write = diagnostics_write.get();
   plan.stdout_fd = config.stdout_fd;
+  plan.own_network = !config.network.valid();
 
   clone_args args{};
   int pidfd = -1;
-  args.flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC |
-               CLONE_NEWUTS | CLONE_PIDFD;
+  args.flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS |
+               CLONE_PIDFD | (plan.own_network ? CLONE_NEWNET : 0);
   args.pidfd = reinterpret_cast<uint64_t>(&pidfd);
   args.exit_signal = SIGCHLD;
   if (cgroup_fd.get() >= 0) {
     args.flags |= CLONE_INTO_CGROUP;
     args.cgroup = static_cast<uint64_t>(cgroup_fd.get());
   }
-  long child = syscall(SYS_clone3, &args, sizeof args);
-  if (child == 0) ChildMain(plan);
+  auto clone = [&]() -> long {
+    long child = syscall(SYS_clone3, &args, sizeof args);
+    if (child == 0) ChildMain(plan);
+    return child;
+  };
+  long child = plan.own_network ? clone() : JoinForClone(config.network, clone);
   if (child < 0)
     return SetupRefusal(std::string("clone3 with new namespaces: ") + std::strerror(errno));
 

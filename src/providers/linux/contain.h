@@ -4,7 +4,8 @@
 //   1. on cgroup v2 only, the per-run cgroup with the limits (cgroup.h), so
 //      that the clone lands in it (CLONE_INTO_CGROUP);
 //   2. clone3(CLONE_NEWUSER|NEWPID|NEWNS|NEWNET|NEWIPC|NEWUTS, CLONE_PIDFD)
-//      -- the child blocks on a sync pipe;
+//      -- the child blocks on a sync pipe; with a network namespace made
+//      ahead (ContainConfig::network), no NEWNET: the clone joins that one;
 //   3. writes the child's uid/gid maps (user.h), sets its oom_adj to -17
 //      where the host may (oom_score_adj -1000: the OOM killer never picks
 //      the init or the agent; the agent raises steps to +1000), and releases
@@ -17,7 +18,8 @@
 //      the agent's execve succeeded.
 // Child (pid 1 of the new pid namespace):
 //   phase 1: become inside root, drop host groups -> parent-death signal ->
-//   mounts and pivot_root (mount.h) -> hostname -> lo up (net.h) -> rlimits
+//   mounts and pivot_root (mount.h) -> hostname -> lo up (net.h; a namespace
+//   made ahead has it up already) -> rlimits
 //   (rlimit.h); phase 2 (now in the run's cgroup, so nothing the guest runs
 //   is ever outside it): unshare(CLONE_NEWCGROUP) (rooted at the run's
 //   cgroup) -> descriptors (0 /dev/null, 1 /dev/null or a test's fd, 2
@@ -54,6 +56,7 @@
 #include "plimsoll/limits.h"
 #include "providers/linux/cgroup.h"
 #include "providers/linux/mount.h"
+#include "providers/linux/netns_pool.h"
 #include "providers/linux/seccomp.h"
 #include "providers/linux/user.h"
 
@@ -77,6 +80,9 @@ struct ContainConfig {
   Identities identities = DefaultIdentities();
   std::vector<BindFile> binds;
   int stdout_fd = -1;  // a host descriptor to give the agent as stdout (tests); -1: /dev/null
+  // A network namespace made ahead (netns_pool.h) for the sandbox to join;
+  // invalid: the clone makes its own (CLONE_NEWNET) and brings lo up.
+  NamespaceFd network;
 };
 
 // A running sandbox. Move-only; the destructor kills the init (and with it

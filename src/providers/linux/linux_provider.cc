@@ -16,6 +16,7 @@
 #include "providers/linux/contain.h"
 #include "providers/linux/seccomp.h"
 #include "providers/linux/self_check.h"
+#include "providers/linux/netns_pool.h"
 #include "providers/linux/teardown.h"
 
 namespace plimsoll {
@@ -32,6 +33,9 @@ constexpr auto kReportGrace =
     std::chrono::milliseconds(guest::kJavascriptGraceMs + guest::kAgentWrapUpMs + 500);
 // The longest the wall may take to build before the run is refused.
 constexpr auto kSetupBudget = std::chrono::seconds(10);
+// Network namespaces made ahead (netns_pool.h): runs on a 2-core host come
+// one or two at a time, and each spare is a few pages of kernel memory.
+constexpr size_t kSpareNetworkNamespaces = 2;
 // Finished sandboxes waiting to be reaped before runs pay for their own.
 constexpr size_t kMaxPendingTeardowns = 32;
 
@@ -77,6 +81,13 @@ class LinuxProvider final : public Provider {
                                          PayloadKind::kProject};
     description.limits = limits_;
     description.details = {{"kernel", KernelRelease()}, {"wall", kWall}};
+    std::string pool_error = networks_.LastError();
+    description.details.emplace_back(
+        "network_namespaces",
+        pool_error.empty()
+            ? "made ahead (" + std::to_string(networks_.Ready()) + " of " +
+                  std::to_string(kSpareNetworkNamespaces) + " ready)"
+            : "made by each run's clone (making them ahead failed: " + pool_error + ")");
     std::lock_guard lock(mutex_);
     if (prepared_) {
       description.environment = prepared_->image.identity;
@@ -248,6 +259,7 @@ class LinuxProvider final : public Provider {
     config.limits = limits_;
     config.seccomp = &prepared.seccomp;
     config.cgroups = &prepared.cgroups;
+    config.network = networks_.Take();  // none ready: the clone makes its own
     auto container =
         Contain(config, std::min(deadline + kReportGrace, Clock::now() + kSetupBudget));
     if (!container.ok()) return container.error();
@@ -329,6 +341,7 @@ class LinuxProvider final : public Provider {
   mutable std::mutex mutex_;
   std::unique_ptr<Prepared> prepared_;
   std::vector<std::unique_ptr<Prepared>> retired_;
+  NetnsPool networks_{kSpareNetworkNamespaces};
   // Last, so it is destroyed first: every sandbox is gone before the rest.
   Teardown teardown_{kMaxPendingTeardowns};
 };

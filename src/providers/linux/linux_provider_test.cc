@@ -22,6 +22,7 @@
 #include "plimsoll/sandbox.h"
 #include "providers/linux/cgroup.h"
 #include "providers/linux/contain.h"
+#include "providers/linux/netns_pool.h"
 #include "providers/linux/seccomp.h"
 #include "providers/linux/teardown.h"
 
@@ -447,7 +448,8 @@ TEST_F(LinuxProviderTest, AWallStepFailingInsideTheChildRefusesWithEnvironment) 
 
 // A sandbox whose pid 1 would live for a minute, built with the real wall.
 Expected<linux_sandbox::Container> SleepingSandbox(const linux_sandbox::CgroupLayout& layout,
-                                                   const linux_sandbox::SeccompProgram& program) {
+                                                   const linux_sandbox::SeccompProgram& program,
+                                                   linux_sandbox::NamespaceFd network = {}) {
   auto image = image::LocateDefaultImage();
   if (!image.ok()) return image.error();
   linux_sandbox::ContainConfig config;
@@ -455,6 +457,7 @@ Expected<linux_sandbox::Container> SleepingSandbox(const linux_sandbox::CgroupLa
   config.argv = {"/bin/sleep", "60"};
   config.seccomp = &program;
   config.cgroups = &layout;
+  config.network = std::move(network);
   return linux_sandbox::Contain(config,
                                 std::chrono::steady_clock::now() + std::chrono::seconds(10));
 }
@@ -494,6 +497,44 @@ TEST_F(LinuxProviderTest, TeardownKillsAtOnceAndDismantlesInTheBackground) {
   EXPECT_EQ(full.Pending(), 0u);
   for (const auto& dir : directories) EXPECT_FALSE(std::filesystem::exists(dir)) << dir;
   EXPECT_EQ(SandboxProcesses(), before);
+}
+
+ino_t NetworkNamespaceOf(const std::string& proc_entry) {
+  struct stat st {};
+  return stat((proc_entry + "/ns/net").c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+TEST_F(LinuxProviderTest, ASandboxJoinsANamespaceMadeAheadOrMakesItsOwn) {
+  auto layout = linux_sandbox::DetectCgroups();
+  ASSERT_TRUE(layout.ok());
+  auto policy = linux_sandbox::ParseSeccompPolicy(linux_sandbox::BuiltInSeccompPolicyText());
+  ASSERT_TRUE(policy.ok());
+  auto program = linux_sandbox::CompileSeccompPolicy(*policy);
+  ASSERT_TRUE(program.ok());
+  ino_t home = NetworkNamespaceOf("/proc/thread-self");
+
+  linux_sandbox::NetnsPool pool(1);
+  linux_sandbox::NamespaceFd made_ahead;
+  for (int i = 0; i < 2500 && !made_ahead.valid(); ++i) {
+    made_ahead = pool.Take();
+    if (!made_ahead.valid()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ASSERT_TRUE(made_ahead.valid()) << pool.LastError();
+  struct stat taken {};
+  ASSERT_EQ(fstat(made_ahead.get(), &taken), 0);
+  auto joined = SleepingSandbox(*layout, *program, std::move(made_ahead));
+  ASSERT_TRUE(joined.ok()) << joined.error().ToString();
+  EXPECT_EQ(NetworkNamespaceOf("/proc/" + std::to_string(joined->pid())), taken.st_ino);
+  EXPECT_EQ(NetworkNamespaceOf("/proc/thread-self"), home) << "the thread did not come back";
+
+  auto own = SleepingSandbox(*layout, *program);
+  ASSERT_TRUE(own.ok()) << own.error().ToString();
+  ino_t own_namespace = NetworkNamespaceOf("/proc/" + std::to_string(own->pid()));
+  EXPECT_NE(own_namespace, 0u);
+  EXPECT_NE(own_namespace, home);
+  EXPECT_NE(own_namespace, taken.st_ino);
+  EXPECT_TRUE(joined->Kill().ok());
+  EXPECT_TRUE(own->Kill().ok());
 }
 
 TEST_F(LinuxProviderTest, ManyRunsLeaveNothingBehindOnceTheSandboxCloses) {
