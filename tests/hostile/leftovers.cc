@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -194,9 +196,22 @@ void SnapshotSelf(HostSnapshot* snapshot) {
     size_t colon = line.find(':');
     if (colon == std::string::npos) continue;
     std::string key = line.substr(0, colon);
-    if (std::find(std::begin(kStatusKeys), std::end(kStatusKeys), key) != std::end(kStatusKeys)) {
-      self["status." + key] = Trimmed(line.substr(colon + 1));
+    if (std::find(std::begin(kStatusKeys), std::end(kStatusKeys), key) == std::end(kStatusKeys)) {
+      continue;
     }
+    std::string value = Trimmed(line.substr(colon + 1));
+    if (key == "SigIgn") {
+      // Signals 32 and 33 are glibc's own (thread cancellation, setxid): it
+      // installs their handlers when the process starts its first thread
+      // (the provider's background threads do), so an inherited "ignore"
+      // of them changes by design. Every other signal is compared.
+      uint64_t ignored = std::strtoull(value.c_str(), nullptr, 16);
+      ignored &= ~((uint64_t{1} << 31) | (uint64_t{1} << 32));
+      char masked[17];
+      std::snprintf(masked, sizeof masked, "%016llx", static_cast<unsigned long long>(ignored));
+      value = masked;
+    }
+    self["status." + key] = value;
   }
   std::error_code error;
   for (const auto& entry : fs::directory_iterator("/proc/self/ns", error)) {

@@ -287,7 +287,10 @@ Expected<Container> Contain(const ContainConfig& config, Deadline deadline) {
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
     return SetupRefusal("socketpair");
   Fd channel_host(pair[0]), channel_child(pair[1]);
-  if (pipe2(sync_pipe, O_CLOEXEC) != 0) return SetupRefusal("pipe2");
+  // A socket, not a pipe: the release is sent with MSG_NOSIGNAL, so a child
+  // that already failed (and exited) costs an error, not a SIGPIPE.
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync_pipe) != 0)
+    return SetupRefusal("socketpair");
   Fd sync_read(sync_pipe[0]), sync_write(sync_pipe[1]);
   if (pipe2(error_pipe, O_CLOEXEC) != 0) return SetupRefusal("pipe2");
   Fd error_read(error_pipe[0]), error_write(error_pipe[1]);
@@ -366,19 +369,29 @@ Expected<Container> Contain(const ContainConfig& config, Deadline deadline) {
   (void)ProtectFromOomKiller(container.pid());  // best effort (see there)
   auto release = [&sync_write]() {
     char go = 1;
-    return write(sync_write.get(), &go, 1) == 1;
+    return send(sync_write.get(), &go, 1, MSG_NOSIGNAL) == 1;
   };
-  if (!release()) return SetupRefusal("releasing the child (phase 1)");
+  // Once phase 1 runs, the child may fail (and exit) while the parent still
+  // works: its own report, already in the error pipe, says why.
+  auto refuse = [&error_read](const std::string& detail) {
+    ChildFailure reported;
+    pollfd entry{error_read.get(), POLLIN, 0};
+    if (poll(&entry, 1, 0) == 1 &&
+        read(error_read.get(), &reported, sizeof reported) == sizeof reported) {
+      return SetupRefusal(Describe(reported));
+    }
+    return SetupRefusal(detail);
+  };
+  if (!release()) return refuse("releasing the child (phase 1)");
   if (!v2) {
     auto created = RunCgroup::Create(*config.cgroups, NextRunName(), config.limits);
-    if (!created.ok())
-      return SetupRefusal("creating the run's cgroup: " + created.error().message());
+    if (!created.ok()) return refuse("creating the run's cgroup: " + created.error().message());
     container.cgroup() = std::move(*created);
     Status added = container.cgroup().AddProcess(container.pid());
     if (!added.ok())
-      return SetupRefusal("moving the sandbox into its cgroup: " + added.error().message());
+      return refuse("moving the sandbox into its cgroup: " + added.error().message());
   }
-  if (!release()) return SetupRefusal("releasing the child (phase 2)");
+  if (!release()) return refuse("releasing the child (phase 2)");
 
   ChildFailure failure;
   size_t have = 0;
