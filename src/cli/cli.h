@@ -3,7 +3,8 @@
 //   plimsoll run [--provider NAME] [--floor TIER] [--timeout MS]
 //                [--lang javascript|python] [--json] (-e CODE | FILE)
 //   plimsoll run --project DIR --step 'argv...' [--step ...] [--artifact PATH]
-//   plimsoll describe [--provider NAME] [--json]
+//   plimsoll run --daemon URL [--token-file PATH] [--allow-cleartext] [run flags]
+//   plimsoll describe [--provider NAME | --daemon URL [--token-file PATH]]
 //   plimsoll version
 //
 // Exit statuses are in cli/exit_status.h and docs/cli.md.

@@ -12,10 +12,48 @@ Expected<Result> CountingProvider::Run(const Request& request, Deadline deadline
   ++runs_;
   {
     std::unique_lock lock(mutex_);
+    last_request_ = request;
     released_.wait(lock, [this] { return !held_; });
   }
   if (!failure_detail_.empty()) return Failure(ErrorCode::kInternal, failure_detail_);
   return inner_->Run(request, deadline);
+}
+
+std::optional<Request> CountingProvider::last_request() {
+  std::lock_guard lock(mutex_);
+  return last_request_;
+}
+
+Expected<Evidence> CountingProvider::SmokeTest(Deadline deadline) {
+  std::optional<Tier> tier;
+  std::optional<std::string> failure;
+  {
+    std::lock_guard lock(mutex_);
+    tier = smoke_tier_;
+    failure = smoke_failure_;
+  }
+  if (failure) return Failure(ErrorCode::kInternal, *failure);
+  auto evidence = inner_->SmokeTest(deadline);
+  if (evidence.ok() && tier) evidence->tier = *tier;
+  return evidence;
+}
+
+void CountingProvider::LowerSmokeTestTo(Tier tier) {
+  std::lock_guard lock(mutex_);
+  smoke_tier_ = tier;
+  smoke_failure_.reset();
+}
+
+void CountingProvider::FailSmokeTestWith(std::string detail) {
+  std::lock_guard lock(mutex_);
+  smoke_failure_ = std::move(detail);
+  smoke_tier_.reset();
+}
+
+void CountingProvider::RestoreSmokeTest() {
+  std::lock_guard lock(mutex_);
+  smoke_tier_.reset();
+  smoke_failure_.reset();
 }
 
 void CountingProvider::Hold() {
@@ -38,7 +76,9 @@ DaemonUnderTest::DaemonUnderTest(DaemonOptions options) {
   settings_.metrics_listen = "127.0.0.1:0";
   if (options.tune) options.tune(settings_);
 
-  auto inner = MakeProvider(settings_.provider, Limits{});
+  Limits limits;  // as DaemonMain builds them
+  limits.run_ceiling_ms = settings_.run_ceiling.count();
+  auto inner = MakeProvider(settings_.provider, limits);
   if (!inner.ok()) throw std::runtime_error(inner.error().ToString());
   auto counting = std::make_unique<CountingProvider>(std::move(*inner));
   provider_ = counting.get();

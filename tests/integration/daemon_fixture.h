@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -26,7 +27,9 @@
 
 namespace plimsoll::daemon::testing {
 
-// Wraps a real provider; counts Run calls; can hold runs or fail them.
+// Wraps a real provider; counts Run calls; can hold runs or fail them, and
+// can make its smoke test fail or report a lower tier (the evidence monitor's
+// tests).
 class CountingProvider final : public Provider {
  public:
   explicit CountingProvider(std::unique_ptr<Provider> inner) : inner_(std::move(inner)) {}
@@ -35,15 +38,22 @@ class CountingProvider final : public Provider {
   Description Describe() const override { return inner_->Describe(); }
   Status Reconcile() override { return inner_->Reconcile(); }
   Status Preflight() override { return inner_->Preflight(); }
-  Expected<Evidence> SmokeTest(Deadline deadline) override { return inner_->SmokeTest(deadline); }
+  Expected<Evidence> SmokeTest(Deadline deadline) override;
   Expected<Result> Run(const Request& request, Deadline deadline) override;
 
   int runs() const { return runs_.load(); }
+  // The request the provider's Run() saw last (nullopt before any run).
+  std::optional<Request> last_request();
   // While held, Run() blocks (after counting) until Release().
   void Hold();
   void Release();
   // Every Run() fails with an internal error carrying `detail`.
   void FailRunsWith(std::string detail) { failure_detail_ = std::move(detail); }
+  // From now on SmokeTest() reports `tier` (its checks still pass), or fails
+  // with `detail`; RestoreSmokeTest() undoes either.
+  void LowerSmokeTestTo(Tier tier);
+  void FailSmokeTestWith(std::string detail);
+  void RestoreSmokeTest();
 
  private:
   std::unique_ptr<Provider> inner_;
@@ -52,6 +62,9 @@ class CountingProvider final : public Provider {
   std::condition_variable released_;
   bool held_ = false;
   std::string failure_detail_;
+  std::optional<Request> last_request_;       // guarded by mutex_
+  std::optional<Tier> smoke_tier_;            // guarded by mutex_
+  std::optional<std::string> smoke_failure_;  // guarded by mutex_
 };
 
 struct DaemonOptions {

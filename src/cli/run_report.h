@@ -1,0 +1,29 @@
+// How `plimsoll run` ends: the result or the error printed the way the
+// caller asked (people or --json), and the exit status of
+// cli/exit_status.h. Shared by the in-process path and `--daemon`, so both
+// print and exit exactly alike.
+//
+// Usage:
+//   if (!result.ok()) return ReportError(result.error(), options.json, out, err);
+//   return ReportResult(*result, options.json, out, err);
+#ifndef PLIMSOLL_CLI_RUN_REPORT_H_
+#define PLIMSOLL_CLI_RUN_REPORT_H_
+
+#include <ostream>
+
+#include "plimsoll/result.h"
+
+namespace plimsoll::cli {
+
+// Prints `error` (to `out` as the API's JSON with --json, else to `err` as
+// "nothing ran: ..." or "error (the code may have run): ...") and returns
+// kExitNothingRan for a refusal, kExitMayHaveRun otherwise.
+int ReportError(const Error& error, bool json, std::ostream& out, std::ostream& err);
+
+// Prints `result` (JSON or human, plus the process-tier warning on `err`)
+// and returns kExitRanOk or kExitRanFailed.
+int ReportResult(const Result& result, bool json, std::ostream& out, std::ostream& err);
+
+}  // namespace plimsoll::cli
+
+#endif  // PLIMSOLL_CLI_RUN_REPORT_H_

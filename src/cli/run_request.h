@@ -1,0 +1,41 @@
+// What the flags of `plimsoll run` become: one plimsoll::Request, the same
+// for the in-process path and `--daemon` (DESIGN.md: one request schema).
+//
+// Usage:
+//   RunOptions options;  // filled by CLI11
+//   Expected<Request> request = BuildRequest(options, limits);
+#ifndef PLIMSOLL_CLI_RUN_REQUEST_H_
+#define PLIMSOLL_CLI_RUN_REQUEST_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plimsoll/limits.h"
+#include "plimsoll/request.h"
+
+namespace plimsoll::cli {
+
+struct RunOptions {
+  std::string provider;
+  std::string floor;
+  int64_t timeout_ms = 0;
+  std::string lang = "javascript";
+  std::string code;
+  std::string file;
+  std::string project_dir;
+  std::vector<std::string> steps;
+  std::vector<std::string> artifacts;
+  std::string trace_id;
+  std::string grant_profile;
+  std::string environment;
+  bool json = false;
+};
+
+// Builds the request; reads FILE or the project directory (stopping at
+// `limits`). Problems are Refusal(kRequest): nothing ran.
+Expected<Request> BuildRequest(const RunOptions& options, const Limits& limits);
+
+}  // namespace plimsoll::cli
+
+#endif  // PLIMSOLL_CLI_RUN_REQUEST_H_

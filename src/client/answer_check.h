@@ -1,0 +1,47 @@
+// What the client checks on every answer before believing it (SPEC §3, §5,
+// §11). Pure functions over an HttpAnswer, so every rule is tested without a
+// socket; client.cc calls them after each exchange.
+//
+// The rules:
+//   - Echo: the answer carries exactly one Plimsoll-Request-Id, equal to the
+//     ID this call sent; an error body's request_id is that ID too.
+//   - A success (200) without the echo is kDataLoss: it may be another call's
+//     answer. An error without the echo (or with a mark the
+//     Plimsoll-Not-Dispatched header does not repeat exactly) is not believed
+//     either: it becomes kDataLoss without a mark, quoting what it said.
+//   - A run's result is read (ParseResultJson) and checked (CheckExchange:
+//     digests recomputed from `sent` and the result, provider/tier/
+//     environment, the tier against the request's floor, the record digest).
+//   - Anything unreadable is kDataLoss without a mark.
+//
+// Usage:
+//   Expected<Result> result = CheckRunAnswer(request, sent_id, answer);
+#ifndef PLIMSOLL_CLIENT_ANSWER_CHECK_H_
+#define PLIMSOLL_CLIENT_ANSWER_CHECK_H_
+
+#include <string_view>
+
+#include "client/http_answer.h"
+#include "plimsoll/client.h"
+
+namespace plimsoll::client {
+
+// Whether `answer` carries exactly one Plimsoll-Request-Id equal to `sent_id`.
+bool EchoMatches(std::string_view sent_id, const HttpAnswer& answer);
+
+// The error a non-200 answer stands for, as far as it can be believed.
+Error ErrorFromAnswer(std::string_view sent_id, const HttpAnswer& answer);
+
+// POST /v1/runs.
+Expected<Result> CheckRunAnswer(const Request& sent, std::string_view sent_id,
+                                const HttpAnswer& answer);
+
+// GET /v1/describe.
+Expected<DaemonDescription> CheckDescribeAnswer(std::string_view sent_id, const HttpAnswer& answer);
+
+// GET /healthz.
+Status CheckHealthAnswer(std::string_view sent_id, const HttpAnswer& answer);
+
+}  // namespace plimsoll::client
+
+#endif  // PLIMSOLL_CLIENT_ANSWER_CHECK_H_

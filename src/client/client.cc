@@ -1,0 +1,171 @@
+// plimsoll::Client (include/plimsoll/client.h): options, request headers,
+// and the order of the checks; transport in http_connection.*, the checks
+// themselves in answer_check.*.
+#include "plimsoll/client.h"
+
+#include <algorithm>
+#include <cctype>
+#include <mutex>
+#include <utility>
+
+#include "client/answer_check.h"
+#include "client/cleartext_policy.h"
+#include "client/daemon_url.h"
+#include "client/http_connection.h"
+#include "client/request_id.h"
+#include "plimsoll/wire.h"
+
+namespace plimsoll {
+namespace {
+
+constexpr std::string_view kUserAgent = "plimsoll-cpp-client/0.1.0";
+
+Error BadOption(std::string message) {
+  return Refusal(NotDispatched::kRequest, ErrorCode::kInvalidArgument, std::move(message));
+}
+
+// RFC 6750 b64token characters, and nothing that could end a header line.
+bool IsBearerToken(std::string_view token) {
+  return std::all_of(token.begin(), token.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '+' ||
+           c == '/' || c == '=';
+  });
+}
+
+Status CheckOptions(const ClientOptions& options) {
+  if (!IsBearerToken(options.bearer_token)) {
+    return BadOption(
+        "The bearer token holds characters a token cannot have (only letters, digits and "
+        "-._~+/= are allowed); check the token file for stray text.");
+  }
+  if (options.max_response_bytes <= 0) {
+    return BadOption("max_response_bytes must be positive.");
+  }
+  using std::chrono::milliseconds;
+  for (auto [name, value] :
+       {std::pair{"connect_timeout", options.connect_timeout},
+        std::pair{"call_timeout", options.call_timeout},
+        std::pair{"unspecified_run_timeout", options.unspecified_run_timeout}}) {
+    if (value <= milliseconds::zero()) return BadOption(std::string(name) + " must be positive.");
+  }
+  if (options.run_timeout_margin < milliseconds::zero()) {
+    return BadOption("run_timeout_margin must not be negative.");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+class Client::Impl {
+ public:
+  Impl(client::DaemonUrl url, ClientOptions options,
+       std::unique_ptr<client::HttpConnection> connection)
+      : url_(std::move(url)), options_(std::move(options)), connection_(std::move(connection)) {}
+
+  Expected<Result> Run(const Request& request) {
+    std::chrono::milliseconds run_bound = request.timeout_ms > 0
+                                              ? std::chrono::milliseconds(request.timeout_ms)
+                                              : options_.unspecified_run_timeout;
+    // Saturate instead of overflowing on an absurd timeout_ms (the daemon
+    // refuses it anyway).
+    constexpr std::chrono::milliseconds kLongest{int64_t{1} << 40};
+    std::chrono::milliseconds budget =
+        std::min(run_bound, kLongest) + std::min(options_.run_timeout_margin, kLongest);
+    client::HttpCall call = Call("POST", "/v1/runs", budget, "the code may have run");
+    call.body = RequestToJson(request);
+    call.headers.emplace_back("Content-Type", "application/json");
+    std::lock_guard lock(mutex_);
+    auto sent = Send(std::move(call));
+    if (!sent.ok()) return sent.error();
+    return client::CheckRunAnswer(request, sent->first, sent->second);
+  }
+
+  Expected<DaemonDescription> Describe() {
+    std::lock_guard lock(mutex_);
+    auto sent =
+        Send(Call("GET", "/v1/describe", options_.call_timeout, "the daemon may have answered"));
+    if (!sent.ok()) return sent.error();
+    return client::CheckDescribeAnswer(sent->first, sent->second);
+  }
+
+  Status Healthz() {
+    std::lock_guard lock(mutex_);
+    auto sent =
+        Send(Call("GET", "/healthz", options_.call_timeout, "the daemon may have answered"));
+    if (!sent.ok()) return sent.error();
+    return client::CheckHealthAnswer(sent->first, sent->second);
+  }
+
+  // Without the mutex: a diagnostic must not wait for a long run.
+  int64_t connections_opened() const { return connection_->connections_opened(); }
+
+ private:
+  client::HttpCall Call(std::string method, std::string_view api_path,
+                        std::chrono::milliseconds budget, std::string consequence) const {
+    client::HttpCall call;
+    call.method = std::move(method);
+    call.target = url_.Target(api_path);
+    call.budget = budget;
+    call.consequence = std::move(consequence);
+    call.headers.emplace_back("Accept", "application/json");
+    call.headers.emplace_back("User-Agent", std::string(kUserAgent));
+    if (!options_.bearer_token.empty()) {
+      call.headers.emplace_back("Authorization", "Bearer " + options_.bearer_token);
+    }
+    return call;
+  }
+
+  // Sends `call` with a fresh request ID; returns the ID and the answer.
+  // Precondition: mutex_ held.
+  Expected<std::pair<std::string, client::HttpAnswer>> Send(client::HttpCall call) {
+    Expected<std::string> id = client::NewRequestId();
+    if (!id.ok()) return id.error();
+    call.headers.emplace_back(std::string(client::kRequestIdHeader), *id);
+    Expected<client::HttpAnswer> answer = connection_->Exchange(call);
+    if (!answer.ok()) return answer.error();
+    return std::pair{std::move(*id), std::move(*answer)};
+  }
+
+  client::DaemonUrl url_;
+  ClientOptions options_;
+  std::mutex mutex_;
+  std::unique_ptr<client::HttpConnection> connection_;
+};
+
+Expected<Client> Client::Open(std::string_view url, ClientOptions options) {
+  Expected<client::DaemonUrl> parsed = client::ParseDaemonUrl(url);
+  if (!parsed.ok()) return parsed.error();
+  PLIMSOLL_RETURN_IF_ERROR(CheckOptions(options));
+  PLIMSOLL_RETURN_IF_ERROR(client::CheckCleartextLiteral(*parsed, options.allow_cleartext));
+  client::ConnectionSettings settings{.allow_cleartext = options.allow_cleartext,
+                                      .ca_file = options.ca_file,
+                                      .max_response_bytes = options.max_response_bytes,
+                                      .connect_timeout = options.connect_timeout};
+  auto connection = client::HttpConnection::Create(*parsed, std::move(settings));
+  if (!connection.ok()) return connection.error();
+  return Client(
+      std::make_unique<Impl>(std::move(*parsed), std::move(options), std::move(*connection)));
+}
+
+Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Client::~Client() = default;
+Client::Client(Client&&) noexcept = default;
+Client& Client::operator=(Client&&) noexcept = default;
+
+Expected<Result> Client::Run(const Request& request) {
+  return impl_->Run(request);
+}
+
+Expected<DaemonDescription> Client::Describe() {
+  return impl_->Describe();
+}
+
+Status Client::Healthz() {
+  return impl_->Healthz();
+}
+
+int64_t Client::connections_opened() const {
+  return impl_->connections_opened();
+}
+
+}  // namespace plimsoll

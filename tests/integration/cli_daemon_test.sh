@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# `plimsoll run --daemon` and `plimsoll describe --daemon`, the real binaries:
+# a plimsolld (embedded, --dev, port 0 and a Unix socket) is started, its
+# serving line read for the port, and the CLI is checked against it.
+# Usage: cli_daemon_test.sh PATH/TO/plimsoll PATH/TO/plimsolld
+set -uo pipefail
+plimsoll=${1:?usage: $0 PATH/TO/plimsoll PATH/TO/plimsolld}
+plimsolld=${2:?usage: $0 PATH/TO/plimsoll PATH/TO/plimsolld}
+failures=0
+checks=0
+
+workdir=$(mktemp -d "${TMPDIR:-/tmp}/plimsoll-cli-daemon-XXXXXX")
+socket="$workdir/plimsolld.sock"
+daemon_pid=
+cleanup() {
+  if [ -n "$daemon_pid" ]; then
+    kill -TERM "$daemon_pid" 2>/dev/null
+    wait "$daemon_pid" 2>/dev/null
+  fi
+  rm -rf "$workdir"
+}
+trap cleanup EXIT
+
+# expect NAME STATUS PATTERN -- command...
+expect() {
+  local name=$1 want_status=$2 pattern=$3
+  shift 4
+  local output status
+  output=$("$@" 2>&1)
+  status=$?
+  checks=$((checks + 1))
+  if [ "$status" -ne "$want_status" ] || ! grep -qE -- "$pattern" <<<"$output"; then
+    echo "FAIL $name: status $status (want $want_status), output:"
+    echo "$output" | sed 's/^/    /'
+    failures=$((failures + 1))
+  else
+    echo "ok   $name"
+  fi
+}
+
+unset SANDBOX_PROVIDER PLIMSOLL_TOKEN
+# The serving line is read from a pipe (no polling): the port is known once
+# the daemon serves.
+coproc DAEMON { exec "$plimsolld" --provider embedded --dev --listen 127.0.0.1:0 \
+  --metrics-listen off --unix-socket "$socket" 2>"$workdir/daemon.err"; }
+daemon_pid=$DAEMON_PID
+serving=
+if ! read -t 120 -r serving <&"${DAEMON[0]}"; then
+  echo "FAIL plimsolld did not print its serving line; its stderr:"
+  sed 's/^/    /' "$workdir/daemon.err"
+  exit 1
+fi
+api=$(sed -nE 's/^plimsolld: serving api=([^ ]+).*/\1/p' <<<"$serving")
+if [ -z "$api" ]; then
+  echo "FAIL unexpected serving line: $serving"
+  exit 1
+fi
+url="http://$api"
+echo "daemon: $serving"
+
+expect "run over http" 0 '^isolation:  process' \
+  -- "$plimsoll" run --daemon "$url" -e 'console.log(6*7)'
+expect "stdout travels" 0 '^42$' \
+  -- "$plimsoll" run --daemon "$url" -e 'console.log(6*7)'
+expect "a failing snippet ran: status 1" 1 '^exit code:  [1-9]' \
+  -- "$plimsoll" run --daemon "$url" -e 'throw new Error("x")'
+expect "floor above the tier: nothing ran, isolation" 3 '^nothing ran: isolation: ' \
+  -- "$plimsoll" run --daemon "$url" --floor vm -e 'console.log(1)'
+expect "json answer carries the record" 0 '"record":\{"version":1' \
+  -- "$plimsoll" run --json --daemon "$url" -e 'console.log(1)'
+expect "json refusal carries the mark" 3 '"not_dispatched":"isolation"' \
+  -- "$plimsoll" run --json --daemon "$url" --floor kernel -e 'console.log(1)'
+expect "run over the unix socket" 0 '^42$' \
+  -- "$plimsoll" run --daemon "unix:$socket" -e 'console.log(6*7)'
+expect "describe over the daemon" 0 '^isolation: +process \(from evidence\)' \
+  -- "$plimsoll" describe --daemon "$url"
+expect "cleartext to a non-loopback address is refused" 3 \
+  '^nothing ran: request: Refusing cleartext http:// to 192\.0\.2\.1.*--allow-cleartext' \
+  -- "$plimsoll" run --daemon http://192.0.2.1:8470 -e 'console.log(1)'
+expect "--token-file needs --daemon" 2 'plimsoll: ' \
+  -- "$plimsoll" run --token-file /dev/null -e 1
+
+kill -TERM "$daemon_pid"
+wait "$daemon_pid"
+status=$?
+daemon_pid=
+checks=$((checks + 1))
+if [ "$status" -ne 0 ]; then
+  echo "FAIL plimsolld exited $status after SIGTERM"
+  failures=$((failures + 1))
+else
+  echo "ok   plimsolld drained and exited 0"
+fi
+expect "a stopped daemon: nothing ran, capacity" 3 '^nothing ran: capacity: Cannot reach the daemon' \
+  -- "$plimsoll" run --daemon "$url" -e 'console.log(1)'
+
+echo "$((checks - failures)) passed, $failures failed"
+[ "$failures" -eq 0 ]
