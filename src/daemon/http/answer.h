@@ -9,6 +9,7 @@
 #define PLIMSOLL_DAEMON_HTTP_ANSWER_H_
 
 #include <boost/beast/http/status.hpp>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
@@ -34,6 +35,9 @@ struct Answer {
   std::vector<std::pair<std::string, std::string>> headers;
   // The connection cannot be reused after this answer (e.g. an unread body).
   bool close_connection = false;
+  // Members the handler adds to this call's audit line (server/audit.h), e.g.
+  // {"run": {...}}; null when none. Never sent to the client.
+  nlohmann::ordered_json audit_details;
 };
 
 inline Answer JsonAnswer(HttpStatus status, std::string body) {

@@ -10,6 +10,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <charconv>
+#include <exception>
 
 namespace plimsoll::daemon::http {
 namespace {
@@ -113,7 +114,27 @@ asio::awaitable<void> Listener<Protocol>::AcceptLoop() {
       continue;
     }
     auto executor = socket.get_executor();
+    if constexpr (std::is_same_v<Protocol, tcp>) {
+      if (tls_) {
+        SpawnTls(std::move(socket));
+        continue;
+      }
+    }
     asio::co_spawn(executor, ServeConnection(std::move(socket), environment_), asio::detached);
+  }
+}
+
+template <class Protocol>
+void Listener<Protocol>::SpawnTls(
+    typename Protocol::socket socket) requires std::is_same_v<Protocol, tcp> {
+  auto executor = socket.get_executor();
+  try {
+    TlsStream stream(std::move(socket), *tls_);
+    asio::co_spawn(executor, ServeConnection(std::move(stream), environment_), asio::detached);
+  } catch (const std::exception& exception) {
+    // SSL_new failed (out of memory): drop this connection, keep accepting.
+    environment_.log.Warning(std::string("A TLS connection could not be set up: ") +
+                             exception.what());
   }
 }
 

@@ -1,12 +1,17 @@
 // A listening socket (TCP or Unix) and its accept loop. Each accepted
 // connection gets its own strand and a ServeConnection coroutine.
 //
-// Thread-safety: Bind() before the io_context runs; Start() and Close() from
-// any thread (they post to the acceptor's strand).
+// A TCP listener given a TLS context (UseTls) serves TLS on every connection
+// (tls.h, session.h); without one, and always for a Unix socket (local by
+// nature), it serves plaintext.
+//
+// Thread-safety: Bind() and UseTls() before the io_context runs; Start() and
+// Close() from any thread (they post to the acceptor's strand).
 //
 // Usage:
 //   TcpListener listener(io_context, environment);
 //   PLIMSOLL_RETURN_IF_ERROR(listener.Bind(endpoint));
+//   listener.UseTls(tls->context);   // optional
 //   std::cout << listener.local_port();
 //   listener.Start();
 //   ...
@@ -17,9 +22,12 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/strand.hpp>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "daemon/http/session.h"
 #include "plimsoll/error.h"
@@ -38,16 +46,27 @@ class Listener {
 
   typename Protocol::endpoint local_endpoint() const;
 
+  // Serve TLS with `context` (shared by every connection; not null) on every
+  // connection accepted from now on. TCP only.
+  void UseTls(std::shared_ptr<boost::asio::ssl::context> context) requires
+      std::is_same_v<Protocol, boost::asio::ip::tcp> {
+    tls_ = std::move(context);
+  }
+  bool tls() const { return tls_ != nullptr; }
+
   void Start();
   void Close();
 
  private:
   boost::asio::awaitable<void> AcceptLoop();
+  void SpawnTls(
+      typename Protocol::socket socket) requires std::is_same_v<Protocol, boost::asio::ip::tcp>;
 
   boost::asio::io_context& io_context_;
   boost::asio::strand<boost::asio::io_context::executor_type> strand_;
   typename Protocol::acceptor acceptor_;
   const SessionEnvironment& environment_;
+  std::shared_ptr<boost::asio::ssl::context> tls_;
 };
 
 using TcpListener = Listener<boost::asio::ip::tcp>;

@@ -16,14 +16,26 @@
 // While the server drains, a connection answers the request it is on with
 // `Connection: close` and an idle one is closed.
 //
+// One code path serves every transport: plain TCP, a Unix socket, and TLS
+// over TCP (tls.h). For TLS the handshake comes first and is bounded like a
+// request: waiting for its first byte is the idle phase, the rest of the
+// handshake belongs to the header phase. A client that sends nothing, or
+// that does not speak TLS (plaintext HTTP to a TLS port), is closed without
+// an answer; there is no channel to answer it on. When the connection ends
+// after an answer, a TLS close_notify is sent (the peer's is not awaited)
+// before the TCP half-close.
+//
 // Usage (listener.cc):
 //   co_spawn(socket.get_executor(), ServeConnection(std::move(socket), environment), detached);
+//   co_spawn(executor, ServeConnection(TlsStream(std::move(socket), context), environment),
+//            detached);
 #ifndef PLIMSOLL_DAEMON_HTTP_SESSION_H_
 #define PLIMSOLL_DAEMON_HTTP_SESSION_H_
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -45,6 +57,16 @@ struct HttpLimits {
   int64_t max_body_bytes = kMaxBodyBytes;
 };
 
+// What the connection knows of the request an answer belongs to, for
+// observers (the audit log). The views are valid during the call only.
+struct AnswerContext {
+  Verb method = Verb::unknown;                    // unknown when the header was not read
+  std::string_view route;                         // the matched route's pattern; "" when none
+  std::string_view request_id;                    // the echoed ID; "" when none
+  const Caller* caller = nullptr;                 // the authenticated caller, if any
+  std::chrono::steady_clock::time_point started;  // the request's first byte
+};
+
 // What every connection of one listener shares. Must outlive the connections.
 struct SessionEnvironment {
   const Router& router;
@@ -52,22 +74,26 @@ struct SessionEnvironment {
   HttpLimits limits;
   ConnectionRegistry& registry;
   // Called (on the connection's strand) with every answer before it is
-  // written, refusals before the handler included; may be empty.
-  std::function<void(const Answer&)> on_answer;
+  // written, refusals before the handler included; may be empty. It must not
+  // block for long: it runs on an event-loop thread.
+  std::function<void(const Answer&, const AnswerContext&)> on_answer;
 };
 
 using TcpSocket = boost::asio::ip::tcp::socket;
 using UnixSocket = boost::asio::local::stream_protocol::socket;
+using TlsStream = boost::asio::ssl::stream<TcpSocket>;  // server side, not yet handshaken
 
-// Serves one connection until it closes. The socket's executor must be a
+// Serves one connection until it closes. The stream's executor must be a
 // strand (or otherwise serialise the connection's handlers). Never throws.
-template <class Socket>
-boost::asio::awaitable<void> ServeConnection(Socket socket, const SessionEnvironment& environment);
+template <class Stream>
+boost::asio::awaitable<void> ServeConnection(Stream stream, const SessionEnvironment& environment);
 
 extern template boost::asio::awaitable<void> ServeConnection<TcpSocket>(TcpSocket,
                                                                         const SessionEnvironment&);
 extern template boost::asio::awaitable<void> ServeConnection<UnixSocket>(UnixSocket,
                                                                          const SessionEnvironment&);
+extern template boost::asio::awaitable<void> ServeConnection<TlsStream>(TlsStream,
+                                                                        const SessionEnvironment&);
 
 }  // namespace plimsoll::daemon::http
 
