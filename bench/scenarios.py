@@ -237,3 +237,92 @@ REGISTRY.add(produced(
                 "with `runc-qjs`. Target (issue 4): at least 2x faster than runc (ratio <= "
                 "0.50).",
 ))
+
+
+# plimsolld over HTTP (issue 5), measured from a second process with a lean client
+# (bench/tools/http_client.h: raw sockets, keep-alive, one send() per request) against the same
+# Sandbox::Run in-process. Both run console.log(6*7) on the embedded provider, so the difference
+# is what the daemon adds: HTTP framing and parsing, the JSON request and answer, routing,
+# admission, the hand-off to a run worker and back, the audit line. plimsoll-http-bench starts
+# `plimsolld --listen 127.0.0.1:0 --metrics-listen off` with the flags after `--` and stops it
+# (SIGTERM) afterwards. Issue 5's numbers: (a) added p50 <= 0.5 ms; (b) >= 1000 runs/s on this
+# 2-core machine.
+_LATENCY_TOOL = "{plimsoll_bin}/plimsoll-latency"
+_HTTP_BENCH = "{plimsoll_bin}/plimsoll-http-bench"
+_PLIMSOLLD = "{plimsoll_bin}/plimsolld"
+_NEEDS_HTTP_BENCH = [needs_path(_HTTP_BENCH), needs_path(_PLIMSOLLD)]
+REGISTRY.add(sampler(
+    "daemon.inprocess_console_log",
+    [_LATENCY_TOOL, "--provider", "embedded", "--scenario", "{scenario}", "--runs", "{runs}",
+     "--warmup", "{warmup}", "--code", "console.log(6*7)"],
+    baseline=None, min_runs=1000, probes=[needs_path(_LATENCY_TOOL)], timeout_s=300.0,
+    description="The in-process baseline for the daemon rows (plimsoll-latency): "
+                "Sandbox::Open(\"embedded\") and its evidence once, then Sandbox::Run of "
+                "console.log(6*7) in a loop, exactly the call plimsolld's run handler makes on "
+                "a worker thread (validation, floor check, a fresh engine instance, the run "
+                "record). At least 1000 runs.",
+))
+REGISTRY.add(sampler(
+    "daemon.http_console_log",
+    [_HTTP_BENCH, "--daemon", _PLIMSOLLD, "--mode", "latency", "--scenario", "{scenario}",
+     "--runs", "{runs}", "--warmup", "{warmup}", "--code", "console.log(6*7)",
+     "--", "--provider", "embedded", "--dev"],
+    baseline="daemon.inprocess_console_log", min_runs=1000, target_added_p50_ms=0.5,
+    probes=_NEEDS_HTTP_BENCH, timeout_s=300.0,
+    produces=["daemon.http_console_log.healthz", "daemon.http_console_log.client_cpu"],
+    description="The same run through plimsolld (default flags: 2 I/O threads, 2 run "
+                "workers) on one keep-alive connection from a second process: POST /v1/runs "
+                "with a fresh Plimsoll-Request-Id, timed from the first byte sent to the last "
+                "byte of the answer read; every answer checked (200, ID echoed, exit_code 0). "
+                "At least 1000 runs, one at a time. Target (issue 5 a): adds at most 0.5 ms to "
+                "the in-process p50 (+p50, measured in this run).",
+))
+REGISTRY.add(produced(
+    "daemon.http_console_log.healthz", baseline=None,
+    description="GET /healthz on the same connection, interleaved with the runs above: the "
+                "daemon's HTTP round trip with no run (parse, route, answer), i.e. the floor of "
+                "the added latency.",
+))
+REGISTRY.add(produced(
+    "daemon.http_console_log.client_cpu", baseline=None,
+    description="The benchmark client's own CPU time (thread CPU clock: user + system, "
+                "including its send/recv/poll system calls) per run request of "
+                "`daemon.http_console_log`: the part of that row the client itself costs.",
+))
+REGISTRY.add(sampler(
+    "daemon.http_throughput",
+    [_HTTP_BENCH, "--daemon", _PLIMSOLLD, "--mode", "throughput", "--scenario", "{scenario}",
+     "--runs", "{runs}", "--warmup", "2", "--window-ms", "1000", "--connections", "16",
+     "--code", "console.log(6*7)",
+     "--", "--provider", "embedded", "--dev", "--run-workers", "2", "--io-threads", "1",
+     "--max-concurrent-runs", "32", "--run-queue", "32"],
+    baseline=None, max_runs=10, target_p50_ms=1.0, probes=_NEEDS_HTTP_BENCH, timeout_s=300.0,
+    produces=["daemon.http_throughput.latency", "daemon.http_throughput.daemon_cpu",
+              "daemon.http_throughput.client_cpu"],
+    description="Throughput: 16 keep-alive connections from a second process (one epoll "
+                "thread), each with one POST /v1/runs of console.log(6*7) in flight (closed "
+                "loop), every answer checked. Daemon flags: --run-workers 2 (one per core: "
+                "embedded runs are CPU-bound, more workers only contend), --io-threads 1 (the "
+                "event loop's share of a run is small; a second event-loop thread only competes "
+                "with the workers for the 2 cores), --max-concurrent-runs 32 and --run-queue 32 (above the "
+                "16 in flight, so admission never sheds and a queued run is always ready for a "
+                "free worker). Two untimed 1-s windows, then at most 10 timed ones; each sample "
+                "is a window's wall ms per completed run (1000 / runs per second: 1.0 ms = "
+                "1000 runs/s). Target (issue 5 b): p50 <= 1 ms, i.e. >= 1000 runs/s.",
+))
+REGISTRY.add(produced(
+    "daemon.http_throughput.latency", baseline=None,
+    description="Send-to-answer time of every run in the timed windows of "
+                "`daemon.http_throughput` (16 in flight: mostly queueing for the 2 workers).",
+))
+REGISTRY.add(produced(
+    "daemon.http_throughput.daemon_cpu", baseline=None,
+    description="plimsolld's CPU time (user + system, /proc/PID/stat) per completed run, per "
+                "timed window of `daemon.http_throughput`.",
+))
+REGISTRY.add(produced(
+    "daemon.http_throughput.client_cpu", baseline=None,
+    description="The load generator's CPU time per completed run, per timed window of "
+                "`daemon.http_throughput`: what the second process takes from the same 2 "
+                "cores.",
+))

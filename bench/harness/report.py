@@ -43,6 +43,7 @@ NOT_EVALUATED = "n/a"
 
 def attach_targets(results, registry):
     """Set targets on each result whose scenario has any (call after attach_ratios)."""
+    by_name = {result.name: result for result in results}
     for result in results:
         scenario = registry.get(result.name)
         if scenario is None:
@@ -71,17 +72,48 @@ def attach_targets(results, registry):
                 target["value"] = result.ratios["p50"]
                 target["status"] = MET if target["value"] <= target["limit"] else MISSED
             targets.append(target)
+        if scenario.target_added_p50_ms is not None:
+            target = {"what": "added_p50", "limit": scenario.target_added_p50_ms, "unit": "ms",
+                      "baseline": result.baseline, "value": None, "status": NOT_EVALUATED,
+                      "note": None}
+            base = by_name.get(result.baseline)
+            if result.status != MEASURED:
+                target["note"] = f"scenario {result.status}"
+            elif result.unit != "ms":
+                target["note"] = f"an added-p50 target in ms, but the row is in {result.unit}"
+            elif not result.ratios:
+                target["note"] = result.ratio_note or "no baseline measured"
+            elif base is None or not base.stats or base.stats.get("p50") is None \
+                    or result.stats.get("p50") is None:
+                target["note"] = "no p50 on both sides"
+            else:
+                target["value"] = result.stats["p50"] - base.stats["p50"]
+                target["status"] = MET if target["value"] <= target["limit"] else MISSED
+            targets.append(target)
         result.targets = targets or None
     return results
+
+
+def _target_value(target):
+    """The measured value as text ("2.00 ms", "+0.31 ms", "1.25×"), or None."""
+    if target["value"] is None:
+        return None
+    if target["what"] == "p50":
+        return f"{_number(target['value'])} ms"
+    if target["what"] == "added_p50":
+        sign = "+" if target["value"] >= 0 else "−"
+        return f"{sign}{_number(abs(target['value']))} ms"
+    return _ratio(target["value"])
 
 
 def _target_text(target, with_status=True):
     if target["what"] == "p50":
         text = f"p50 ≤ {target['limit']:g} ms"
-        value = None if target["value"] is None else f"{_number(target['value'])} ms"
+    elif target["what"] == "added_p50":
+        text = f"+p50 ≤ {target['limit']:g} ms"
     else:
         text = f"×p50 ≤ {target['limit']:.2f}"
-        value = None if target["value"] is None else _ratio(target["value"])
+    value = _target_value(target)
     if with_status:
         text += f": {target['status']}"
         if target["status"] == MISSED and value is not None:
@@ -97,9 +129,7 @@ def target_summary(scenarios):
             summary[target["status"]] += 1
             if target["status"] == MISSED:
                 summary["missed"].append(f"{row['name']}: {_target_text(target, False)}, got "
-                                         + (f"{_number(target['value'])} ms"
-                                            if target["what"] == "p50"
-                                            else _ratio(target["value"])))
+                                         + _target_value(target))
             elif target["status"] == NOT_EVALUATED:
                 summary["not_evaluated"].append(f"{row['name']}: {_target_text(target, False)} "
                                                 f"({target['note']})")

@@ -13,8 +13,10 @@ Three kinds:
             (e.g. RSS after 100 and after 10000 instances, measured in the same process).
 
 Targets (reported, never enforced: a missed target does not change the exit status):
-  target_p50_ms  the scenario's p50 must be at most this many ms
-  target_ratio   the scenario's p50 divided by its baseline's p50 must be at most this
+  target_p50_ms        the scenario's p50 must be at most this many ms
+  target_ratio         the scenario's p50 divided by its baseline's p50 must be at most this
+  target_added_p50_ms  the scenario's p50 minus its baseline's p50 (both in ms, same run) must
+                       be at most this many ms: what a layer adds on top of what it wraps
 
 Argv templates are formatted with str.format against the run's fixtures, e.g. "{rootfs}",
 "{bundle}", "{state}" (a private directory for this scenario), "{id}" (unique per invocation),
@@ -71,6 +73,7 @@ class Scenario:
     # targets, reported as met / MISSED (never enforced):
     target_p50_ms: Optional[float] = None   # p50 <= this (ms rows only)
     target_ratio: Optional[float] = None    # p50 / baseline's p50 <= this (same unit)
+    target_added_p50_ms: Optional[float] = None   # p50 - baseline's p50 <= this (ms rows)
 
     def __post_init__(self):
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.:/+-]*", self.name):
@@ -92,7 +95,7 @@ class Scenario:
                              "for commands only")
         if self.kind != SAMPLER and self.produces:
             raise ValueError(f"scenario {self.name}: only a sampler produces other scenarios")
-        for field in ("target_p50_ms", "target_ratio"):
+        for field in ("target_p50_ms", "target_ratio", "target_added_p50_ms"):
             value = getattr(self, field)
             if value is not None and not value > 0:
                 raise ValueError(f"scenario {self.name}: {field} must be positive")
@@ -101,12 +104,15 @@ class Scenario:
             raise ValueError(f"scenario {self.name}: min_runs exceeds max_runs")
 
     def targets_text(self):
-        """The targets as text, e.g. "p50 ≤ 1 ms; ×p50 ≤ 2.00", or "" if none."""
+        """The targets as text, e.g. "p50 ≤ 1 ms; ×p50 ≤ 2.00; +p50 ≤ 0.5 ms", or "" if
+        none."""
         parts = []
         if self.target_p50_ms is not None:
             parts.append(f"p50 ≤ {self.target_p50_ms:g} ms")
         if self.target_ratio is not None:
             parts.append(f"×p50 ≤ {self.target_ratio:.2f}")
+        if self.target_added_p50_ms is not None:
+            parts.append(f"+p50 ≤ {self.target_added_p50_ms:g} ms")
         return "; ".join(parts)
 
 
@@ -186,6 +192,9 @@ class Registry:
                 raise ValueError(f"scenario {scenario.name}: baseline {base} is not registered")
             if scenario.target_ratio is not None and base is None:
                 raise ValueError(f"scenario {scenario.name}: target_ratio needs a baseline")
+            if scenario.target_added_p50_ms is not None and base is None:
+                raise ValueError(f"scenario {scenario.name}: target_added_p50_ms needs a "
+                                 "baseline")
             for name in scenario.produces:
                 product = self._scenarios.get(name)
                 if product is None or product.kind != PRODUCED:

@@ -251,6 +251,59 @@ class TargetTest(unittest.TestCase):
         registry.add(command("x", ["true"], baseline=None, target_ratio=1.5))
         with self.assertRaisesRegex(ValueError, "target_ratio needs a baseline"):
             registry.validate()
+        with self.assertRaises(ValueError):
+            command("x", ["true"], target_added_p50_ms=-1)
+        registry = Registry()
+        registry.add(command("x", ["true"], baseline=None, target_added_p50_ms=0.5))
+        with self.assertRaisesRegex(ValueError, "target_added_p50_ms needs a baseline"):
+            registry.validate()
+
+
+class AddedLatencyTargetTest(unittest.TestCase):
+    """target_added_p50_ms: p50 minus the baseline's p50, both from the same run."""
+
+    def registry(self, limit):
+        registry = Registry(reference="inner")
+        registry.add(fake("inner", also=["outer:2"], produces=["outer"], baseline=None))
+        registry.add(produced("outer", baseline="inner", target_added_p50_ms=limit))
+        return registry
+
+    def test_met_and_missed(self):
+        # runs 3: inner samples 1, 2, 3 (p50 2.0); outer twice that (p50 4.0): adds 2.0 ms.
+        status, table, progress = run_main(["--runs", "3", "--warmup", "0", "--no-write"],
+                                           self.registry(2.5))
+        self.assertEqual(status, 0)
+        self.assertIn("| +p50 ≤ 2.5 ms: met |", table)
+        status, table, progress = run_main(["--runs", "3", "--warmup", "0", "--no-write"],
+                                           self.registry(0.5))
+        self.assertEqual(status, 0)
+        self.assertIn("| +p50 ≤ 0.5 ms: MISSED (+2.00 ms) |", table)
+        self.assertIn("MISSED: outer: +p50 ≤ 0.5 ms, got +2.00 ms.", progress)
+
+    def test_value_and_json(self):
+        results = [measured("inner", [1.0, 2.0, 3.0]), measured("outer", [1.5, 2.25, 3.5], "inner")]
+        registry = self.registry(0.5)
+        report.attach_ratios(results)
+        report.attach_targets(results, registry)
+        [target] = results[1].targets
+        self.assertEqual((target["what"], target["limit"], target["baseline"], target["status"]),
+                         ("added_p50", 0.5, "inner", "met"))
+        self.assertAlmostEqual(target["value"], 0.25)
+        self.assertIn("+p50 ≤ 0.5 ms", registry.get("outer").targets_text())
+
+    def test_not_evaluated_without_a_measured_baseline_or_in_other_units(self):
+        registry = self.registry(0.5)
+        skipped = [ScenarioResult(name="inner", kind="sampler", status=SKIPPED, reason="absent"),
+                   measured("outer", [1.0], "inner")]
+        report.attach_ratios(skipped)
+        report.attach_targets(skipped, registry)
+        self.assertEqual(skipped[1].targets[0]["status"], "n/a")
+        self.assertEqual(skipped[1].targets[0]["note"], "baseline inner was skipped")
+        memory = [measured("inner", [1.0], unit="kB"), measured("outer", [2.0], "inner", "kB")]
+        report.attach_ratios(memory)
+        report.attach_targets(memory, registry)
+        self.assertEqual(memory[1].targets[0]["note"],
+                         "an added-p50 target in ms, but the row is in kB")
 
 
 class RunCountTest(unittest.TestCase):

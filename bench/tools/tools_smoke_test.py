@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Smoke test of the daemon benchmark tools (CTest: bench_tools_smoke).
+
+Runs plimsoll-latency and plimsoll-http-bench (both modes) for a few runs against the plimsolld
+of the same build and checks what bench/run.py relies on: one sampler line per row, in ms, with
+the asked number of positive samples; and that a failure is an "error" line with exit status 1
+(a daemon that cannot start; a daemon that sheds load, which must never be counted as runs).
+
+    tools_smoke_test.py --bin BUILD/bin
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+BIN = None
+
+
+def run(tool, *args, timeout=120):
+    out = subprocess.run([os.path.join(BIN, tool), *args], capture_output=True, text=True,
+                         timeout=timeout, check=False)
+    records = {}
+    for line in out.stdout.splitlines():
+        if line.startswith("{"):
+            record = json.loads(line)
+            records[record["scenario"]] = record
+    return out, records
+
+
+class ToolsTest(unittest.TestCase):
+    def assert_samples(self, records, name, count):
+        self.assertIn(name, records)
+        record = records[name]
+        self.assertNotIn("error", record, record)
+        self.assertEqual(record["unit"], "ms")
+        self.assertEqual(len(record["samples"]), count, record)
+        self.assertTrue(all(value > 0 for value in record["samples"]), record)
+
+    def test_in_process_latency(self):
+        out, records = run("plimsoll-latency", "--provider", "embedded", "--scenario", "inproc",
+                           "--runs", "5", "--warmup", "1")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assert_samples(records, "inproc", 5)
+
+    def test_in_process_latency_reports_a_failing_provider(self):
+        out, records = run("plimsoll-latency", "--provider", "no-such-provider", "--scenario",
+                           "inproc", "--runs", "1")
+        self.assertEqual(out.returncode, 1)
+        self.assertIn("error", records["inproc"])
+
+    def test_http_latency_rows(self):
+        out, records = run("plimsoll-http-bench", "--daemon", os.path.join(BIN, "plimsolld"),
+                           "--mode", "latency", "--scenario", "http", "--runs", "4", "--warmup",
+                           "1", "--", "--provider", "embedded", "--dev")
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        for name in ("http", "http.healthz", "http.client_cpu"):
+            self.assert_samples(records, name, 4)
+
+    def test_http_throughput_rows(self):
+        out, records = run("plimsoll-http-bench", "--daemon", os.path.join(BIN, "plimsolld"),
+                           "--mode", "throughput", "--scenario", "tp", "--runs", "2", "--warmup",
+                           "0", "--window-ms", "300", "--connections", "4", "--", "--provider",
+                           "embedded", "--dev", "--max-concurrent-runs", "8")
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        for name in ("tp", "tp.daemon_cpu", "tp.client_cpu"):
+            self.assert_samples(records, name, 2)
+        self.assertGreater(len(records["tp.latency"]["samples"]), 0)
+
+    def test_shed_runs_fail_the_measurement(self):
+        # 4 connections in flight against one admitted run at a time: capacity refusals.
+        out, records = run("plimsoll-http-bench", "--daemon", os.path.join(BIN, "plimsolld"),
+                           "--mode", "throughput", "--scenario", "tp", "--runs", "1", "--warmup",
+                           "0", "--window-ms", "300", "--connections", "4", "--", "--provider",
+                           "embedded", "--dev", "--run-workers", "1", "--max-concurrent-runs",
+                           "1")
+        self.assertEqual(out.returncode, 1, out.stdout)
+        self.assertIn("answered 429", records["tp"]["error"])
+
+    def test_a_daemon_that_cannot_start_is_an_error_line(self):
+        out, records = run("plimsoll-http-bench", "--daemon", os.path.join(BIN, "plimsolld"),
+                           "--mode", "latency", "--scenario", "http", "--runs", "1", "--",
+                           "--provider", "no-such-provider", "--dev")
+        self.assertEqual(out.returncode, 1)
+        self.assertIn("exited before serving", records["http"]["error"])
+
+    def test_usage_errors(self):
+        out, _ = run("plimsoll-http-bench", "--mode", "sideways", "--daemon", "x", "--scenario",
+                     "y")
+        self.assertEqual(out.returncode, 2)
+
+
+def main():
+    global BIN
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True)
+    args, rest = parser.parse_known_args()
+    BIN = os.path.abspath(args.bin)
+    unittest.main(argv=[sys.argv[0], *rest])
+
+
+if __name__ == "__main__":
+    main()
