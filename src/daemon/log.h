@@ -2,8 +2,8 @@
 // plimsolld, a string stream in tests).
 //
 // Lines are "plimsolld: <level>: <message>". Details of internal errors go
-// here and never to callers (SPEC §4). Audit lines (one JSON object per run)
-// will get their own sink; this log is for operators.
+// here and never to callers (SPEC §4). Audit lines (server/audit.h) come here
+// as "plimsolld: audit: {json}" unless --audit-log names a file of their own.
 //
 // Thread-safety: every method may be called from any thread.
 //
@@ -27,6 +27,8 @@ class Log {
   void Info(std::string_view message) { Write("info", message); }
   void Warning(std::string_view message) { Write("warning", message); }
   void Error(std::string_view message) { Write("error", message); }
+  // One audit line (a JSON object); see server/audit.h.
+  void Audit(std::string_view json_line) { Write("audit", json_line); }
 
  private:
   void Write(std::string_view level, std::string_view message);

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -163,10 +165,37 @@ TEST(DaemonProcess, ThePinnedEnvironmentStarts) {
   EXPECT_EQ(daemon.Wait(), 0);
 }
 
-TEST(DaemonProcess, HardenedModeIsRefusedUntilItExists) {
+TEST(DaemonProcess, RunLimitFlagsBecomeTheProvidersLimits) {
+  Daemon daemon(With({"--provider", "embedded", "--dev", "--memory-mb", "128", "--pids", "64",
+                      "--max-snippet-timeout-ms", "9000"}),
+                {});
+  uint16_t port = PortFrom(daemon.ReadLine());
+  ASSERT_NE(port, 0) << daemon.ReadStderr();
+  HttpReply described = SendOnce(port, {.method = "GET", .target = "/v1/describe"});
+  ASSERT_EQ(described.status, 200u) << described.body;
+  auto limits = nlohmann::json::parse(described.body)["limits"];
+  EXPECT_EQ(limits["memory_bytes"], int64_t{128} << 20);
+  EXPECT_EQ(limits["pids"], 64);
+  EXPECT_EQ(limits["snippet_timeout_max_ms"], 9000);
+  HttpReply refused = SendOnce(
+      port, {.method = "POST",
+             .target = "/v1/runs",
+             .body = R"j({"protocol":1,"timeout_ms":10000,"javascript":{"code":"1"}})j"});
+  EXPECT_EQ(refused.status, 400u) << refused.body;
+  EXPECT_EQ(refused.Header("plimsoll-not-dispatched"), "request");
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0);
+}
+
+// Every rule has its own test in daemon_hardened_test.cc; here, that the
+// binary lists violations and exits 2 instead of serving.
+TEST(DaemonProcess, HardenedModeListsWhatIsMissingAndExits2) {
   Daemon daemon(With({"--provider", "embedded", "--dev"}), {"PLIMSOLL_HARDENED=1"});
   EXPECT_EQ(daemon.Wait(), 2);
-  EXPECT_NE(daemon.ReadStderr().find("hardened"), std::string::npos);
+  std::string log = daemon.ReadStderr();
+  EXPECT_NE(log.find("cannot start in hardened mode (PLIMSOLL_HARDENED=1)"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("--dev (PLIMSOLL_DEV) turns authentication off"), std::string::npos) << log;
 }
 
 // A caller store in a fresh temporary directory, removed at the end.
@@ -249,6 +278,49 @@ TEST(DaemonProcess, AMissingExplicitStoreStopsTheStart) {
                 {});
   EXPECT_EQ(daemon.Wait(), 2);
   EXPECT_NE(daemon.ReadStderr().find("/nonexistent/plimsoll/callers.db"), std::string::npos);
+}
+
+TEST(DaemonProcess, AnAuditLogFileGets0600AndOneLinePerAnswer) {
+  TempStore store;
+  auto issued = store.store().Create({.name = "ci", .scopes = {"runs"}});
+  ASSERT_TRUE(issued.ok()) << issued.error().ToString();
+  std::filesystem::path audit = std::filesystem::path(store.path()).parent_path() / "audit.jsonl";
+  Daemon daemon(
+      With({"--provider", "embedded", "--callers", store.path(), "--audit-log", audit.string()}),
+      {});
+  uint16_t port = PortFrom(daemon.ReadLine());
+  ASSERT_NE(port, 0) << daemon.ReadStderr();
+  HttpReply ran = RunAs(port, issued->token);
+  EXPECT_EQ(ran.status, 200u) << ran.body;
+  EXPECT_EQ(SendOnce(port, {.method = "GET", .target = "/nowhere"}).status, 404u);
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(), 0);
+  EXPECT_EQ(daemon.ReadStderr().find("audit:"), std::string::npos) << "lines go to the file";
+
+  EXPECT_EQ(std::filesystem::status(audit).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  std::ifstream in(audit);
+  std::vector<nlohmann::json> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["request_id"], ran.sent_request_id);
+  EXPECT_EQ(lines[0]["caller"], "ci");
+  EXPECT_EQ(lines[0]["run"]["exit_code"], 0);
+  EXPECT_EQ(lines[1]["status"], 404);
+  std::ifstream again(audit);
+  std::string text((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.find(issued->token), std::string::npos);
+  EXPECT_EQ(text.find("console.log"), std::string::npos);
+}
+
+TEST(DaemonProcess, AnAuditLogThatCannotBeOpenedStopsTheStart) {
+  Daemon daemon(
+      With({"--provider", "embedded", "--dev", "--audit-log", "/nonexistent/plimsoll/audit.jsonl"}),
+      {});
+  EXPECT_EQ(daemon.Wait(), 2);
+  std::string log = daemon.ReadStderr();
+  EXPECT_NE(log.find("--audit-log"), std::string::npos) << log;
+  EXPECT_NE(log.find("/nonexistent/plimsoll/audit.jsonl"), std::string::npos) << log;
 }
 
 }  // namespace

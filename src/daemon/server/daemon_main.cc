@@ -9,6 +9,8 @@
 #include "daemon/auth/store_file.h"
 #include "daemon/authenticator.h"
 #include "daemon/log.h"
+#include "daemon/server/audit.h"
+#include "daemon/server/hardened.h"
 #include "daemon/server/server.h"
 
 namespace plimsoll::daemon {
@@ -77,6 +79,29 @@ void WaitForStopSignal(Log& log) {
   log.Info(std::string("received ") + (received == SIGTERM ? "SIGTERM" : "SIGINT") + "; draining.");
 }
 
+void WarnAboutCleartext(const Settings& settings, Log& log) {
+  for (const std::string& listener : CleartextListeners(settings)) {
+    log.Warning(listener +
+                " is not a loopback address and TLS is off: bearer tokens, code and outputs "
+                "cross the network in cleartext. Set --tls-cert and --tls-key, or terminate TLS "
+                "in front of plimsolld.");
+  }
+}
+
+// What hardened mode judges before the startup evidence: the provider's
+// claim, the authentication in force, and the active callers' limits.
+Expected<HardenedFacts> FactsBeforeEvidence(const auth::StoreAuthenticator* callers,
+                                            int64_t active_callers, Tier claim) {
+  HardenedFacts facts{.tier = claim, .caller_store = callers != nullptr && active_callers > 0};
+  if (!facts.caller_store) return facts;
+  auto listed = callers->store().List();
+  if (!listed.ok()) return listed.error().WithContext("Listing callers");
+  for (auth::Caller& caller : *listed) {
+    if (!caller.revoked()) facts.active_callers.push_back(std::move(caller));
+  }
+  return facts;
+}
+
 std::string ServingLine(const Settings& settings, const Server& server) {
   std::string line = "plimsolld: serving api=" + http::FormatEndpoint(server.api_endpoint());
   if (!settings.unix_socket.empty()) line += " unix=" + settings.unix_socket;
@@ -130,16 +155,51 @@ int DaemonMain(const std::vector<std::string>& args, const Environment& environm
     }
   }
   Status rules = CheckStartupRules(*settings, /*has_callers=*/active_callers > 0);
-  if (!rules.ok()) {
+  // Hardened mode lists every violation at once, below, once the provider's
+  // claim is known; its rules cover these.
+  if (!rules.ok() && !settings->hardened) {
     log.Error(rules.error().message());
     return kExitBadSettings;
   }
-  if (settings->dev) log.Warning(kDevBanner);
+  if (!settings->hardened) {  // hardened mode refuses both, below
+    if (settings->dev) log.Warning(kDevBanner);
+    WarnAboutCleartext(*settings, log);
+  }
 
-  auto sandbox = Sandbox::Open(settings->provider);
+  std::unique_ptr<AuditLog> audit;
+  if (!settings->audit_log.empty()) {
+    auto opened = AuditLog::OpenFile(settings->audit_log);
+    if (!opened.ok()) {
+      log.Error(opened.error().WithContext("--audit-log / PLIMSOLL_AUDIT_LOG").message());
+      return kExitBadSettings;
+    }
+    audit = std::move(*opened);
+  }
+
+  Limits limits = ApplyRunLimits(settings->run_limits, Limits{});
+  limits.run_ceiling_ms = settings->run_ceiling.count();
+  auto sandbox = Sandbox::Open(settings->provider, limits);
   if (!sandbox.ok()) {
     log.Error(sandbox.error().message());
     return kExitBadSettings;
+  }
+  HardenedFacts hardened;
+  if (settings->hardened) {
+    auto facts = FactsBeforeEvidence(callers.get(), active_callers, sandbox->Describe().tier);
+    if (!facts.ok()) {
+      log.Error(facts.error().message());
+      return kExitStartFailed;
+    }
+    hardened = std::move(*facts);
+    std::vector<std::string> violations = HardenedViolations(*settings, hardened);
+    if (!violations.empty()) {
+      log.Error(HardenedReport(violations));
+      return kExitBadSettings;
+    }
+    if (!rules.ok()) {  // not reached while hardened mode's rules cover CheckStartupRules'
+      log.Error(rules.error().message());
+      return kExitBadSettings;
+    }
   }
   std::unique_ptr<Authenticator> authenticator;
   if (settings->dev) {
@@ -149,9 +209,23 @@ int DaemonMain(const std::vector<std::string>& args, const Environment& environm
   } else {
     authenticator = MakeNoCallersAuthenticator();
   }
-  Server server(*settings, *sandbox, *authenticator, log);
+  Server server(*settings, *sandbox, *authenticator, log, audit.get());
   Status started = server.Bind();
+  if (!started.ok() && started.error().code() == ErrorCode::kInvalidArgument) {
+    log.Error(started.error().message());  // unusable TLS files: bad settings
+    return kExitBadSettings;
+  }
   if (started.ok()) started = ConfirmSandbox(*settings, *sandbox, log);
+  if (started.ok() && settings->hardened) {
+    hardened.tier = sandbox->evidence() ? sandbox->evidence()->tier : Tier::kUnknown;
+    hardened.tier_proven = true;
+    std::vector<std::string> violations = HardenedViolations(*settings, hardened);
+    if (!violations.empty()) {
+      log.Error(HardenedReport(violations));
+      return kExitBadSettings;
+    }
+    log.Info("hardened mode: every safeguard is in place.");
+  }
   if (started.ok()) started = server.Start();
   if (!started.ok()) {
     log.Error(started.error().message());

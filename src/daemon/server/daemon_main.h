@@ -1,18 +1,25 @@
 // plimsolld from argv to exit status, in the startup order of SPEC §4:
 //   1. parse every setting (flags over environment); warn about unknown
 //      PLIMSOLL_* / SANDBOX_* variables; check the rules that combine them
-//      (--dev needs loopback; a real provider needs callers or --dev;
-//      hardened mode is refused until it exists);
+//      (--dev needs loopback; a real provider needs callers or --dev); warn
+//      about non-loopback listeners without TLS (outside hardened mode);
 //   2. load callers (--callers / PLIMSOLL_CALLERS, else the default store
-//      when it exists; not with --dev) and open the provider; with at least
+//      when it exists; not with --dev), open the audit log (--audit-log) and
+//      the provider (its limits carry --run-ceiling-ms); with at least
 //      one active caller every /v1 request is authenticated against the
 //      store (read per request: rotation and revocation apply at once);
-//   3. bind every listener (so a taken port fails before any slow work);
+//      In hardened mode (PLIMSOLL_HARDENED=1, hardened.h) every safeguard is
+//      then checked against the provider's claimed tier, and all violations
+//      are listed at once (exit 2);
+//   3. load TLS (--tls-cert, --tls-key; unusable files: exit 2) and bind
+//      every listener (so a taken port fails before any slow work);
 //   4. provider Reconcile (leftovers of a crashed predecessor), then
 //      Preflight + SmokeTest bounded by --evidence-budget-ms; a sandbox that
 //      cannot be confirmed stops the start;
-//   5. check SANDBOX_MIN_ISOLATION against the evidence;
-//   6. start the run workers and the event loop; print the bound addresses
+//   5. check SANDBOX_MIN_ISOLATION against the evidence; in hardened mode,
+//      check the tier the evidence proved (kernel or vm; exit 2 if lower);
+//   6. start the run workers, the evidence monitor (--evidence-interval-ms)
+//      and the event loop; print the bound addresses
 //      on stdout ("plimsolld: serving api=ADDR:PORT metrics=ADDR:PORT");
 //   7. wait for SIGTERM or SIGINT, then drain (stop accepting, finish
 //      in-flight requests up to --drain-timeout-ms) and exit 0.

@@ -15,21 +15,36 @@
 // A run is admitted first (global and per-caller concurrency and rate:
 // a shed run is a `capacity` refusal, with Retry-After when the rate gives
 // one), then goes to the WorkerPool (never run on an I/O thread); a full pool is a
-// `capacity` refusal with Retry-After. Everything a handler receives from a
-// request is handled as data: malformed input is a refusal, never a crash.
+// `capacity` refusal with Retry-After. A dispatched run is bounded by the
+// daemon too (RunBound): when the provider has not returned by the run's
+// deadline plus a grace, the answer is `deadline_exceeded` without the
+// not-dispatched mark; the worker and the admission permit stay taken until
+// the provider returns. Everything a handler receives from a request is
+// handled as data: malformed input is a refusal, never a crash.
 #ifndef PLIMSOLL_DAEMON_SERVER_HANDLERS_H_
 #define PLIMSOLL_DAEMON_SERVER_HANDLERS_H_
 
 #include <atomic>
+#include <chrono>
 
 #include "daemon/admission/admission_controller.h"
 #include "daemon/http/router.h"
 #include "daemon/log.h"
+#include "daemon/server/evidence_monitor.h"
 #include "daemon/server/metrics.h"
 #include "daemon/server/worker_pool.h"
 #include "plimsoll/sandbox.h"
 
 namespace plimsoll::daemon {
+
+// How long the run handler waits for a dispatched run: its timeout (the
+// request's, else the provider's default for its kind), never more than the
+// ceiling, plus the grace; counted from when a worker starts it.
+struct RunBound {
+  Limits limits;  // the provider's, read once when the server is built
+  std::chrono::milliseconds ceiling{300'000};
+  std::chrono::milliseconds grace{5'000};
+};
 
 // What the API handlers use. Everything must outlive the routers.
 struct ApiServices {
@@ -39,6 +54,8 @@ struct ApiServices {
   Log& log;
   const std::atomic<bool>& draining;          // /readyz answers 503 while true
   admission::AdmissionController& admission;  // checked by HandleRun before the pool
+  const EvidenceMonitor& evidence_monitor;    // shown by describe and /readyz
+  const RunBound run_bound;                   // HandleRun's own deadline
 };
 
 void AddApiRoutes(http::Router& router, ApiServices& services);

@@ -1,5 +1,6 @@
 // GET /healthz (liveness) and GET /readyz (readiness: not draining, the
-// provider's cheap preflight passes, and startup evidence is in hand).
+// provider's cheap preflight passes, the current evidence passed its checks,
+// and the evidence monitor has not seen it fall below the startup tier).
 #include <nlohmann/json.hpp>
 
 #include "daemon/http/errors_to_http.h"
@@ -33,6 +34,13 @@ boost::asio::awaitable<http::Answer> HandleReadyz(ApiServices& services,
   std::optional<Evidence> evidence = services.sandbox.evidence();
   if (!evidence || !evidence->AllChecksPassed()) {
     co_return NotReady(services, context, "The provider's sandbox is not confirmed.");
+  }
+  EvidenceStatus monitored = services.evidence_monitor.status();
+  if (!monitored.confirmed) {
+    co_return NotReady(services, context,
+                       "The sandbox's evidence is below the " +
+                           std::string(TierName(monitored.startup_tier)) +
+                           " tier proven at startup: " + monitored.lost_reason + ".");
   }
   nlohmann::ordered_json body = {{"status", "ready"},
                                  {"provider", services.sandbox.provider().name()},

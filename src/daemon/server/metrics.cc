@@ -1,14 +1,36 @@
 #include "daemon/server/metrics.h"
 
+#include <charconv>
 #include <sstream>
 
 namespace plimsoll::daemon {
 namespace {
 
+constexpr std::array<Tier, 6> kEvidenceTiers = {Tier::kNone,      Tier::kUnknown, Tier::kProcess,
+                                                Tier::kContainer, Tier::kKernel,  Tier::kVm};
+constexpr std::array<std::string_view, 3> kEvidenceResults = {"confirmed", "lowered", "failed"};
+
+void Declare(std::ostringstream& out, std::string_view name, std::string_view type,
+             std::string_view help) {
+  out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
+}
+
 void RenderFamily(std::ostringstream& out, std::string_view name, std::string_view type,
                   std::string_view help, const std::map<std::string, uint64_t>& samples) {
-  out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
+  Declare(out, name, type, help);
   for (const auto& [labels, value] : samples) out << name << '{' << labels << "} " << value << '\n';
+}
+
+// The shortest text that reads back as `value` ("0.001", "2.5", "300").
+std::string FormatDouble(double value) {
+  std::array<char, 64> buffer;
+  auto [end, error] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+  if (error != std::errc()) return "NaN";
+  return std::string(buffer.data(), end);
+}
+
+std::string ReasonLabel(std::string_view reason) {
+  return "reason=\"" + EscapeLabelValue(reason) + "\"";
 }
 
 }  // namespace
@@ -26,10 +48,17 @@ std::string EscapeLabelValue(std::string_view value) {
   return out;
 }
 
+Metrics::Metrics() {
+  // Every result has a series from the start, so rates work from the first scrape.
+  for (std::string_view result : kEvidenceResults) {
+    evidence_checks_["result=\"" + std::string(result) + "\""] = 0;
+  }
+}
+
 void Metrics::CountAnswer(unsigned http_status, std::optional<NotDispatched> refusal) {
   std::lock_guard lock(mutex_);
   ++answers_["status=\"" + std::to_string(http_status) + "\""];
-  if (refusal) ++refusals_["reason=\"" + std::string(NotDispatchedName(*refusal)) + "\""];
+  if (refusal) ++refusals_[ReasonLabel(NotDispatchedName(*refusal))];
 }
 
 void Metrics::CountRun(std::string_view provider, Tier tier, std::string_view outcome) {
@@ -42,7 +71,48 @@ void Metrics::CountRun(std::string_view provider, Tier tier, std::string_view ou
 
 void Metrics::CountShed(std::string_view reason) {
   std::lock_guard lock(mutex_);
-  ++shed_["reason=\"" + EscapeLabelValue(reason) + "\""];
+  ++shed_[ReasonLabel(reason)];
+}
+
+void Metrics::ObserveRunDuration(std::chrono::nanoseconds elapsed) {
+  double seconds = std::chrono::duration<double>(elapsed).count();
+  if (seconds < 0) seconds = 0;
+  std::lock_guard lock(mutex_);
+  for (size_t i = 0; i < kRunDurationBuckets.size(); ++i) {
+    if (seconds <= kRunDurationBuckets[i]) {
+      ++duration_buckets_[i];
+      break;
+    }
+  }
+  ++duration_count_;
+  duration_sum_seconds_ += seconds;
+}
+
+void Metrics::CountCeilingHit() {
+  std::lock_guard lock(mutex_);
+  ++ceiling_hits_;
+}
+
+void Metrics::SetEvidence(Tier tier, bool confirmed,
+                          std::optional<std::chrono::system_clock::time_point> last_confirmed) {
+  std::lock_guard lock(mutex_);
+  evidence_tier_ = tier;
+  evidence_confirmed_ = confirmed;
+  if (last_confirmed) {
+    evidence_last_confirmed_unix_ =
+        std::chrono::duration_cast<std::chrono::seconds>(last_confirmed->time_since_epoch())
+            .count();
+  }
+}
+
+void Metrics::CountEvidenceCheck(std::string_view result) {
+  std::lock_guard lock(mutex_);
+  ++evidence_checks_["result=\"" + EscapeLabelValue(result) + "\""];
+}
+
+void Metrics::CountAuditFailure() {
+  std::lock_guard lock(mutex_);
+  ++audit_failures_;
 }
 
 std::string Metrics::Render() const {
@@ -56,9 +126,47 @@ std::string Metrics::Render() const {
                "Dispatched runs by provider, tier and outcome.", runs_);
   RenderFamily(out, "plimsoll_admission_shed_total", "counter",
                "Runs shed by admission (capacity), by limit.", shed_);
-  out << "# HELP plimsoll_runs_in_flight Runs dispatched and not yet answered.\n"
-      << "# TYPE plimsoll_runs_in_flight gauge\n"
-      << "plimsoll_runs_in_flight " << in_flight_.load() << '\n';
+  Declare(out, "plimsoll_runs_in_flight", "gauge",
+          "Runs dispatched whose provider has not returned yet.");
+  out << "plimsoll_runs_in_flight " << in_flight_.load() << '\n';
+
+  Declare(out, "plimsoll_run_duration_seconds", "histogram",
+          "Time dispatched runs spent in the sandbox, from dispatch to the provider's return.");
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < kRunDurationBuckets.size(); ++i) {
+    cumulative += duration_buckets_[i];
+    out << "plimsoll_run_duration_seconds_bucket{le=\"" << FormatDouble(kRunDurationBuckets[i])
+        << "\"} " << cumulative << '\n';
+  }
+  out << "plimsoll_run_duration_seconds_bucket{le=\"+Inf\"} " << duration_count_ << '\n'
+      << "plimsoll_run_duration_seconds_sum " << FormatDouble(duration_sum_seconds_) << '\n'
+      << "plimsoll_run_duration_seconds_count " << duration_count_ << '\n';
+
+  Declare(out, "plimsoll_run_ceiling_hits_total", "counter",
+          "Runs answered deadline_exceeded because the provider had not returned by the run's "
+          "deadline plus the grace.");
+  out << "plimsoll_run_ceiling_hits_total " << ceiling_hits_ << '\n';
+
+  Declare(out, "plimsoll_evidence_tier", "gauge",
+          "The tier the current evidence proves: 1 on that tier's series, 0 on the others.");
+  for (Tier tier : kEvidenceTiers) {
+    out << "plimsoll_evidence_tier{tier=\"" << TierName(tier) << "\"} "
+        << (tier == evidence_tier_ ? 1 : 0) << '\n';
+  }
+  Declare(out, "plimsoll_evidence_confirmed", "gauge",
+          "1 while the evidence proves at least the tier proven at startup, else 0.");
+  out << "plimsoll_evidence_confirmed " << (evidence_confirmed_ ? 1 : 0) << '\n';
+  RenderFamily(out, "plimsoll_evidence_checks_total", "counter",
+               "Background evidence checks by result (confirmed, lowered, failed).",
+               evidence_checks_);
+  Declare(out, "plimsoll_evidence_last_confirmed_timestamp_seconds", "gauge",
+          "Unix time of the last check that confirmed the startup tier (0: never).");
+  out << "plimsoll_evidence_last_confirmed_timestamp_seconds " << evidence_last_confirmed_unix_
+      << '\n';
+
+  Declare(out, "plimsoll_audit_write_failures_total", "counter",
+          "Audit lines that could not be written.");
+  out << "plimsoll_audit_write_failures_total " << audit_failures_ << '\n';
   return out.str();
 }
 

@@ -1,20 +1,26 @@
-// The daemon's counters, rendered in the Prometheus text format on the
-// metrics listener (SPEC §4 `GET /metrics`).
+// The daemon's metrics, rendered in the Prometheus text format (0.0.4) on
+// the metrics listener (SPEC §4 `GET /metrics`; docs/daemon.md "Metrics"
+// lists every family).
 //
-// This first slice counts answers by status, refusals by reason, runs by
-// provider / tier / outcome, and runs in flight. Later slices add the run
-// duration histogram, shed counts and evidence state; every family is
-// declared in Render() so its HELP/TYPE lines always appear.
+// Families: answers by status, refusals by reason, runs by provider / tier /
+// outcome, runs in flight, admission sheds by limit, the run duration
+// histogram, run-ceiling hits, the evidence state (tier, confirmed, checks by
+// result, last confirmation time) and audit write failures. Every family is
+// declared in Render(), so its HELP and TYPE lines appear before the first
+// sample does.
 //
 // Thread-safety: every method may be called from any thread.
 //
 // Usage:
 //   metrics.CountAnswer(answer.status, answer.not_dispatched);
+//   metrics.ObserveRunDuration(elapsed);
 //   std::string text = metrics.Render();
 #ifndef PLIMSOLL_DAEMON_SERVER_METRICS_H_
 #define PLIMSOLL_DAEMON_SERVER_METRICS_H_
 
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -29,9 +35,17 @@ namespace plimsoll::daemon {
 
 class Metrics {
  public:
+  // Upper bounds (seconds) of the run duration histogram's buckets, from
+  // 1 ms to the default run ceiling; +Inf is implied.
+  static constexpr std::array<double, 17> kRunDurationBuckets = {
+      0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
+
+  Metrics();
+
   void CountAnswer(unsigned http_status, std::optional<NotDispatched> refusal);
-  // One finished run: outcome "exited" (any exit code), "timed_out", or
-  // "failed" (an error after dispatch: no result).
+  // One finished run: outcome "exited" (any exit code), "timed_out", "failed"
+  // (an error after dispatch: no result) or "ceiling_exceeded" (the daemon
+  // answered before the provider returned).
   void CountRun(std::string_view provider, Tier tier, std::string_view outcome);
   // A run shed by admission; `reason` is admission::ShedReasonName.
   void CountShed(std::string_view reason);
@@ -39,14 +53,38 @@ class Metrics {
   void RunFinished() { --in_flight_; }
   int64_t runs_in_flight() const { return in_flight_.load(); }
 
+  // The time one dispatched run spent inside the Sandbox (refusals that ran
+  // nothing are not observed).
+  void ObserveRunDuration(std::chrono::nanoseconds elapsed);
+  // A run answered `deadline_exceeded` by the daemon's own bound.
+  void CountCeilingHit();
+
+  // The evidence monitor's state (evidence_monitor.h).
+  void SetEvidence(Tier tier, bool confirmed,
+                   std::optional<std::chrono::system_clock::time_point> last_confirmed);
+  // One background evidence check; `result` is EvidenceCheckResultName.
+  void CountEvidenceCheck(std::string_view result);
+
+  // An audit line that could not be written (audit.h).
+  void CountAuditFailure();
+
   std::string Render() const;
 
  private:
   mutable std::mutex mutex_;
-  std::map<std::string, uint64_t> answers_;   // label text -> count
-  std::map<std::string, uint64_t> refusals_;  // label text -> count
-  std::map<std::string, uint64_t> runs_;      // label text -> count
-  std::map<std::string, uint64_t> shed_;      // label text -> count
+  std::map<std::string, uint64_t> answers_;                              // label text -> count
+  std::map<std::string, uint64_t> refusals_;                             // label text -> count
+  std::map<std::string, uint64_t> runs_;                                 // label text -> count
+  std::map<std::string, uint64_t> shed_;                                 // label text -> count
+  std::map<std::string, uint64_t> evidence_checks_;                      // label text -> count
+  std::array<uint64_t, kRunDurationBuckets.size()> duration_buckets_{};  // not cumulative
+  uint64_t duration_count_ = 0;
+  double duration_sum_seconds_ = 0;
+  uint64_t ceiling_hits_ = 0;
+  uint64_t audit_failures_ = 0;
+  Tier evidence_tier_ = Tier::kUnknown;
+  bool evidence_confirmed_ = false;
+  int64_t evidence_last_confirmed_unix_ = 0;  // 0: never
   std::atomic<int64_t> in_flight_{0};
 };
 

@@ -1,22 +1,29 @@
-// POST /v1/runs: parse (protocol first), run on the worker pool through the
-// Sandbox (validation, floors against evidence, records), answer the flat
-// result object of SPEC §4 — the same bytes `plimsoll run --json` prints.
+// POST /v1/runs: parse (protocol first), admit, run on the worker pool through
+// the Sandbox (validation, floors against evidence, records) within the
+// daemon's own bound, answer the flat result object of SPEC §4 — the same
+// bytes `plimsoll run --json` prints — and hand the run's facts to the audit
+// line.
 #include <algorithm>
 #include <chrono>
 #include <exception>
 #include <string>
 
 #include "daemon/http/errors_to_http.h"
+#include "daemon/server/audit.h"
 #include "daemon/server/handlers.h"
-#include "daemon/server/run_on_pool.h"
+#include "daemon/server/run_on_pool_bounded.h"
 #include "plimsoll/wire.h"
 
 namespace plimsoll::daemon {
 namespace {
 
-// Sandbox::Run on a worker thread; never throws.
+using std::chrono::milliseconds;
+
+// Sandbox::Run on a worker thread; never throws. Dispatched runs (a result,
+// or an error without the not-dispatched mark) are timed in the histogram.
 Expected<Result> RunGuarded(Sandbox& sandbox, Metrics& metrics, const Request& request) noexcept {
   metrics.RunStarted();
+  auto started = std::chrono::steady_clock::now();
   Expected<Result> result = Failure(ErrorCode::kInternal, "The run did not complete.");
   try {
     result = sandbox.Run(request);
@@ -25,8 +32,24 @@ Expected<Result> RunGuarded(Sandbox& sandbox, Metrics& metrics, const Request& r
   } catch (...) {
     result = Failure(ErrorCode::kInternal, "The run threw a non-standard exception.");
   }
+  if (result.ok() || !result.error().not_dispatched()) {
+    metrics.ObserveRunDuration(std::chrono::steady_clock::now() - started);
+  }
   metrics.RunFinished();
   return result;
+}
+
+// The timeout Sandbox::Run gives the provider (ValidateRequest: the
+// request's, else the provider's default for the kind), never above the
+// ceiling. A timeout above the provider's maximum is refused before dispatch,
+// so it never reaches the bound.
+milliseconds RunTimeout(const Request& request, const RunBound& bound) {
+  int64_t timeout_ms = request.timeout_ms;
+  if (timeout_ms <= 0) {
+    timeout_ms = request.project ? bound.limits.project_timeout_default_ms
+                                 : bound.limits.snippet_timeout_default_ms;
+  }
+  return std::min(milliseconds(timeout_ms), bound.ceiling);
 }
 
 void CountRun(ApiServices& services, const Expected<Result>& result) {
@@ -38,16 +61,44 @@ void CountRun(ApiServices& services, const Expected<Result>& result) {
   }
 }
 
+http::Answer WithAudit(http::Answer answer, nlohmann::ordered_json run) {
+  answer.audit_details = nlohmann::ordered_json::object();
+  answer.audit_details["run"] = std::move(run);
+  return answer;
+}
+
+// The daemon's own bound passed before the provider returned: code may have
+// run, so the answer carries no mark.
+http::Answer CeilingExceeded(ApiServices& services, const http::RequestContext& context,
+                             milliseconds bound) {
+  services.metrics.CountCeilingHit();
+  services.metrics.CountRun(services.sandbox.provider().name(), Tier::kUnknown, "ceiling_exceeded");
+  services.log.Warning(
+      "A run (request ID " +
+      (context.request_id.empty() ? std::string("none") : context.request_id) +
+      ") did not return within its bound of " + std::to_string(bound.count()) +
+      " ms (timeout, at most the run ceiling, plus grace); answered deadline_exceeded. Its "
+      "worker and admission slot stay taken until the provider returns.");
+  return http::ErrorAnswer(
+      Failure(ErrorCode::kDeadlineExceeded,
+              "The run did not finish within " + std::to_string(bound.count()) +
+                  " ms (its timeout, at most the daemon's run ceiling, plus a grace). Its code "
+                  "may have run; do not retry it automatically."),
+      context.request_id, services.log);
+}
+
 }  // namespace
 
 boost::asio::awaitable<http::Answer> HandleRun(ApiServices& services,
                                                http::RequestContext& context) {
   Expected<Request> request = ParseRequestJson(context.body);
   if (!request.ok()) co_return http::ErrorAnswer(request.error(), context.request_id, services.log);
+  nlohmann::ordered_json run_audit = RunAuditFields(*request, services.sandbox.provider().name());
 
   // Admission (per-caller concurrency, global concurrency, caller rate;
   // src/daemon/admission/) before the pool; the pool's own bound is the last
-  // line. The permit is held until the coroutine returns, across the await.
+  // line. The permit goes with the work and is released when the provider
+  // returns, even after the daemon's bound has answered the client.
   admission::ShedInfo shed;
   const Caller no_caller;
   const Caller& caller = context.caller ? *context.caller : no_caller;
@@ -63,28 +114,36 @@ boost::asio::awaitable<http::Answer> HandleRun(ApiServices& services,
       auto seconds = std::chrono::ceil<std::chrono::seconds>(shed.retry_after).count();
       answer.headers.emplace_back("Retry-After", std::to_string(std::max<int64_t>(seconds, 1)));
     }
-    co_return answer;
+    co_return WithAudit(std::move(answer), std::move(run_audit));
   }
+  const milliseconds bound = RunTimeout(*request, services.run_bound) + services.run_bound.grace;
   // A named local, not a temporary: g++ 12 destroys non-trivial temporaries
   // of a co_await expression twice (seen under ASan).
   auto work = [&sandbox = services.sandbox, &metrics = services.metrics,
-               request = std::move(*request)]() noexcept {
+               request = std::move(*request), permit = std::move(*permit)]() noexcept {
     return RunGuarded(sandbox, metrics, request);
   };
-  auto outcome = co_await RunOnPool(services.pool, std::move(work));
-  if (!outcome) {
+  auto outcome = co_await RunOnPoolBounded(services.pool, std::move(work), bound);
+  if (outcome.kind == BoundedOutcomeKind::kFull) {
     http::Answer answer = http::ErrorAnswer(
         Refusal(NotDispatched::kCapacity,
                 "Every run worker is busy and the run queue is full; try again shortly."),
         context.request_id, services.log);
     answer.headers.emplace_back("Retry-After", "1");
-    co_return answer;
+    co_return WithAudit(std::move(answer), std::move(run_audit));
   }
-  CountRun(services, *outcome);
-  if (!outcome->ok()) {
-    co_return http::ErrorAnswer(outcome->error(), context.request_id, services.log);
+  if (outcome.kind == BoundedOutcomeKind::kOverran) {
+    co_return WithAudit(CeilingExceeded(services, context, bound), std::move(run_audit));
   }
-  co_return http::JsonAnswer(http::HttpStatus::ok, ResultToJson(outcome->value()));
+  const Expected<Result>& result = *outcome.value;
+  CountRun(services, result);
+  if (!result.ok()) {
+    co_return WithAudit(http::ErrorAnswer(result.error(), context.request_id, services.log),
+                        std::move(run_audit));
+  }
+  AddRunResult(run_audit, *result);
+  co_return WithAudit(http::JsonAnswer(http::HttpStatus::ok, ResultToJson(*result)),
+                      std::move(run_audit));
 }
 
 }  // namespace plimsoll::daemon

@@ -3,23 +3,43 @@
 #include <unistd.h>
 
 #include "daemon/http/errors_to_http.h"
+#include "daemon/http/tls.h"
 
 namespace plimsoll::daemon {
 
 namespace asio = boost::asio;
 
-Server::Server(const Settings& settings, Sandbox& sandbox, Authenticator& authenticator, Log& log)
+Server::Server(const Settings& settings, Sandbox& sandbox, Authenticator& authenticator, Log& log,
+               AuditLog* audit)
     : settings_(settings),
       log_(log),
       pool_({.workers = settings.run_workers, .queue_capacity = settings.run_queue}),
       admission_({.max_concurrent = static_cast<int64_t>(settings.max_concurrent_runs > 0
                                                              ? settings.max_concurrent_runs
                                                              : settings.run_workers)}),
-      services_{sandbox, pool_, metrics_, log, draining_, admission_},
+      evidence_monitor_(
+          sandbox, log,
+          {.interval = settings.evidence_interval, .budget = settings.evidence_budget},
+          [this](const EvidenceStatus& status, std::optional<EvidenceCheckResult> result) {
+            metrics_.SetEvidence(status.current_tier, status.confirmed, status.last_confirmed);
+            if (result) metrics_.CountEvidenceCheck(EvidenceCheckResultName(*result));
+          }),
+      operator_log_audit_(audit == nullptr ? AuditLog::ToOperatorLog(log) : nullptr),
+      audit_(audit != nullptr ? *audit : *operator_log_audit_),
+      services_{sandbox,
+                pool_,
+                metrics_,
+                log,
+                draining_,
+                admission_,
+                evidence_monitor_,
+                RunBound{sandbox.Describe().limits, settings.run_ceiling, settings.run_grace}},
       api_router_(&authenticator, log),
       metrics_router_(nullptr, log),
       api_environment_{api_router_, log, settings.http, registry_,
-                       [this](const http::Answer& answer) { HandleAnswer(answer); }},
+                       [this](const http::Answer& answer, const http::AnswerContext& facts) {
+                         HandleAnswer(answer, facts);
+                       }},
       metrics_environment_{metrics_router_, log, settings.http, registry_, {}},
       api_tcp_(io_context_, api_environment_) {
   AddApiRoutes(api_router_, services_);
@@ -34,18 +54,28 @@ Server::~Server() {
 }
 
 void Server::StopThreads() {
-  pool_.Shutdown();  // waits for runs still inside the provider
+  evidence_monitor_.Stop();  // wakes it; a check in progress is bounded by its budget
+  pool_.Shutdown();          // waits for runs still inside the provider
   work_.reset();
   io_context_.stop();
   for (std::thread& thread : io_threads_) thread.join();
   io_threads_.clear();
 }
 
-void Server::HandleAnswer(const http::Answer& answer) {
+void Server::HandleAnswer(const http::Answer& answer, const http::AnswerContext& facts) {
   metrics_.CountAnswer(static_cast<unsigned>(answer.status), answer.not_dispatched);
+  Status written = audit_.Write(AuditEntryFor(answer, facts, std::chrono::system_clock::now()));
+  if (!written.ok()) {
+    metrics_.CountAuditFailure();
+    // Logged when it starts failing, not for every line (a full disk).
+    if (!audit_failing_.exchange(true)) log_.Error(written.error().message());
+  } else if (audit_failing_.exchange(false)) {
+    log_.Info("Audit lines are written to " + audit_.destination() + " again.");
+  }
 }
 
 Status Server::Bind() {
+  PLIMSOLL_RETURN_IF_ERROR(LoadTls());
   auto api = http::ParseListenAddress(settings_.listen);
   if (!api.ok()) return api.error();
   PLIMSOLL_RETURN_IF_ERROR(api_tcp_.Bind(*api));
@@ -61,6 +91,25 @@ Status Server::Bind() {
   return Status::Ok();
 }
 
+// TLS (http/tls.h) on the API listener, and on the metrics listener unless it
+// is on loopback. Runs before any address is taken.
+Status Server::LoadTls() {
+  if (settings_.tls_cert.empty()) return Status::Ok();
+  auto tls = http::LoadTlsServerContext({settings_.tls_cert, settings_.tls_key});
+  if (!tls.ok()) return tls.error();
+  for (const std::string& warning : tls->warnings) log_.Warning(warning);
+  api_tcp_.UseTls(tls->context);
+  bool metrics_tls = false;
+  if (metrics_tcp_) {
+    auto metrics = http::ParseListenAddress(settings_.metrics_listen);
+    metrics_tls = !metrics.ok() || !metrics->address().is_loopback();
+    if (metrics_tls) metrics_tcp_->UseTls(tls->context);
+  }
+  log_.Info(std::string("TLS on the API listener") +
+            (metrics_tls ? " and the metrics listener" : "") + ": " + tls->summary + ".");
+  return Status::Ok();
+}
+
 std::optional<asio::ip::tcp::endpoint> Server::metrics_endpoint() const {
   if (!metrics_tcp_) return std::nullopt;
   return metrics_tcp_->local_endpoint();
@@ -68,6 +117,7 @@ std::optional<asio::ip::tcp::endpoint> Server::metrics_endpoint() const {
 
 Status Server::Start() {
   PLIMSOLL_RETURN_IF_ERROR(pool_.Start());
+  PLIMSOLL_RETURN_IF_ERROR(evidence_monitor_.Start());
   work_.emplace(io_context_.get_executor());
   api_tcp_.Start();
   if (api_unix_) api_unix_->Start();
@@ -93,10 +143,14 @@ bool Server::Drain(std::chrono::milliseconds bound) {
   if (api_unix_) api_unix_->Close();
   if (metrics_tcp_) metrics_tcp_->Close();
   registry_.CloseIdle();
-  bool finished = !started_ || registry_.WaitEmpty(std::chrono::steady_clock::now() + bound);
+  // Runs answered `deadline_exceeded` may still be inside the provider after
+  // their connection closed: wait for them too.
+  auto deadline = std::chrono::steady_clock::now() + bound;
+  bool finished = !started_ || (registry_.WaitEmpty(deadline) && pool_.WaitIdle(deadline));
   if (!finished) {
-    log_.Warning(std::to_string(registry_.size()) +
-                 " connection(s) still open at the end of the drain bound.");
+    log_.Warning(std::to_string(registry_.size()) + " connection(s) still open and " +
+                 std::to_string(pool_.running()) +
+                 " run(s) still inside the provider at the end of the drain bound.");
     return false;
   }
   StopThreads();

@@ -3,9 +3,13 @@
 // the run worker pool, and the drain.
 //
 // Lifecycle: construct -> Bind() (listeners bound, ports known, nothing
-// served yet: connections wait in the backlog) -> Start() (run workers, event
-// loop threads, accept loops) -> Drain(bound) (stop accepting, close idle
-// connections, let in-flight requests finish up to `bound`, stop threads).
+// served yet: connections wait in the backlog) -> Start() (run workers, the
+// evidence monitor, event loop threads, accept loops) -> Drain(bound) (stop
+// accepting, close idle connections, let in-flight requests finish and
+// abandoned runs return up to `bound`, stop threads).
+//
+// Every answer of the API listener is counted in the metrics and written to
+// the audit log (audit.h) from HandleAnswer.
 // The destructor drains with a zero bound if Drain was not called.
 //
 // If Drain returns false (requests still in flight at the bound), the event
@@ -39,6 +43,8 @@
 #include "daemon/http/listener.h"
 #include "daemon/http/router.h"
 #include "daemon/log.h"
+#include "daemon/server/audit.h"
+#include "daemon/server/evidence_monitor.h"
 #include "daemon/server/handlers.h"
 #include "daemon/server/metrics.h"
 #include "daemon/server/settings.h"
@@ -49,12 +55,19 @@ namespace plimsoll::daemon {
 
 class Server {
  public:
-  // Every reference must outlive the Server.
-  Server(const Settings& settings, Sandbox& sandbox, Authenticator& authenticator, Log& log);
+  // Every reference must outlive the Server. `audit` (may be null: audit
+  // lines then go to `log`; DaemonMain opens settings.audit_log) must too.
+  // Startup evidence must be collected before Start(): the evidence monitor
+  // takes it as the tier proven at startup.
+  Server(const Settings& settings, Sandbox& sandbox, Authenticator& authenticator, Log& log,
+         AuditLog* audit = nullptr);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
+  // Loads TLS (settings.tls_cert/tls_key) and binds every listener. Fails
+  // with kInvalidArgument when the TLS files cannot be used (bad settings)
+  // and kFailedPrecondition when an address cannot be taken.
   Status Bind();
   Status Start();
   // True when every connection closed within `bound`.
@@ -66,11 +79,13 @@ class Server {
 
   Metrics& metrics() { return metrics_; }
   admission::AdmissionController& admission() { return admission_; }
+  EvidenceMonitor& evidence_monitor() { return evidence_monitor_; }
   size_t open_connections() const { return registry_.size(); }
 
  private:
-  void HandleAnswer(const http::Answer& answer);
+  void HandleAnswer(const http::Answer& answer, const http::AnswerContext& facts);
   void StopThreads();
+  Status LoadTls();
 
   Settings settings_;
   Log& log_;
@@ -83,6 +98,10 @@ class Server {
   http::ConnectionRegistry registry_;
   WorkerPool pool_;
   admission::AdmissionController admission_;
+  EvidenceMonitor evidence_monitor_;
+  std::unique_ptr<AuditLog> operator_log_audit_;  // set when no AuditLog was given
+  AuditLog& audit_;
+  std::atomic<bool> audit_failing_{false};
   ApiServices services_;
   http::Router api_router_;
   http::Router metrics_router_;

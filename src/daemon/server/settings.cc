@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <limits>
 #include <string_view>
 
 #include "daemon/http/listener.h"
@@ -14,7 +15,7 @@ namespace plimsoll::daemon {
 namespace {
 
 // Every PLIMSOLL_* / SANDBOX_* variable this build reads, in any component.
-constexpr std::array<std::string_view, 18> kKnownVariables = {
+constexpr std::array<std::string_view, 24> kKnownVariables = {
     "SANDBOX_PROVIDER",
     "SANDBOX_MIN_ISOLATION",
     "PLIMSOLL_LISTEN",
@@ -33,7 +34,17 @@ constexpr std::array<std::string_view, 18> kKnownVariables = {
     "PLIMSOLL_HOSTILE_PROVIDERS",
     "PLIMSOLL_CALLERS",
     "PLIMSOLL_PIN_ENVIRONMENT",
+    "PLIMSOLL_RUN_CEILING_MS",
+    "PLIMSOLL_EVIDENCE_INTERVAL_MS",
+    "PLIMSOLL_AUDIT_LOG",
+    "PLIMSOLL_TLS_CERT",
+    "PLIMSOLL_TLS_KEY",
+    "PLIMSOLL_TOKEN",  // the CLI's bearer token for --daemon (docs/cli.md)
 };
+
+constexpr int64_t kMinRunCeilingMs = 1'000;
+constexpr int64_t kMinEvidenceIntervalMs = 1'000;
+constexpr int64_t kMaxMilliseconds = 86'400'000;  // one day
 
 Error Invalid(std::string message) {
   return Failure(ErrorCode::kInvalidArgument, std::move(message));
@@ -43,6 +54,38 @@ Expected<bool> ParseBoolean(std::string_view name, std::string_view value) {
   if (value == "1" || value == "true" || value == "yes") return true;
   if (value == "0" || value == "false" || value == "no" || value.empty()) return false;
   return Invalid(std::string(name) + " must be 1 or 0, not \"" + std::string(value) + "\".");
+}
+
+// A run ceiling from `name` (a flag or variable): kMinRunCeilingMs..one day.
+Expected<std::chrono::milliseconds> CheckRunCeiling(std::string_view name, int64_t value) {
+  if (value < kMinRunCeilingMs || value > kMaxMilliseconds) {
+    return Invalid(std::string(name) + " must be between " + std::to_string(kMinRunCeilingMs) +
+                   " and " + std::to_string(kMaxMilliseconds) + " milliseconds, not " +
+                   std::to_string(value) + ".");
+  }
+  return std::chrono::milliseconds(value);
+}
+
+// An evidence interval from `name`: 0 (off) or kMinEvidenceIntervalMs..one day.
+Expected<std::chrono::milliseconds> CheckEvidenceInterval(std::string_view name, int64_t value) {
+  if (value != 0 && (value < kMinEvidenceIntervalMs || value > kMaxMilliseconds)) {
+    return Invalid(std::string(name) + " must be 0 (no re-checks) or between " +
+                   std::to_string(kMinEvidenceIntervalMs) + " and " +
+                   std::to_string(kMaxMilliseconds) + " milliseconds, not " +
+                   std::to_string(value) + ".");
+  }
+  return std::chrono::milliseconds(value);
+}
+
+// A whole number of milliseconds from the variable `name`.
+Expected<int64_t> ParseMillisecondsVariable(std::string_view name, std::string_view value) {
+  int64_t number = 0;
+  auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
+  if (value.empty() || error != std::errc() || end != value.data() + value.size()) {
+    return Invalid(std::string(name) + " must be a whole number of milliseconds, not \"" +
+                   std::string(value.substr(0, 40)) + "\".");
+  }
+  return number;
 }
 
 Expected<std::optional<Tier>> ParseFloor(std::string_view value) {
@@ -78,12 +121,29 @@ Status ReadEnvironment(const Environment& environment, Settings& settings) {
     settings.hardened = *hardened;
   }
   if (auto value = get("PLIMSOLL_PIN_ENVIRONMENT")) settings.pinned_environment = *value;
+  if (auto value = get("PLIMSOLL_TLS_CERT")) settings.tls_cert = *value;
+  if (auto value = get("PLIMSOLL_TLS_KEY")) settings.tls_key = *value;
   if (auto value = get("PLIMSOLL_CALLERS")) settings.callers_path = *value;
   if (auto value = get("SANDBOX_MIN_ISOLATION")) {
     auto floor = ParseFloor(*value);
     if (!floor.ok()) return floor.error().WithContext("SANDBOX_MIN_ISOLATION");
     settings.min_isolation = *floor;
   }
+  if (auto value = get("PLIMSOLL_RUN_CEILING_MS"); value && !value->empty()) {
+    auto number = ParseMillisecondsVariable("PLIMSOLL_RUN_CEILING_MS", *value);
+    if (!number.ok()) return number.error();
+    auto ceiling = CheckRunCeiling("PLIMSOLL_RUN_CEILING_MS", *number);
+    if (!ceiling.ok()) return ceiling.error();
+    settings.run_ceiling = *ceiling;
+  }
+  if (auto value = get("PLIMSOLL_EVIDENCE_INTERVAL_MS"); value && !value->empty()) {
+    auto number = ParseMillisecondsVariable("PLIMSOLL_EVIDENCE_INTERVAL_MS", *value);
+    if (!number.ok()) return number.error();
+    auto interval = CheckEvidenceInterval("PLIMSOLL_EVIDENCE_INTERVAL_MS", *number);
+    if (!interval.ok()) return interval.error();
+    settings.evidence_interval = *interval;
+  }
+  if (auto value = get("PLIMSOLL_AUDIT_LOG")) settings.audit_log = *value;
   return Status::Ok();
 }
 
@@ -91,6 +151,9 @@ struct RawFlags {
   std::string min_isolation;
   int64_t idle_ms = 0, header_ms = 0, body_ms = 0, drain_ms = 0, evidence_ms = 0;
   int64_t max_header_bytes = 0, max_body_bytes = 0;
+  // kNotGiven unless the flag was given (0 and negative values are checked).
+  static constexpr int64_t kNotGiven = std::numeric_limits<int64_t>::min();
+  int64_t run_ceiling_ms = kNotGiven, evidence_interval_ms = kNotGiven;
 };
 
 void DeclareFlags(CLI::App& app, Settings& settings, RawFlags& raw) {
@@ -128,6 +191,16 @@ void DeclareFlags(CLI::App& app, Settings& settings, RawFlags& raw) {
       ->check(CLI::PositiveNumber);
   app.add_option("--evidence-budget-ms", raw.evidence_ms, "Time bound of the startup smoke test.")
       ->check(CLI::PositiveNumber);
+  app.add_option("--run-ceiling-ms", raw.run_ceiling_ms,
+                 "Hard ceiling on any run (default 300000 = 5 min).");
+  app.add_option("--evidence-interval-ms", raw.evidence_interval_ms,
+                 "How often the sandbox's evidence is re-checked (default 60000; 0 = never).");
+  app.add_option("--audit-log", settings.audit_log,
+                 "Append audit lines to this file (created 0600; default: the operator log).");
+  app.add_option("--tls-cert", settings.tls_cert,
+                 "Serve TLS with this PEM certificate chain (with --tls-key).");
+  app.add_option("--tls-key", settings.tls_key, "The PEM private key of --tls-cert.");
+  DeclareRunLimitFlags(app, settings.run_limits);
 }
 
 Status ApplyRawFlags(const RawFlags& raw, Settings& settings) {
@@ -145,6 +218,16 @@ Status ApplyRawFlags(const RawFlags& raw, Settings& settings) {
   if (raw.max_body_bytes > 0) settings.http.max_body_bytes = raw.max_body_bytes;
   if (raw.drain_ms > 0) settings.drain_timeout = milliseconds(raw.drain_ms);
   if (raw.evidence_ms > 0) settings.evidence_budget = milliseconds(raw.evidence_ms);
+  if (raw.run_ceiling_ms != RawFlags::kNotGiven) {
+    auto ceiling = CheckRunCeiling("--run-ceiling-ms", raw.run_ceiling_ms);
+    if (!ceiling.ok()) return ceiling.error();
+    settings.run_ceiling = *ceiling;
+  }
+  if (raw.evidence_interval_ms != RawFlags::kNotGiven) {
+    auto interval = CheckEvidenceInterval("--evidence-interval-ms", raw.evidence_interval_ms);
+    if (!interval.ok()) return interval.error();
+    settings.evidence_interval = *interval;
+  }
   return Status::Ok();
 }
 
@@ -181,6 +264,13 @@ Expected<Settings> ParseSettings(const std::vector<std::string>& args,
         .error()
         .WithContext("--metrics-listen");
   }
+  if (settings.tls_cert.empty() != settings.tls_key.empty()) {
+    return Invalid(
+        "TLS needs both --tls-cert and --tls-key (PLIMSOLL_TLS_CERT, PLIMSOLL_TLS_KEY), or "
+        "neither; only " +
+        std::string(settings.tls_cert.empty() ? "the key" : "the certificate") + " is set.");
+  }
+  PLIMSOLL_RETURN_IF_ERROR(CheckRunLimits(settings.run_limits, settings.run_ceiling));
   return settings;
 }
 
@@ -198,11 +288,6 @@ std::vector<std::string> UnknownVariables(const Environment& environment) {
 
 Status CheckStartupRules(const Settings& settings, bool has_callers) {
   std::vector<std::string> violations;
-  if (settings.hardened) {
-    violations.push_back(
-        "PLIMSOLL_HARDENED=1 asks for hardened mode, which this build does not implement yet; "
-        "refusing to start rather than run without its safeguards");
-  }
   if (settings.dev) {
     if (!IsLoopbackAddress(settings.listen)) {
       violations.push_back(

@@ -10,11 +10,25 @@
 //   --callers PATH           PLIMSOLL_CALLERS       the caller store (default: the store's
 //                                                   default path, when that file exists)
 //   --max-concurrent-runs N                         runs in flight, all callers (default: run
-//   workers) PLIMSOLL_HARDENED=1                             (refused: not in this build yet)
+//                                                   workers)
+//   --tls-cert PATH          PLIMSOLL_TLS_CERT      TLS on the TCP listeners (http/tls.h); both
+//   --tls-key PATH           PLIMSOLL_TLS_KEY       or neither (a loopback metrics listener
+//                                                   stays plaintext)
+//                            PLIMSOLL_HARDENED=1    refuse to start without every production
+//                                                   safeguard (hardened.h)
+//   --memory-mb, --cpus-millis, --pids, --tmp-mb, --work-mb, --output-cap-kb,
+//   --[max-]snippet-timeout-ms, --[max-]project-timeout-ms   per-run limits
+//                                                   (run_limit_settings.h)
 //   --io-threads N, --run-workers N, --run-queue N,
 //   --idle-timeout-ms, --header-timeout-ms, --body-timeout-ms,
 //   --max-header-bytes, --max-body-bytes (<= 8 MiB), --drain-timeout-ms,
 //   --evidence-budget-ms
+//   --run-ceiling-ms N       PLIMSOLL_RUN_CEILING_MS      hard ceiling on any run (default
+//                                                         300000; 1000..86400000)
+//   --evidence-interval-ms N PLIMSOLL_EVIDENCE_INTERVAL_MS evidence re-check period (default
+//                                                         60000; 0 = off; else >= 1000)
+//   --audit-log PATH         PLIMSOLL_AUDIT_LOG           audit lines to this file (default: the
+//                                                         operator log, marked "audit")
 //
 // Parsing only reads and checks values; the rules that combine them (dev
 // needs loopback, a real provider needs callers or --dev) are in
@@ -33,6 +47,7 @@
 #include <vector>
 
 #include "daemon/http/session.h"
+#include "daemon/server/run_limit_settings.h"
 #include "plimsoll/error.h"
 #include "plimsoll/tier.h"
 
@@ -55,12 +70,26 @@ struct Settings {
   // Runs admitted at once across all callers; 0 = run_workers.
   size_t max_concurrent_runs = 0;
   bool hardened = false;
+  // TLS on the TCP listeners: both paths or neither (http/tls.h).
+  std::string tls_cert;
+  std::string tls_key;
+  // Per-run limits given explicitly; unset ones keep the Limits{} defaults.
+  RunLimitSettings run_limits;
   http::HttpLimits http;
   size_t io_threads = 2;
   size_t run_workers = 2;
   size_t run_queue = 64;
   std::chrono::milliseconds drain_timeout{30'000};
   std::chrono::milliseconds evidence_budget{30'000};
+  // SPEC §4's hard ceiling on any run: a timeout above it is refused
+  // `request` (it becomes Limits::run_ceiling_ms), and a run whose provider
+  // has not returned by its deadline plus run_grace is answered
+  // deadline_exceeded by the daemon.
+  std::chrono::milliseconds run_ceiling{300'000};
+  std::chrono::milliseconds run_grace{5'000};  // no flag: tests shorten it
+  // How often the evidence monitor re-checks the sandbox; 0 = never.
+  std::chrono::milliseconds evidence_interval{60'000};
+  std::string audit_log;  // "" = audit lines go to the operator log
 
   bool show_help = false;  // --help: print `help` and exit 0
   std::string help;
@@ -77,7 +106,7 @@ std::vector<std::string> UnknownVariables(const Environment& environment);
 
 // The rules that combine settings, checked before binding; every violation
 // is listed at once. `has_callers` says whether a caller store opened with at
-// least one active caller.
+// least one active caller. Hardened mode's own rules are in hardened.h.
 Status CheckStartupRules(const Settings& settings, bool has_callers);
 
 // The process environment as a map.

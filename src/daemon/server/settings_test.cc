@@ -61,6 +61,79 @@ TEST(Settings, UnknownVariablesAreListed) {
   EXPECT_EQ(unknown, std::vector<std::string>{"SANDBOX_MIN_ISOLATON"});
 }
 
+TEST(Settings, RunCeilingEvidenceIntervalAndAuditLog) {
+  auto defaults = ParseSettings({"plimsolld"}, {});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->run_ceiling, std::chrono::milliseconds(300'000));
+  EXPECT_EQ(defaults->evidence_interval, std::chrono::milliseconds(60'000));
+  EXPECT_EQ(defaults->audit_log, "");
+
+  auto from_environment = ParseSettings({"plimsolld"}, {{"PLIMSOLL_RUN_CEILING_MS", "60000"},
+                                                        {"PLIMSOLL_EVIDENCE_INTERVAL_MS", "0"},
+                                                        {"PLIMSOLL_AUDIT_LOG", "/tmp/a.jsonl"}});
+  ASSERT_TRUE(from_environment.ok()) << from_environment.error().ToString();
+  EXPECT_EQ(from_environment->run_ceiling, std::chrono::milliseconds(60'000));
+  EXPECT_EQ(from_environment->evidence_interval, std::chrono::milliseconds(0));
+  EXPECT_EQ(from_environment->audit_log, "/tmp/a.jsonl");
+
+  auto flags = ParseSettings({"plimsolld", "--run-ceiling-ms", "2000", "--evidence-interval-ms",
+                              "1000", "--audit-log", "/tmp/b.jsonl"},
+                             {{"PLIMSOLL_RUN_CEILING_MS", "60000"},
+                              {"PLIMSOLL_EVIDENCE_INTERVAL_MS", "0"},
+                              {"PLIMSOLL_AUDIT_LOG", "/tmp/a.jsonl"}});
+  ASSERT_TRUE(flags.ok()) << flags.error().ToString();
+  EXPECT_EQ(flags->run_ceiling, std::chrono::milliseconds(2'000));
+  EXPECT_EQ(flags->evidence_interval, std::chrono::milliseconds(1'000));
+  EXPECT_EQ(flags->audit_log, "/tmp/b.jsonl");
+  EXPECT_TRUE(UnknownVariables({{"PLIMSOLL_RUN_CEILING_MS", "1"},
+                                {"PLIMSOLL_EVIDENCE_INTERVAL_MS", "1"},
+                                {"PLIMSOLL_AUDIT_LOG", "x"}})
+                  .empty());
+}
+
+TEST(Settings, OutOfRangeCeilingsAndIntervalsNameTheirFlagOrVariable) {
+  struct Case {
+    std::vector<std::string> args;
+    Environment environment;
+    std::string named;
+  };
+  for (const Case& bad : std::vector<Case>{
+           {{"plimsolld", "--run-ceiling-ms", "999"}, {}, "--run-ceiling-ms"},
+           {{"plimsolld", "--run-ceiling-ms", "86400001"}, {}, "--run-ceiling-ms"},
+           {{"plimsolld", "--run-ceiling-ms", "-5"}, {}, "--run-ceiling-ms"},
+           {{"plimsolld", "--evidence-interval-ms", "999"}, {}, "--evidence-interval-ms"},
+           {{"plimsolld", "--evidence-interval-ms", "-2"}, {}, "--evidence-interval-ms"},
+           {{"plimsolld"}, {{"PLIMSOLL_RUN_CEILING_MS", "5 min"}}, "PLIMSOLL_RUN_CEILING_MS"},
+           {{"plimsolld"}, {{"PLIMSOLL_RUN_CEILING_MS", "0"}}, "PLIMSOLL_RUN_CEILING_MS"},
+           {{"plimsolld"},
+            {{"PLIMSOLL_EVIDENCE_INTERVAL_MS", "10"}},
+            "PLIMSOLL_EVIDENCE_INTERVAL_MS"},
+       }) {
+    auto settings = ParseSettings(bad.args, bad.environment);
+    ASSERT_FALSE(settings.ok()) << bad.named;
+    EXPECT_EQ(settings.error().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(settings.error().message().find(bad.named), std::string::npos)
+        << settings.error().message();
+  }
+}
+
+TEST(Settings, TlsNeedsBothFilesFromFlagsOrEnvironment) {
+  auto flags = ParseSettings({"plimsolld", "--tls-cert", "/c.pem", "--tls-key", "/k.pem"}, {});
+  ASSERT_TRUE(flags.ok()) << flags.error().ToString();
+  EXPECT_EQ(flags->tls_cert, "/c.pem");
+  EXPECT_EQ(flags->tls_key, "/k.pem");
+  auto environment =
+      ParseSettings({"plimsolld"}, {{"PLIMSOLL_TLS_CERT", "/e.pem"}, {"PLIMSOLL_TLS_KEY", "/f.pem"}});
+  ASSERT_TRUE(environment.ok()) << environment.error().ToString();
+  EXPECT_EQ(environment->tls_cert, "/e.pem");
+  EXPECT_TRUE(UnknownVariables({{"PLIMSOLL_TLS_CERT", "x"}, {"PLIMSOLL_TLS_KEY", "y"}}).empty());
+  auto half = ParseSettings({"plimsolld", "--tls-cert", "/c.pem"}, {});
+  ASSERT_FALSE(half.ok());
+  EXPECT_NE(half.error().message().find("both --tls-cert and --tls-key"), std::string::npos)
+      << half.error().message();
+  EXPECT_FALSE(ParseSettings({"plimsolld"}, {{"PLIMSOLL_TLS_KEY", "/k.pem"}}).ok());
+}
+
 TEST(Settings, StartupRulesListEveryViolation) {
   Settings settings;
   settings.provider = "embedded";
@@ -72,10 +145,8 @@ TEST(Settings, StartupRulesListEveryViolation) {
   settings.dev = true;
   settings.listen = "0.0.0.0:8470";
   settings.metrics_listen = "0.0.0.0:8471";
-  settings.hardened = true;
   Status all = CheckStartupRules(settings, false);
   ASSERT_FALSE(all.ok());
-  EXPECT_NE(all.error().message().find("hardened"), std::string::npos);
   EXPECT_NE(all.error().message().find("--listen"), std::string::npos);
   EXPECT_NE(all.error().message().find("--metrics-listen"), std::string::npos);
 

@@ -55,6 +55,7 @@ void WorkerPool::Work() {
     task.reset();
     lock.lock();
     --running_;
+    idle_.notify_all();
   }
 }
 
@@ -67,6 +68,11 @@ void WorkerPool::Shutdown() {
   wake_.notify_all();
   for (pthread_t thread : threads_) pthread_join(thread, nullptr);
   threads_.clear();
+}
+
+bool WorkerPool::WaitIdle(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock lock(mutex_);
+  return idle_.wait_until(lock, deadline, [this] { return running_ == 0 && queue_.empty(); });
 }
 
 size_t WorkerPool::running() const {

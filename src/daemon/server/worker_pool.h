@@ -21,6 +21,7 @@
 
 #include <pthread.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -62,6 +63,9 @@ class WorkerPool {
 
   void Shutdown();
 
+  // Waits until no task runs or waits, or `deadline`; true when idle.
+  bool WaitIdle(std::chrono::steady_clock::time_point deadline);
+
   size_t running() const;
   size_t queued() const;
   const Options& options() const { return options_; }
@@ -73,6 +77,7 @@ class WorkerPool {
   Options options_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
+  std::condition_variable idle_;  // notified when a task finishes
   std::deque<std::unique_ptr<Task>> queue_;
   size_t running_ = 0;
   bool stopping_ = false;
