@@ -269,13 +269,30 @@ def markdown_table(document):
     return "\n".join(lines) + "\n"
 
 
+def _dumps_with_flat_samples(document):
+    """JSON indented for reading, except that each row's samples stay on one line (a throughput
+    row holds tens of thousands; one per line would make every results file a huge diff)."""
+    flat = {}
+    rows = []
+    for index, row in enumerate(document.get("scenarios") or []):
+        if isinstance(row, dict) and isinstance(row.get("samples"), list):
+            marker = f"@@samples-{index}@@"
+            flat[json.dumps(marker)] = json.dumps(row["samples"], separators=(",", ":"))
+            row = dict(row, samples=marker)
+        rows.append(row)
+    text = json.dumps(dict(document, scenarios=rows), indent=2, ensure_ascii=False)
+    for marker, samples in flat.items():
+        text = text.replace(marker, samples, 1)
+    return text
+
+
 def write_results(document, out_dir, stem):
     """Write <out_dir>/<stem>.json and <stem>.md; return their paths."""
     os.makedirs(out_dir, exist_ok=True)
     json_path = os.path.join(out_dir, f"{stem}.json")
     md_path = os.path.join(out_dir, f"{stem}.md")
     with open(json_path + ".tmp", "w", encoding="utf-8") as handle:
-        json.dump(document, handle, indent=2, ensure_ascii=False)
+        handle.write(_dumps_with_flat_samples(document))
         handle.write("\n")
     os.replace(json_path + ".tmp", json_path)
     with open(md_path + ".tmp", "w", encoding="utf-8") as handle:

@@ -55,6 +55,17 @@ class WriteResultsTest(unittest.TestCase):
                                      "2026-11-29T10:00:00+00:00", "2026-11-29T10:01:00+00:00",
                                      host=HOST)
 
+    def test_samples_stay_on_one_line_and_the_file_round_trips(self):
+        document = self.make_document()
+        document["scenarios"][1]["samples"] = [float(i) for i in range(5000)]
+        with tempfile.TemporaryDirectory() as out:
+            json_path, _ = report.write_results(document, out, "2026-11-29")
+            with open(json_path, encoding="utf-8") as handle:
+                text = handle.read()
+        self.assertEqual(json.loads(text), json.loads(json.dumps(document)))
+        self.assertLess(len(text.splitlines()), 200)
+        self.assertNotIn("@@samples", text)
+
     def test_json_round_trip(self):
         document = self.make_document()
         with tempfile.TemporaryDirectory() as out:
