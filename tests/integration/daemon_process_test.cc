@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "child_daemon.h"
 #include "daemon/auth/caller_store.h"
 #include "daemon_test_client.h"
 #include "providers/embedded/embedded_provider.h"
@@ -21,68 +22,11 @@
 namespace plimsoll::daemon::testing {
 namespace {
 
-// A child plimsolld with stdout and stderr captured through pipes.
-class Daemon {
+// A child plimsolld (child_daemon.h).
+class Daemon : public ChildDaemon {
  public:
-  Daemon(std::vector<std::string> args, std::vector<std::string> environment) {
-    int out[2], err[2];
-    if (pipe(out) != 0 || pipe(err) != 0) throw std::runtime_error("pipe");
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(out[1], 1);
-      dup2(err[1], 2);
-      close(out[0]);
-      close(err[0]);
-      std::vector<char*> argv{const_cast<char*>(PLIMSOLLD_BINARY)};
-      for (auto& arg : args) argv.push_back(arg.data());
-      argv.push_back(nullptr);
-      std::vector<char*> envp;
-      for (auto& entry : environment) envp.push_back(entry.data());
-      envp.push_back(nullptr);
-      execve(PLIMSOLLD_BINARY, argv.data(), envp.data());
-      _exit(127);
-    }
-    close(out[1]);
-    close(err[1]);
-    out_ = fdopen(out[0], "r");
-    err_fd_ = err[0];
-  }
-  ~Daemon() {
-    if (pid_ > 0 && !reaped_) {
-      kill(pid_, SIGKILL);
-      Wait();
-    }
-    if (out_) fclose(out_);
-    close(err_fd_);
-  }
-
-  // The first stdout line ("" at EOF).
-  std::string ReadLine() {
-    char line[1024];
-    if (fgets(line, sizeof line, out_) == nullptr) return "";
-    return line;
-  }
-  int Wait() {
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    reaped_ = true;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  std::string ReadStderr() {
-    std::string text;
-    char chunk[4096];
-    ssize_t size;
-    while ((size = read(err_fd_, chunk, sizeof chunk)) > 0)
-      text.append(chunk, static_cast<size_t>(size));
-    return text;
-  }
-  void Signal(int signal_number) { kill(pid_, signal_number); }
-
- private:
-  pid_t pid_ = -1;
-  bool reaped_ = false;
-  FILE* out_ = nullptr;
-  int err_fd_ = -1;
+  Daemon(std::vector<std::string> args, std::vector<std::string> environment)
+      : ChildDaemon(PLIMSOLLD_BINARY, std::move(args), std::move(environment)) {}
 };
 
 uint16_t PortFrom(const std::string& line) {
@@ -177,10 +121,10 @@ TEST(DaemonProcess, RunLimitFlagsBecomeTheProvidersLimits) {
   EXPECT_EQ(limits["memory_bytes"], int64_t{128} << 20);
   EXPECT_EQ(limits["pids"], 64);
   EXPECT_EQ(limits["snippet_timeout_max_ms"], 9000);
-  HttpReply refused = SendOnce(
-      port, {.method = "POST",
-             .target = "/v1/runs",
-             .body = R"j({"protocol":1,"timeout_ms":10000,"javascript":{"code":"1"}})j"});
+  HttpReply refused =
+      SendOnce(port, {.method = "POST",
+                      .target = "/v1/runs",
+                      .body = R"j({"protocol":1,"timeout_ms":10000,"javascript":{"code":"1"}})j"});
   EXPECT_EQ(refused.status, 400u) << refused.body;
   EXPECT_EQ(refused.Header("plimsoll-not-dispatched"), "request");
   daemon.Signal(SIGTERM);
@@ -198,32 +142,7 @@ TEST(DaemonProcess, HardenedModeListsWhatIsMissingAndExits2) {
   EXPECT_NE(log.find("--dev (PLIMSOLL_DEV) turns authentication off"), std::string::npos) << log;
 }
 
-// A caller store in a fresh temporary directory, removed at the end.
-class TempStore {
- public:
-  TempStore() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "plimsoll-process-callers-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp");
-    directory_ = pattern;
-    auth::StoreOptions options;
-    options.create_if_missing = true;
-    auto store = auth::CallerStore::Open(path(), options);
-    if (!store.ok()) throw std::runtime_error(store.error().ToString());
-    store_ = std::move(*store);
-  }
-  ~TempStore() {
-    store_.reset();
-    std::error_code ignored;
-    std::filesystem::remove_all(directory_, ignored);
-  }
-  std::string path() const { return (directory_ / "callers.db").string(); }
-  auth::CallerStore& store() { return *store_; }
-
- private:
-  std::filesystem::path directory_;
-  std::unique_ptr<auth::CallerStore> store_;
-};
+using TempStore = TempCallerStore;
 
 HttpReply RunAs(uint16_t port, const std::string& token) {
   HttpCall call{.method = "POST",
