@@ -1,4 +1,5 @@
 #include "cli/cli.h"
+#include "cli/cli_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -12,19 +13,6 @@
 namespace plimsoll::cli {
 namespace {
 
-struct Outcome {
-  int status;
-  std::string out;
-  std::string err;
-};
-
-Outcome Invoke(std::vector<std::string> args) {
-  args.insert(args.begin(), "plimsoll");
-  std::ostringstream out;
-  std::ostringstream err;
-  int status = Main(args, out, err);
-  return {status, out.str(), err.str()};
-}
 
 class CliTest : public ::testing::Test {
  protected:

@@ -10,24 +10,12 @@
 #include <sstream>
 
 #include "cli/cli.h"
+#include "cli/cli_test_support.h"
 #include "cli/exit_status.h"
 
 namespace plimsoll::cli {
 namespace {
 
-struct Outcome {
-  int status;
-  std::string out;
-  std::string err;
-};
-
-Outcome Invoke(std::vector<std::string> args) {
-  args.insert(args.begin(), "plimsoll");
-  std::ostringstream out;
-  std::ostringstream err;
-  int status = Main(args, out, err);
-  return {status, out.str(), err.str()};
-}
 
 std::string ClosedPortUrl() {
   boost::asio::io_context io;

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/cli_test_support.h"
 #include "cli/cli.h"
 #include "cli/exit_status.h"
 #include "client/testing/test_certificate.h"
@@ -40,19 +41,8 @@ Request Snippet(std::string code = "console.log(6*7)") {
   return request;
 }
 
-struct Outcome {
-  int status;
-  std::string out;
-  std::string err;
-};
-
-Outcome Cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "plimsoll");
-  std::ostringstream out;
-  std::ostringstream err;
-  int status = cli::Main(args, out, err);
-  return {status, out.str(), err.str()};
-}
+using cli::Outcome;
+constexpr auto& Cli = cli::Invoke;
 
 // A temporary directory removed at the end of the test.
 class TemporaryDirectory {

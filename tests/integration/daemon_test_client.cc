@@ -42,16 +42,17 @@ TestClient::TestClient(uint16_t port) : socket_(io_context_) {
   socket_.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
 }
 
-HttpReply TestClient::Send(const HttpCall& call) {
+beast_http::request<beast_http::string_body> RequestFor(const HttpCall& call,
+                                                        std::string* sent_id) {
   beast_http::request<beast_http::string_body> request;
   request.method_string(call.method);
   request.target(call.target);
   request.version(11);
   request.set(beast_http::field::host, "127.0.0.1");
-  std::string id;
+  sent_id->clear();
   if (call.send_request_id) {
-    id = FreshRequestId();
-    request.set("Plimsoll-Request-Id", id);
+    *sent_id = FreshRequestId();
+    request.set("Plimsoll-Request-Id", *sent_id);
   }
   for (const auto& [name, value] : call.headers) request.insert(name, value);
   if (!call.body.empty() || call.method == "POST") {
@@ -60,6 +61,23 @@ HttpReply TestClient::Send(const HttpCall& call) {
   }
   request.keep_alive(call.keep_alive);
   request.prepare_payload();
+  return request;
+}
+
+HttpReply ReplyFrom(const beast_http::response<beast_http::string_body>& response) {
+  HttpReply reply;
+  reply.status = response.result_int();
+  for (const auto& field : response) {
+    reply.headers.emplace(Lowercase(std::string(field.name_string())), std::string(field.value()));
+  }
+  reply.body = response.body();
+  reply.keep_alive = response.keep_alive();
+  return reply;
+}
+
+HttpReply TestClient::Send(const HttpCall& call) {
+  std::string id;
+  auto request = RequestFor(call, &id);
   // The server may answer (413, 415, ...) and stop reading before the whole
   // body is written: a failed write is not the end, the answer may be there.
   beast::error_code write_error;
@@ -86,15 +104,7 @@ std::optional<HttpReply> TestClient::ReadReply() {
     return std::nullopt;
   }
   if (error) throw std::runtime_error("reading the answer failed: " + error.message());
-  HttpReply reply;
-  const auto& response = parser.get();
-  reply.status = response.result_int();
-  for (const auto& field : response) {
-    reply.headers.emplace(Lowercase(std::string(field.name_string())), std::string(field.value()));
-  }
-  reply.body = response.body();
-  reply.keep_alive = response.keep_alive();
-  return reply;
+  return ReplyFrom(parser.get());
 }
 
 bool TestClient::WaitForClose(std::chrono::milliseconds timeout) {

@@ -11,6 +11,8 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -46,6 +48,14 @@ struct HttpReply {
 
 // 32 random lowercase hex digits.
 std::string FreshRequestId();
+
+// The request for `call`, ready to write (the transport-independent half of
+// Send; the TLS suite writes it over its own stream). `*sent_id` receives
+// the request ID sent, "" when none.
+boost::beast::http::request<boost::beast::http::string_body> RequestFor(const HttpCall& call,
+                                                                        std::string* sent_id);
+// The reply of a parsed answer, header names lowercased.
+HttpReply ReplyFrom(const boost::beast::http::response<boost::beast::http::string_body>& response);
 
 class TestClient {
  public:

@@ -61,23 +61,8 @@ class TlsClient {
   std::string protocol() { return SSL_get_version(stream_->native_handle()); }
 
   HttpReply Send(const HttpCall& call) {
-    beast_http::request<beast_http::string_body> request;
-    request.method_string(call.method);
-    request.target(call.target);
-    request.version(11);
-    request.set(beast_http::field::host, "127.0.0.1");
     std::string id;
-    if (call.send_request_id) {
-      id = FreshRequestId();
-      request.set("Plimsoll-Request-Id", id);
-    }
-    for (const auto& [name, value] : call.headers) request.insert(name, value);
-    if (call.method == "POST") {
-      if (call.content_type) request.set(beast_http::field::content_type, *call.content_type);
-      request.body() = call.body;
-    }
-    request.keep_alive(call.keep_alive);
-    request.prepare_payload();
+    auto request = RequestFor(call, &id);
     auto written =
         Run([&](auto done) { beast_http::async_write(*stream_, request, std::move(done)); });
     if (written) throw std::runtime_error("writing over TLS failed: " + written.message());
@@ -135,16 +120,7 @@ class TlsClient {
       return std::nullopt;
     }
     if (error) throw std::runtime_error("reading over TLS failed: " + error.message());
-    HttpReply reply;
-    for (const auto& field : parser.get()) {
-      std::string name(field.name_string());
-      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      reply.headers.emplace(name, std::string(field.value()));
-    }
-    reply.status = parser.get().result_int();
-    reply.body = parser.get().body();
-    reply.keep_alive = parser.get().keep_alive();
-    return reply;
+    return ReplyFrom(parser.get());
   }
 
   uint16_t port_;

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -95,6 +96,25 @@ int QuietSandboxProcesses() {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return SandboxProcesses();
+}
+
+// The host's cgroup layout and the built-in seccomp program, made once for
+// the tests that call Contain directly.
+struct WallParts {
+  linux_sandbox::CgroupLayout layout;
+  linux_sandbox::SeccompProgram program;
+};
+
+const WallParts* RealWall() {
+  static const std::optional<WallParts> parts = []() -> std::optional<WallParts> {
+    auto layout = linux_sandbox::DetectCgroups();
+    auto policy = linux_sandbox::ParseSeccompPolicy(linux_sandbox::BuiltInSeccompPolicyText());
+    if (!layout.ok() || !policy.ok()) return std::nullopt;
+    auto program = linux_sandbox::CompileSeccompPolicy(*policy);
+    if (!program.ok()) return std::nullopt;
+    return WallParts{std::move(*layout), std::move(*program)};
+  }();
+  return parts ? &*parts : nullptr;
 }
 
 class LinuxProviderTest : public ::testing::Test {
@@ -349,8 +369,8 @@ while True: time.sleep(1)
   Result result = MustRun(py);
   EXPECT_TRUE(result.timed_out);
   EXPECT_EQ(result.exit_code, 124);
-  EXPECT_TRUE(NothingLeftBehind(before)) << OwnRunCgroups().size() << " cgroups, "
-                                         << SandboxProcesses() - before << " processes";
+  EXPECT_TRUE(NothingLeftBehind(before))
+      << OwnRunCgroups().size() << " cgroups, " << SandboxProcesses() - before << " processes";
   // Mounts live only in the sandbox's mount namespace: the host's table has none of them.
   std::ifstream mounts("/proc/self/mountinfo");
   std::string all((std::istreambuf_iterator<char>(mounts)), std::istreambuf_iterator<char>());
@@ -423,18 +443,14 @@ TEST_F(LinuxProviderTest, AMissingImageRefusesWithEnvironmentAndRunsNothing) {
 TEST_F(LinuxProviderTest, AWallStepFailingInsideTheChildRefusesWithEnvironment) {
   auto image = image::LocateDefaultImage();
   ASSERT_TRUE(image.ok());
-  auto layout = linux_sandbox::DetectCgroups();
-  ASSERT_TRUE(layout.ok());
-  auto policy = linux_sandbox::ParseSeccompPolicy(linux_sandbox::BuiltInSeccompPolicyText());
-  ASSERT_TRUE(policy.ok());
-  auto program = linux_sandbox::CompileSeccompPolicy(*policy);
-  ASSERT_TRUE(program.ok());
+  const WallParts* wall = RealWall();
+  ASSERT_NE(wall, nullptr);
   int before = QuietSandboxProcesses();
   linux_sandbox::ContainConfig config;
   config.rootfs = image->rootfs.string();
   config.argv = {"/bin/sh", "-c", "echo ran > /work/ran"};
-  config.seccomp = &*program;
-  config.cgroups = &*layout;
+  config.seccomp = &wall->program;
+  config.cgroups = &wall->layout;
   config.binds = {{"/dev/null", "/no/such/target"}};
   // The child fails while the parent may still be making the cgroup and
   // releasing phase 2 (a dead reader: no SIGPIPE, and the child's own report
@@ -447,8 +463,8 @@ TEST_F(LinuxProviderTest, AWallStepFailingInsideTheChildRefusesWithEnvironment) 
     EXPECT_NE(container.error().message().find("bind-mount a host file"), std::string::npos)
         << container.error().message();
   }
-  EXPECT_TRUE(NothingLeftBehind(before)) << OwnRunCgroups().size() << " cgroups, "
-                                         << SandboxProcesses() - before << " processes";
+  EXPECT_TRUE(NothingLeftBehind(before))
+      << OwnRunCgroups().size() << " cgroups, " << SandboxProcesses() - before << " processes";
 }
 
 // A sandbox whose pid 1 would live for a minute, built with the real wall.
@@ -468,18 +484,14 @@ Expected<linux_sandbox::Container> SleepingSandbox(const linux_sandbox::CgroupLa
 }
 
 TEST_F(LinuxProviderTest, TeardownKillsAtOnceAndDismantlesInTheBackground) {
-  auto layout = linux_sandbox::DetectCgroups();
-  ASSERT_TRUE(layout.ok());
-  auto policy = linux_sandbox::ParseSeccompPolicy(linux_sandbox::BuiltInSeccompPolicyText());
-  ASSERT_TRUE(policy.ok());
-  auto program = linux_sandbox::CompileSeccompPolicy(*policy);
-  ASSERT_TRUE(program.ok());
+  const WallParts* wall = RealWall();
+  ASSERT_NE(wall, nullptr);
   int before = QuietSandboxProcesses();
   {
     linux_sandbox::Teardown teardown(/*max_pending=*/8);
     std::vector<std::string> directories;
     for (int i = 0; i < 3; ++i) {
-      auto sandbox = SleepingSandbox(*layout, *program);
+      auto sandbox = SleepingSandbox(wall->layout, wall->program);
       ASSERT_TRUE(sandbox.ok()) << sandbox.error().ToString();
       EXPECT_GE(SandboxProcesses(), before + 1);  // the sleeper is alive
       for (const auto& dir : sandbox->cgroup().directories()) directories.push_back(dir);
@@ -495,7 +507,7 @@ TEST_F(LinuxProviderTest, TeardownKillsAtOnceAndDismantlesInTheBackground) {
   }
   // With no room to queue, the caller tears down itself: gone on return.
   linux_sandbox::Teardown full(/*max_pending=*/0);
-  auto sandbox = SleepingSandbox(*layout, *program);
+  auto sandbox = SleepingSandbox(wall->layout, wall->program);
   ASSERT_TRUE(sandbox.ok()) << sandbox.error().ToString();
   std::vector<std::string> directories = sandbox->cgroup().directories();
   full.Finish(std::move(*sandbox));
@@ -510,12 +522,8 @@ ino_t NetworkNamespaceOf(const std::string& proc_entry) {
 }
 
 TEST_F(LinuxProviderTest, ASandboxJoinsANamespaceMadeAheadOrMakesItsOwn) {
-  auto layout = linux_sandbox::DetectCgroups();
-  ASSERT_TRUE(layout.ok());
-  auto policy = linux_sandbox::ParseSeccompPolicy(linux_sandbox::BuiltInSeccompPolicyText());
-  ASSERT_TRUE(policy.ok());
-  auto program = linux_sandbox::CompileSeccompPolicy(*policy);
-  ASSERT_TRUE(program.ok());
+  const WallParts* wall = RealWall();
+  ASSERT_NE(wall, nullptr);
   ino_t home = NetworkNamespaceOf("/proc/thread-self");
 
   linux_sandbox::NetnsPool pool(1);
@@ -527,12 +535,12 @@ TEST_F(LinuxProviderTest, ASandboxJoinsANamespaceMadeAheadOrMakesItsOwn) {
   ASSERT_TRUE(made_ahead.valid()) << pool.LastError();
   struct stat taken {};
   ASSERT_EQ(fstat(made_ahead.get(), &taken), 0);
-  auto joined = SleepingSandbox(*layout, *program, std::move(made_ahead));
+  auto joined = SleepingSandbox(wall->layout, wall->program, std::move(made_ahead));
   ASSERT_TRUE(joined.ok()) << joined.error().ToString();
   EXPECT_EQ(NetworkNamespaceOf("/proc/" + std::to_string(joined->pid())), taken.st_ino);
   EXPECT_EQ(NetworkNamespaceOf("/proc/thread-self"), home) << "the thread did not come back";
 
-  auto own = SleepingSandbox(*layout, *program);
+  auto own = SleepingSandbox(wall->layout, wall->program);
   ASSERT_TRUE(own.ok()) << own.error().ToString();
   ino_t own_namespace = NetworkNamespaceOf("/proc/" + std::to_string(own->pid()));
   EXPECT_NE(own_namespace, 0u);
