@@ -5,7 +5,9 @@
 // `linux` and `oci`, virtio-serial for `microvm`) carrying frames:
 //
 //   frame   = u32 big-endian length, then that many bytes (<= kMaxFrameBytes)
-//   session = host sends one Job frame (JSON, see below);
+//   session = [agent sends one kReadyFrame frame, only when started with
+//             --announce: it is up and waiting; warm pools use it];
+//             host sends one Job frame (JSON, see below);
 //             agent answers with one Report frame (JSON) followed by one
 //             Seal frame: the lowercase-hex HMAC-SHA256 of the Report frame's
 //             bytes under Job::report_key.
@@ -51,6 +53,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "plimsoll/error.h"
@@ -63,6 +66,8 @@ namespace plimsoll::guest {
 inline constexpr uint32_t kMaxFrameBytes = 32u << 20;
 inline constexpr size_t kReportKeyBytes = 32;
 inline constexpr int64_t kJobVersion = 1;
+// What an agent started with --announce sends before it reads its job.
+inline constexpr std::string_view kReadyFrame = "plimsoll-guest ready";
 
 // Exit codes the agent reports for steps it could not start.
 inline constexpr int64_t kExitCannotExecute = 126;

@@ -6,17 +6,24 @@
 #include "providers/disabled/disabled_provider.h"
 #include "providers/embedded/embedded_provider.h"
 #include "providers/linux/linux_provider.h"
+#include "providers/oci/oci_provider.h"
 
 namespace plimsoll {
 
 std::vector<std::string_view> ProviderNames() {
-  return {"disabled", "embedded", "linux"};
+  return {"disabled", "embedded", "linux", "oci"};
 }
 
 Expected<std::unique_ptr<Provider>> MakeProvider(std::string_view name, const Limits& limits) {
   if (name == "disabled") return MakeDisabledProvider(limits);
   if (name == "embedded") return MakeEmbeddedProvider(limits);
   if (name == "linux") return MakeLinuxProvider(limits);
+  // "oci" takes its runtime from SANDBOX_OCI_RUNTIME; "oci:runsc" names it.
+  if (name == "oci" || name.rfind("oci:", 0) == 0) {
+    auto settings = OciSettingsFromEnvironment(name.size() > 4 ? name.substr(4) : "");
+    if (!settings.ok()) return settings.error();
+    return MakeOciProvider(limits, *settings);
+  }
   std::string valid;
   for (std::string_view known : ProviderNames()) {
     if (!valid.empty()) valid += ", ";

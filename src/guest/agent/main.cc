@@ -1,12 +1,20 @@
 // plimsoll-guest: the agent inside every OS-level sandbox (DESIGN.md "One
 // guest agent"; the protocol is src/guest/protocol.h).
 //
-//   plimsoll-guest [--init] [--channel FD] [--work DIR] [--no-setuid] [--uid N] [--gid N]
+//   plimsoll-guest [--init] [--channel FD] [--announce] [--job-wait-ms N] [--work DIR]
+//                  [--no-setuid] [--uid N] [--gid N]
 //
 // --init: this process is pid 1 of the sandbox's fresh pid namespace; it
 // stays there as a tiny init and forks the agent as pid 2, which owns the
 // namespace (init.h). Without --init, the agent owns the namespace only when
 // it is pid 1 itself.
+//
+// --announce: first send one guest::kReadyFrame frame on FD (the host then
+// knows the sandbox is built and the agent waits; warm pools use it).
+// --job-wait-ms: how long to wait for the job (default 60000; 0: until the
+// host sends it or closes the channel). A warm pool's sandboxes wait with 0:
+// the host's end of the channel is their lifeline, and its closing (the host
+// exited or destroyed the sandbox) ends them.
 //
 // Reads one Job frame from FD (default 3), runs it (agent.h), writes the
 // Report frame and its Seal frame back on FD, and exits 0. Exit 2: usage;
@@ -43,13 +51,14 @@ using plimsoll::guest::agent::AgentOptions;
 
 constexpr int kExitUsage = 2;
 constexpr int kExitNoJob = 3;
-constexpr auto kJobWait = std::chrono::seconds(60);
+constexpr int64_t kDefaultJobWaitMs = 60'000;
 constexpr auto kReportWait = std::chrono::seconds(60);
 
 int Usage(const char* message) {
   std::fprintf(stderr,
-               "plimsoll-guest: %s\nusage: plimsoll-guest [--init] [--channel FD] [--work DIR] "
-               "[--no-setuid] [--uid N] [--gid N]\n",
+               "plimsoll-guest: %s\nusage: plimsoll-guest [--init] [--channel FD] "
+               "[--announce] [--job-wait-ms N] [--work DIR] [--no-setuid] [--uid N] "
+               "[--gid N]\n",
                message);
   return kExitUsage;
 }
@@ -86,7 +95,9 @@ int main(int argc, char** argv) {
   umask(022);
 
   int channel = 3;
+  int64_t job_wait_ms = kDefaultJobWaitMs;
   bool init = false;
+  bool announce = false;
   AgentOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string_view argument = argv[i];
@@ -95,9 +106,15 @@ int main(int argc, char** argv) {
       if (!has_value || !ParseNumber(argv[++i], channel) || channel < 0) {
         return Usage("--channel needs a descriptor number");
       }
+    } else if (argument == "--job-wait-ms") {
+      if (!has_value || !ParseNumber(argv[++i], job_wait_ms) || job_wait_ms < 0) {
+        return Usage("--job-wait-ms needs a number of milliseconds (0: no limit)");
+      }
     } else if (argument == "--work") {
       if (!has_value) return Usage("--work needs a directory");
       options.work_directory = argv[++i];
+    } else if (argument == "--announce") {
+      announce = true;
     } else if (argument == "--init") {
       init = true;
     } else if (argument == "--no-setuid") {
@@ -127,7 +144,18 @@ int main(int argc, char** argv) {
     return kExitNoJob;
   }
 
-  auto frame = plimsoll::guest::ReadFrame(channel, std::chrono::steady_clock::now() + kJobWait);
+  if (announce) {
+    auto sent = plimsoll::guest::WriteFrame(channel, plimsoll::guest::kReadyFrame,
+                                            std::chrono::steady_clock::now() + kReportWait);
+    if (!sent.ok()) {
+      std::fprintf(stderr, "plimsoll-guest: %s\n", sent.error().ToString().c_str());
+      return kExitNoJob;
+    }
+  }
+  auto job_deadline = job_wait_ms == 0
+                          ? std::chrono::steady_clock::time_point::max()
+                          : std::chrono::steady_clock::now() + std::chrono::milliseconds(job_wait_ms);
+  auto frame = plimsoll::guest::ReadFrame(channel, job_deadline);
   if (!frame.ok()) {
     std::fprintf(stderr, "plimsoll-guest: %s\n", frame.error().ToString().c_str());
     return kExitNoJob;

@@ -1,74 +1,137 @@
 #include "providers/linux/self_check.h"
 
+#include <sys/utsname.h>
+
 #include <nlohmann/json.hpp>
 
 namespace plimsoll::linux_sandbox {
 namespace {
 
+// One script for every profile, told which one it runs under by --profile:
+// the checks share their parsing of mountinfo and their reports, and differ
+// only where the runtimes differ (measured: runc 1.1.5, crun 1.8.1, runsc
+// 2022-12-19).
 constexpr const char* kScript = R"python(
-import errno, json, os, socket, sys
+import errno, json, os, socket, stat, sys
 
 args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
 TMP, WORK, PIDS = int(args["--tmp"]), int(args["--work"]), int(args["--pids"])
+# linux: our own namespace wall; oci-runc: runc or crun with our config.json;
+# gvisor: runsc, where the guest is served by gVisor's kernel (the Sentry).
+PROFILE, HOST_RELEASE = args.get("--profile", "linux"), args.get("--host-release", "")
+if PROFILE not in ("linux", "oci-runc", "gvisor"):
+    sys.exit("unknown profile " + PROFILE)
 
 def report(name, passed, detail):
     print(json.dumps({"name": name, "passed": bool(passed), "detail": detail}), flush=True)
+
+def error_name(e):
+    return errno.errorcode.get(e.errno, str(e.errno))
 
 mounts = []
 with open("/proc/self/mountinfo") as f:
     for line in f:
         left, right = line.split(" - ", 1)
         l, r = left.split(), right.split()
-        mounts.append({"point": l[4], "options": set(l[5].split(",")), "fstype": r[0],
-                       "super": set(r[2].split(",")) if len(r) > 2 else set()})
+        mounts.append({"id": l[0], "parent": l[1], "point": l[4], "options": set(l[5].split(",")),
+                       "fstype": r[0], "super": set(r[2].split(",")) if len(r) > 2 else set()})
+if PROFILE != "linux":
+    # Only the topmost mount at each mount point is reachable: crun mounts
+    # placeholder tmpfs files under /dev/null etc. and binds the real device
+    # over them. A mount is covered when a child of it sits on the same point
+    # (gVisor's root is its own parent, which covers nothing).
+    by_id = {m["id"]: m for m in mounts}
+    covered = {m["parent"] for m in mounts if m["parent"] != m["id"] and m["parent"] in by_id
+               and by_id[m["parent"]]["point"] == m["point"]}
+    mounts = [m for m in mounts if m["id"] not in covered]
 by_point = {m["point"]: m for m in mounts}
 
 root = by_point.get("/")
 try:
     open("/plimsoll-probe", "w").close(); wrote = "created /plimsoll-probe"
 except OSError as e:
-    wrote = "write refused: " + errno.errorcode.get(e.errno, str(e.errno))
+    wrote = "write refused: " + error_name(e)
 report("root_read_only", root is not None and "ro" in root["options"] and wrote.startswith("write refused"),
        "/ options %s; %s" % (sorted(root["options"]) if root else "missing", wrote))
+
+# gVisor's mountinfo prints neither nosuid nor nodev, and a tmpfs size in bytes.
+TMPFS_FLAGS = ["noexec"] if PROFILE == "gvisor" else ["noexec", "nosuid", "nodev"]
 
 def bounded_tmpfs(point, size):
     m = by_point.get(point)
     if m is None:
         return False, point + " is not a mount point"
-    want = "size=%dk" % (size // 1024)
-    ok = (m["fstype"] == "tmpfs" and {"noexec", "nosuid", "nodev", "rw"} <= m["options"]
-          and want in m["super"])
-    return ok, "%s: %s %s %s (want tmpfs, noexec,nosuid,nodev, %s)" % (
-        point, m["fstype"], ",".join(sorted(m["options"])), ",".join(sorted(m["super"])), want)
+    sizes = ["size=%dk" % (size // 1024)] + (["size=%d" % size] if PROFILE == "gvisor" else [])
+    ok = (m["fstype"] == "tmpfs" and set(TMPFS_FLAGS + ["rw"]) <= m["options"]
+          and any(s in m["super"] for s in sizes))
+    return ok, "%s: %s %s %s (want tmpfs, %s, %s)" % (
+        point, m["fstype"], ",".join(sorted(m["options"])), ",".join(sorted(m["super"])),
+        ",".join(TMPFS_FLAGS), " or ".join(sizes))
 
 report("tmp_is_bounded_tmpfs", *bounded_tmpfs("/tmp", TMP))
 report("work_is_bounded_tmpfs", *bounded_tmpfs("/work", WORK))
 
-# Writable mounts allowed, exactly: /tmp and /work (tmpfs; nosuid,nodev,noexec),
-# /proc (proc; nosuid,nodev,noexec) and binds of the five character devices
-# below (nosuid,noexec; not nodev, which would break them). Anything else
-# writable, or an allowed one lacking its options, fails the check.
-import stat
-devices = {"/dev/" + n for n in ("null", "zero", "full", "random", "urandom")}
+def char_device(path, numbers=None):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return stat.S_ISCHR(st.st_mode) and (
+        numbers is None or (os.major(st.st_rdev), os.minor(st.st_rdev)) == numbers)
+
+# The writable mounts allowed, exactly, per profile; anything else writable,
+# or an allowed one lacking its options, fails the check.
+#  linux: /tmp and /work (tmpfs; nosuid,nodev,noexec), /proc (proc;
+#    nosuid,nodev,noexec) and binds of five character devices (nosuid,noexec;
+#    not nodev, which would break them).
+#  oci-runc: the same /tmp, /work and /proc; the device binds runc and crun
+#    make in the read-only /dev (the five plus /dev/tty) must be those very
+#    character devices, and need no options: runc binds them without
+#    nosuid,noexec, and neither matters for a device node (exec wants a
+#    regular file, set-id bits act only on exec). A masked /proc path is a
+#    bind of the host's /dev/null, which runc leaves rw: allowed only when it
+#    is the character device 1:3.
+#  gvisor: /tmp, /work and /proc need only noexec (gVisor prints no
+#    nosuid/nodev); /sys (sysfs), /dev (tmpfs, noexec) and /dev/pts (devpts)
+#    are gVisor's own synthetic filesystems, served by its Sentry.
+DEVICES = {"/dev/null": (1, 3), "/dev/zero": (1, 5), "/dev/full": (1, 7), "/dev/random": (1, 8),
+           "/dev/urandom": (1, 9)}
+if PROFILE == "oci-runc":
+    DEVICES["/dev/tty"] = (5, 0)
 writable = [m for m in mounts if "rw" in m["options"]]
 bad = []
 for m in writable:
-    point, options = m["point"], m["options"]
-    if point in ("/tmp", "/work") and m["fstype"] == "tmpfs":
-        needed = {"nosuid", "nodev", "noexec"}
-    elif point == "/proc" and m["fstype"] == "proc":
-        needed = {"nosuid", "nodev", "noexec"}
-    elif point in devices and stat.S_ISCHR(os.stat(point).st_mode):
+    point, options, fstype = m["point"], m["options"], m["fstype"]
+    if point in ("/tmp", "/work") and fstype == "tmpfs":
+        needed = set(TMPFS_FLAGS)
+    elif point == "/proc" and fstype == "proc":
+        needed = {"noexec"} if PROFILE == "gvisor" else {"nosuid", "nodev", "noexec"}
+    elif PROFILE == "linux" and point in DEVICES and char_device(point):
         needed = {"nosuid", "noexec"}
+    elif PROFILE == "oci-runc" and point in DEVICES and char_device(point, DEVICES[point]):
+        needed = set()
+    elif PROFILE == "oci-runc" and point.startswith("/proc/") and char_device(point, (1, 3)):
+        needed = set()
+    elif PROFILE == "gvisor" and (point, fstype) in (("/sys", "sysfs"), ("/dev/pts", "devpts")):
+        needed = set()
+    elif PROFILE == "gvisor" and (point, fstype) == ("/dev", "tmpfs"):
+        needed = {"noexec"}
     else:
         bad.append(point)
         continue
     if not needed <= options:
         bad.append("%s(lacks %s)" % (point, ",".join(sorted(needed - options))))
+ALLOWED = {
+    "linux": "/tmp,/work (tmpfs nosuid,nodev,noexec), /proc (nosuid,nodev,noexec), "
+             "/dev/{null,zero,full,random,urandom} (character devices, nosuid,noexec)",
+    "oci-runc": "/tmp,/work (tmpfs nosuid,nodev,noexec), /proc (nosuid,nodev,noexec), "
+                "/dev/{null,zero,full,random,urandom,tty} (those character devices), "
+                "/proc/* masked by the character device 1:3",
+    "gvisor": "/tmp,/work (tmpfs noexec), /proc (noexec), /dev (gVisor tmpfs, noexec), "
+              "/sys (gVisor sysfs), /dev/pts (gVisor devpts)"}[PROFILE]
 report("only_tmpfs_writable", not bad,
-       "allowed writable: /tmp,/work (tmpfs nosuid,nodev,noexec), /proc (nosuid,nodev,noexec), "
-       "/dev/{null,zero,full,random,urandom} (character devices, nosuid,noexec); "
-       "writable mounts: %s; unexpected: %s" % (",".join(sorted(m["point"] for m in writable)), bad or "none"))
+       "allowed writable: %s; writable mounts: %s; unexpected: %s" % (
+           ALLOWED, ",".join(sorted(m["point"] for m in writable)), bad or "none"))
 
 with open("/proc/net/dev") as f:
     interfaces = sorted(line.split(":")[0].strip() for line in f.readlines()[2:])
@@ -76,82 +139,231 @@ report("loopback_only", interfaces == ["lo"], "interfaces: " + ",".join(interfac
 
 with open("/proc/net/route") as f:
     routes = f.readlines()[1:]
-try:
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM); s.close(); inet = "AF_INET socket created"
-except OSError as e:
-    inet = "AF_INET socket refused: " + errno.errorcode.get(e.errno, str(e.errno))
-report("no_route_out", not routes and "refused" in inet, "%d IPv4 routes; %s" % (len(routes), inet))
+if PROFILE == "gvisor":
+    # No seccomp filter is visible to the guest, so sockets can be made;
+    # gVisor's netstack (--network=none) must have no way out.
+    outcomes = []
+    for family, address in ((socket.AF_INET, ("192.0.2.1", 9)), (socket.AF_INET6, ("2001:db8::1", 9))):
+        try:
+            s = socket.socket(family, socket.SOCK_STREAM)
+            s.settimeout(2)
+            try:
+                s.connect(address); outcomes.append("%s connected" % address[0])
+            finally:
+                s.close()
+        except socket.timeout:
+            outcomes.append("%s timed out" % address[0])
+        except OSError as e:
+            outcomes.append("%s refused: %s" % (address[0], error_name(e)))
+    report("no_route_out", not routes and all(o.endswith(("EHOSTUNREACH", "ENETUNREACH")) for o in outcomes),
+           "%d IPv4 routes; connect to %s" % (len(routes), ", ".join(outcomes)))
+else:
+    try:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM); s.close(); inet = "AF_INET socket created"
+    except OSError as e:
+        inet = "AF_INET socket refused: " + error_name(e)
+    report("no_route_out", not routes and "refused" in inet, "%d IPv4 routes; %s" % (len(routes), inet))
 
-children, failure = [], "none"
-try:
-    while len(children) < PIDS + 8:
-        pid = os.fork()
-        if pid == 0:
-            import time; time.sleep(30); os._exit(0)
-        children.append(pid)
-except OSError as e:
-    failure = errno.errorcode.get(e.errno, str(e.errno))
-for pid in children:
-    os.kill(pid, 9)
-for pid in children:
-    os.waitpid(pid, 0)
-report("pids_limit", failure == "EAGAIN" and len(children) < PIDS,
-       "fork failed with %s after %d children (pids.max %d)" % (failure, len(children), PIDS))
+def fork_until_refused(most):
+    children, failure = [], "none"
+    try:
+        while len(children) < most:
+            pid = os.fork()
+            if pid == 0:
+                import time; time.sleep(30); os._exit(0)
+            children.append(pid)
+    except OSError as e:
+        failure = error_name(e)
+    for pid in children:
+        os.kill(pid, 9)
+    for pid in children:
+        os.waitpid(pid, 0)
+    return failure, len(children)
+
+if PROFILE == "gvisor":
+    # The cgroup's pids limit is raised for gVisor's own threads, so the
+    # guest's limit is RLIMIT_NPROC (the agent sets it to pids for steps).
+    # Forking up to it would exhaust the host cgroup first (under the ptrace
+    # platform each guest process costs the sandbox 5-8 host tasks and a few
+    # MiB), so the check reads the limit and proves gVisor enforces it with
+    # the soft limit lowered to a few processes. (gVisor refuses the fork
+    # that would exceed the limit one process later than Linux does: 16
+    # children at a limit of 16 under the agent, so at most `probe`.)
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+    probe = min(16, PIDS)
+    try:
+        resource.setrlimit(resource.RLIMIT_NPROC, (probe, hard))
+        failure, count = fork_until_refused(probe + 8)
+        resource.setrlimit(resource.RLIMIT_NPROC, (soft, hard))
+    except (OSError, ValueError) as e:
+        failure, count = "setrlimit failed: %s" % e, 0
+    show = lambda v: "unlimited" if v == resource.RLIM_INFINITY else str(v)
+    report("pids_limit", hard != resource.RLIM_INFINITY and 0 < hard <= PIDS and soft <= hard
+           and failure == "EAGAIN" and count <= probe,
+           "RLIMIT_NPROC soft %s hard %s (pids %d); with the soft limit lowered to %d, "
+           "fork failed with %s after %d children" % (show(soft), show(hard), PIDS, probe, failure, count))
+else:
+    failure, count = fork_until_refused(PIDS + 8)
+    report("pids_limit", failure == "EAGAIN" and count < PIDS,
+           "fork failed with %s after %d children (pids.max %d)" % (failure, count, PIDS))
 
 status = {}
 with open("/proc/self/status") as f:
     for line in f:
         key, _, value = line.partition(":")
         status[key] = value.strip()
-denied = []
 try:
     import ctypes
     libc = ctypes.CDLL(None, use_errno=True)
-    for name, call in (("unshare", lambda: libc.unshare(0x10000000)),
-                       ("mount", lambda: libc.mount(b"none", b"/tmp", b"tmpfs", 0, None)),
-                       ("ptrace", lambda: libc.ptrace(0, 0, None, None)),
-                       ("keyctl", lambda: libc.syscall(250, 0, 0, 0, 0, 0)),
-                       ("bpf", lambda: libc.syscall(321, 0, 0, 0))):
-        rc = call(); e = ctypes.get_errno()
-        denied.append("%s=%s" % (name, "EPERM" if rc == -1 and e == errno.EPERM else "rc %d errno %d" % (rc, e)))
 except ImportError:
-    denied.append("ctypes unavailable")
-report("seccomp_filter", status.get("Seccomp") == "2" and all(d.endswith("EPERM") or "ctypes" in d for d in denied),
-       "Seccomp: %s, filters %s; %s" % (status.get("Seccomp"), status.get("Seccomp_filters"), ", ".join(denied)))
-report("no_new_privileges", status.get("NoNewPrivs") == "1", "NoNewPrivs: %s" % status.get("NoNewPrivs"))
+    libc = None
+
+if PROFILE == "gvisor":
+    # gVisor applies seccomp to its Sentry, which the guest cannot see
+    # (Seccomp: 0 here); what the guest can see is that its kernel is not
+    # the host's: another release, and gVisor's own boot log.
+    release, log, source = os.uname().release, "", "nothing"
+    if libc is not None:
+        buffer = ctypes.create_string_buffer(1 << 16)
+        size = libc.klogctl(3, buffer, len(buffer))  # SYSLOG_ACTION_READ_ALL
+        if size > 0:
+            log, source = buffer.raw[:size].decode(errors="replace"), "syslog(2)"
+        else:
+            source = "syslog(2) refused (errno %d)" % ctypes.get_errno()
+    if not log:
+        try:
+            fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+            try:
+                while True:
+                    log += os.read(fd, 8192).decode(errors="replace") + "\n"
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+            source = "/dev/kmsg"
+        except OSError as e:
+            source += ", /dev/kmsg " + error_name(e)
+    seen = next((line.strip() for line in log.splitlines() if "Starting gVisor" in line), None)
+    report("guest_kernel_is_gvisor", bool(HOST_RELEASE) and release != HOST_RELEASE and seen is not None,
+           "guest release %s, host release %s; kernel log read with %s: %s" % (
+               release, HOST_RELEASE or "not given", source,
+               seen or "no 'Starting gVisor' line (first line: %r)" % (log.splitlines() or [""])[0][:120]))
+    # Interfaces only a real Linux kernel serves. On this host all four exist,
+    # and the first three show through runc's and crun's /proc (the host
+    # kernel's); gVisor's procfs and sysfs implement none of them (measured
+    # with runsc 2022-12-19): the kernel symbol table, the physical memory
+    # map, the host's sysctl tree and debugfs.
+    present = []
+    for path in ("/proc/kallsyms", "/proc/iomem", "/proc/sys/kernel/osrelease", "/sys/kernel/debug"):
+        try:
+            os.lstat(path); present.append(path)
+        except OSError as e:
+            if e.errno != errno.ENOENT:
+                present.append("%s(%s)" % (path, error_name(e)))
+    report("host_kernel_interfaces_absent", not present,
+           "/proc/kallsyms, /proc/iomem, /proc/sys/kernel/osrelease, /sys/kernel/debug: %s" % (
+               "present: " + ", ".join(present) if present else "all absent (ENOENT)"))
+else:
+    denied = []
+    if libc is not None:
+        for name, call in (("unshare", lambda: libc.unshare(0x10000000)),
+                           ("mount", lambda: libc.mount(b"none", b"/tmp", b"tmpfs", 0, None)),
+                           ("ptrace", lambda: libc.ptrace(0, 0, None, None)),
+                           ("keyctl", lambda: libc.syscall(250, 0, 0, 0, 0, 0)),
+                           ("bpf", lambda: libc.syscall(321, 0, 0, 0))):
+            rc = call(); e = ctypes.get_errno()
+            denied.append("%s=%s" % (name, "EPERM" if rc == -1 and e == errno.EPERM else "rc %d errno %d" % (rc, e)))
+    else:
+        denied.append("ctypes unavailable")
+    report("seccomp_filter", status.get("Seccomp") == "2" and all(d.endswith("EPERM") or "ctypes" in d for d in denied),
+           "Seccomp: %s, filters %s; %s" % (status.get("Seccomp"), status.get("Seccomp_filters"), ", ".join(denied)))
+
+no_new_privs = status.get("NoNewPrivs")
+if PROFILE == "gvisor" and no_new_privs is None and libc is not None:
+    # gVisor's status has no NoNewPrivs line; ask prctl(PR_GET_NO_NEW_PRIVS).
+    no_new_privs = str(libc.prctl(39, 0, 0, 0, 0))
+    report("no_new_privileges", no_new_privs == "1", "prctl(PR_GET_NO_NEW_PRIVS): %s" % no_new_privs)
+else:
+    report("no_new_privileges", no_new_privs == "1", "NoNewPrivs: %s" % no_new_privs)
+
 caps = {k: status.get(k) for k in ("CapInh", "CapPrm", "CapEff", "CapAmb")}
+required, note = list(caps), ""
+if PROFILE == "gvisor" and caps["CapAmb"] is None:
+    # gVisor's status has no CapAmb line; the ambient set is always a subset
+    # of permitted and inheritable (capabilities(7)), so those being 0 is enough.
+    required, note = ["CapInh", "CapPrm", "CapEff"], " (CapAmb not shown; ambient is within CapPrm and CapInh)"
 report("unprivileged_no_capabilities",
-       os.getuid() != 0 and os.geteuid() != 0 and all(v is not None and int(v, 16) == 0 for v in caps.values()),
-       "uid %d euid %d gid %d; %s" % (os.getuid(), os.geteuid(), os.getgid(),
-                                        ", ".join("%s %s" % kv for kv in caps.items())))
+       os.getuid() != 0 and os.geteuid() != 0 and all(caps[k] is not None and int(caps[k], 16) == 0 for k in required),
+       "uid %d euid %d gid %d; %s%s" % (os.getuid(), os.geteuid(), os.getgid(),
+                                        ", ".join("%s %s" % kv for kv in caps.items()), note))
 )python";
+
+const char* ProfileArgument(SelfCheckProfile profile) {
+  switch (profile) {
+    case SelfCheckProfile::kOciRunc:
+      return "oci-runc";
+    case SelfCheckProfile::kGvisor:
+      return "gvisor";
+    case SelfCheckProfile::kLinux:
+      break;
+  }
+  return "linux";
+}
+
+// The host's kernel release, which a gVisor guest must not see. An empty
+// answer makes guest_kernel_is_gvisor fail: it is never guessed.
+std::string HostKernelRelease() {
+  utsname name{};
+  if (uname(&name) != 0) return "";
+  return name.release;
+}
 
 }  // namespace
 
-ProjectPayload SelfCheckProject(const Limits& limits) {
+ProjectPayload SelfCheckProject(const Limits& limits, SelfCheckProfile profile) {
   ProjectPayload project;
   project.files.push_back({"self_check.py", kScript});
-  project.steps.push_back({"python3", "self_check.py", "--tmp", std::to_string(limits.tmp_bytes),
-                           "--work", std::to_string(limits.work_bytes), "--pids",
-                           std::to_string(limits.pids)});
+  std::vector<std::string> step = {"python3",   "self_check.py",
+                                   "--tmp",     std::to_string(limits.tmp_bytes),
+                                   "--work",    std::to_string(limits.work_bytes),
+                                   "--pids",    std::to_string(limits.pids),
+                                   "--profile", ProfileArgument(profile)};
+  if (profile == SelfCheckProfile::kGvisor) {
+    step.push_back("--host-release");
+    step.push_back(HostKernelRelease());
+  }
+  project.steps.push_back(std::move(step));
   return project;
 }
 
-const std::vector<std::string>& SelfCheckNames() {
-  static const std::vector<std::string> names = {"root_read_only",
-                                                 "tmp_is_bounded_tmpfs",
-                                                 "work_is_bounded_tmpfs",
-                                                 "only_tmpfs_writable",
-                                                 "loopback_only",
-                                                 "no_route_out",
-                                                 "pids_limit",
-                                                 "seccomp_filter",
-                                                 "no_new_privileges",
-                                                 "unprivileged_no_capabilities"};
-  return names;
+const std::vector<std::string>& SelfCheckNames(SelfCheckProfile profile) {
+  static const std::vector<std::string> container = {"root_read_only",
+                                                     "tmp_is_bounded_tmpfs",
+                                                     "work_is_bounded_tmpfs",
+                                                     "only_tmpfs_writable",
+                                                     "loopback_only",
+                                                     "no_route_out",
+                                                     "pids_limit",
+                                                     "seccomp_filter",
+                                                     "no_new_privileges",
+                                                     "unprivileged_no_capabilities"};
+  static const std::vector<std::string> gvisor = {"root_read_only",
+                                                  "tmp_is_bounded_tmpfs",
+                                                  "work_is_bounded_tmpfs",
+                                                  "only_tmpfs_writable",
+                                                  "loopback_only",
+                                                  "no_route_out",
+                                                  "pids_limit",
+                                                  "guest_kernel_is_gvisor",
+                                                  "host_kernel_interfaces_absent",
+                                                  "no_new_privileges",
+                                                  "unprivileged_no_capabilities"};
+  return profile == SelfCheckProfile::kGvisor ? gvisor : container;
 }
 
-Expected<std::vector<EvidenceCheck>> ParseSelfCheckOutput(std::string_view stdout_bytes) {
+Expected<std::vector<EvidenceCheck>> ParseSelfCheckOutput(std::string_view stdout_bytes,
+                                                          SelfCheckProfile profile) {
   std::vector<EvidenceCheck> checks;
   size_t start = 0;
   while (start < stdout_bytes.size()) {
@@ -170,7 +382,7 @@ Expected<std::vector<EvidenceCheck>> ParseSelfCheckOutput(std::string_view stdou
     checks.push_back({json["name"].get<std::string>(), json["passed"].get<bool>(),
                       json["detail"].get<std::string>()});
   }
-  for (const std::string& name : SelfCheckNames()) {
+  for (const std::string& name : SelfCheckNames(profile)) {
     bool found = false;
     for (const EvidenceCheck& check : checks) found = found || check.name == name;
     if (!found) checks.push_back({name, false, "the self-check did not report this check"});

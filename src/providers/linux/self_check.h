@@ -1,13 +1,44 @@
-// The check program a smoke test runs INSIDE a throwaway linux sandbox
-// (SPEC §6), and the reading of its answer.
+// The check program a smoke test runs INSIDE a throwaway sandbox (SPEC §6),
+// and the reading of its answer. The linux provider and the oci provider
+// (runc, crun, runsc) run the same program, told which wall it stands in.
 //
 // The program is a Python 3 script sent as a project file (so /work's
 // noexec does not matter) and run as the guest user by the real agent with
 // the real configuration. It prints one JSON object per line:
 //   {"name": "root_read_only", "passed": true, "detail": "..."}
-// Checks: root_read_only, tmp_is_bounded_tmpfs, work_is_bounded_tmpfs,
-// only_tmpfs_writable, loopback_only, no_route_out, pids_limit,
-// seccomp_filter, no_new_privileges, unprivileged_no_capabilities.
+//
+// Usage (a provider's smoke test):
+//   Request check;
+//   check.project = SelfCheckProject(limits, SelfCheckProfile::kGvisor);
+//   ... run it like any request, then:
+//   auto checks = ParseSelfCheckOutput(result.stdout_bytes, SelfCheckProfile::kGvisor);
+//
+// Profiles (the script's --profile; each measured on runc 1.1.5, crun 1.8.1
+// and runsc 2022-12-19):
+//  - kLinux ("linux"): our own namespace wall. Checks: root_read_only,
+//    tmp_is_bounded_tmpfs, work_is_bounded_tmpfs, only_tmpfs_writable,
+//    loopback_only, no_route_out, pids_limit, seccomp_filter,
+//    no_new_privileges, unprivileged_no_capabilities.
+//  - kOciRunc ("oci-runc"): runc and crun with our config.json (a read-only
+//    /dev tmpfs). The same checks, with two differences in
+//    only_tmpfs_writable: only the topmost mount at each mount point counts
+//    (crun binds the real devices over placeholder files), and the writable
+//    binds allowed are /dev/{null,zero,full,random,urandom,tty} when each is
+//    that very character device, and masked /proc paths when each is the
+//    character device 1:3 (the host's /dev/null).
+//  - kGvisor ("gvisor"): runsc, where the guest is served by gVisor's kernel.
+//    No seccomp_filter (seccomp confines gVisor's Sentry, which the guest
+//    cannot see); instead guest_kernel_is_gvisor (another kernel release than
+//    the host's, and gVisor's boot line in the kernel log) and
+//    host_kernel_interfaces_absent (/proc/kallsyms, /proc/iomem,
+//    /proc/sys/kernel/osrelease, /sys/kernel/debug). gVisor's own /sys, /dev
+//    and /dev/pts may be writable; tmpfs and /proc need only noexec and the
+//    size may read in bytes. no_route_out connects to documentation
+//    addresses and wants EHOSTUNREACH or ENETUNREACH. pids_limit reads
+//    RLIMIT_NPROC (the guest's limit under runsc, whose cgroup also counts
+//    gVisor's own threads) and proves gVisor enforces it with the soft limit
+//    lowered to 16: forking to the full limit would exhaust the sandbox's
+//    host cgroup first.
 #ifndef PLIMSOLL_PROVIDERS_LINUX_SELF_CHECK_H_
 #define PLIMSOLL_PROVIDERS_LINUX_SELF_CHECK_H_
 
@@ -22,15 +53,28 @@
 
 namespace plimsoll::linux_sandbox {
 
-// The project that runs the script with the configured limits as arguments.
-ProjectPayload SelfCheckProject(const Limits& limits);
+// Which wall the self-check stands in (see the profiles above).
+enum class SelfCheckProfile {
+  kLinux,    // the linux provider's own namespaces
+  kOciRunc,  // runc and crun with our config.json
+  kGvisor,   // runsc (gVisor): the guest is served by gVisor's kernel
+};
+
+// The project that runs the script with the configured limits and the
+// profile as arguments; for kGvisor also the host's kernel release (uname(2),
+// read on each call). Thread-safe.
+ProjectPayload SelfCheckProject(const Limits& limits,
+                                SelfCheckProfile profile = SelfCheckProfile::kLinux);
 
 // The checks named in stdout, one per JSON line. A line that is not a check
-// is an error: the evidence must not be guessed.
-Expected<std::vector<EvidenceCheck>> ParseSelfCheckOutput(std::string_view stdout_bytes);
+// is an error: the evidence must not be guessed. A name of `profile` that
+// stdout lacks is added as a failed check.
+Expected<std::vector<EvidenceCheck>> ParseSelfCheckOutput(
+    std::string_view stdout_bytes, SelfCheckProfile profile = SelfCheckProfile::kLinux);
 
-// The names every complete run reports (a missing one fails the smoke test).
-const std::vector<std::string>& SelfCheckNames();
+// The names every complete run under `profile` reports (a missing one fails
+// the smoke test). The reference lives for the whole program.
+const std::vector<std::string>& SelfCheckNames(SelfCheckProfile profile = SelfCheckProfile::kLinux);
 
 }  // namespace plimsoll::linux_sandbox
 

@@ -242,9 +242,13 @@ Expected<std::string> BuildConfigJson(const BundleConfig& config) {
   const std::string work_size = "size=" + std::to_string(limits.work_bytes);
   Json mounts = Json::array();
   mounts.push_back(Mount("/proc", "proc", "proc", Json::array({"nosuid", "noexec", "nodev"})));
-  mounts.push_back(Mount("/dev", "tmpfs", "tmpfs",
-                         Json::array({"nosuid", "noexec", "strictatime", "mode=755",
-                                      "size=" + std::to_string(kDevTmpfsBytes), "nr_inodes=64"})));
+  // runc and crun create the device nodes and then remount /dev read-only
+  // when its options say "ro"; gVisor's /dev is its own, and "ro" there
+  // would make /dev/null unwritable.
+  Json dev_options = Json::array({"nosuid", "noexec", "strictatime", "mode=755",
+                                  "size=" + std::to_string(kDevTmpfsBytes), "nr_inodes=64"});
+  if (config.runtime != RuntimeKind::kRunsc) dev_options.push_back("ro");
+  mounts.push_back(Mount("/dev", "tmpfs", "tmpfs", std::move(dev_options)));
   mounts.push_back(Mount("/tmp", "tmpfs", "tmpfs",
                          Json::array({"nosuid", "noexec", "nodev", "mode=1777", tmp_size})));
   mounts.push_back(

@@ -11,7 +11,9 @@
 // "Bundle"):
 //   root      the image rootfs, readonly
 //   mounts    /proc (nosuid,noexec,nodev), /dev (tiny tmpfs, nosuid,noexec,
-//             mode 755; the five device nodes come from linux.devices),
+//             mode 755, read-only once runc/crun made the five device nodes
+//             of linux.devices in it; writable under runsc, whose /dev is
+//             gVisor's own),
 //             /tmp and /work (tmpfs, noexec,nosuid,nodev, sized from Limits;
 //             /work owned by 1000:1000); no /sys
 //   process   the agent as pid 1, uid 0 gid 0 inside, the agent's capability

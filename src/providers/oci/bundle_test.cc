@@ -79,10 +79,15 @@ TEST(OciBundle, MountsAreExactlyProcDevTmpWorkWithTheirOptions) {
   EXPECT_EQ(proc["type"], "proc");
   EXPECT_EQ(Options(proc), (std::set<std::string>{"nosuid", "noexec", "nodev"}));
 
+  // runc/crun remount /dev read-only once the nodes are made; gVisor's
+  // /dev stays writable (its /dev/null must take writes).
   const Json& dev = MountAt(doc, "/dev");
   EXPECT_EQ(dev["type"], "tmpfs");
   EXPECT_EQ(Options(dev), (std::set<std::string>{"nosuid", "noexec", "strictatime", "mode=755",
-                                                 "size=65536", "nr_inodes=64"}));
+                                                 "size=65536", "nr_inodes=64", "ro"}));
+  BundleConfig gvisor = TestConfig();
+  gvisor.runtime = RuntimeKind::kRunsc;
+  EXPECT_EQ(Options(MountAt(Build(gvisor), "/dev")).count("ro"), 0u);
 
   const Json& tmp = MountAt(doc, "/tmp");
   EXPECT_EQ(tmp["type"], "tmpfs");

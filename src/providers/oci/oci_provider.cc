@@ -1,0 +1,551 @@
+#include "providers/oci/oci_provider.h"
+
+#include <openssl/sha.h>
+#include <signal.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <sstream>
+
+#include "guest/protocol.h"
+#include "image/image.h"
+#include "providers/linux/seccomp.h"
+#include "providers/linux/self_check.h"
+#include "providers/oci/destroyer.h"
+#include "providers/oci/oci_sandbox.h"
+#include "providers/oci/warm_pool.h"
+
+namespace plimsoll {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using linux_sandbox::SelfCheckProfile;
+using oci::OciSandbox;
+using oci::RuntimeKind;
+
+// As in the linux provider: the agent's own budget is the timeout plus its
+// grace and wrap-up; the host waits a little longer for the report.
+constexpr auto kReportGrace =
+    std::chrono::milliseconds(guest::kJavascriptGraceMs + guest::kAgentWrapUpMs + 500);
+// The longest a container may take to come up before the run is refused
+// (runsc under ptrace on a busy 2-core host takes a second or more).
+constexpr auto kSetupBudget = std::chrono::seconds(20);
+constexpr auto kProbeBudget = std::chrono::seconds(10);
+constexpr size_t kMaxPendingDestroys = 32;
+
+Error EnvironmentRefusal(const std::string& message) {
+  return Refusal(NotDispatched::kEnvironment, message);
+}
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111) != 0;
+}
+
+std::string KernelRelease() {
+  utsname name{};
+  if (uname(&name) != 0) return "unknown";
+  return std::string(name.sysname) + " " + name.release;
+}
+
+std::string Sha256Hex(std::string_view bytes) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char byte : digest) {
+    hex += kHex[byte >> 4];
+    hex += kHex[byte & 15];
+  }
+  return hex;
+}
+
+std::string Trim(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+// The limits the kernel holds for a container's cgroup, read from the host
+// (cgroup v1 controllers, or the v2 unified hierarchy).
+std::vector<std::pair<std::string, std::string>> ReadCgroupValues(const std::string& path) {
+  std::vector<std::pair<std::string, std::string>> values;
+  const std::pair<const char*, const char*> files[] = {
+      {"/sys/fs/cgroup/memory", "memory.limit_in_bytes"},
+      {"/sys/fs/cgroup/memory", "memory.memsw.limit_in_bytes"},
+      {"/sys/fs/cgroup/pids", "pids.max"},
+      {"/sys/fs/cgroup/cpu,cpuacct", "cpu.cfs_quota_us"},
+      {"/sys/fs/cgroup", "memory.max"},
+      {"/sys/fs/cgroup", "memory.swap.max"},
+      {"/sys/fs/cgroup", "pids.max"},
+      {"/sys/fs/cgroup", "cpu.max"}};
+  for (const auto& [root, file] : files) {
+    std::ifstream in(std::string(root) + path + "/" + file);
+    std::stringstream text;
+    if (in && (text << in.rdbuf())) values.emplace_back(file, Trim(text.str()));
+  }
+  return values;
+}
+
+SelfCheckProfile ProfileFor(RuntimeKind kind) {
+  return kind == RuntimeKind::kRunsc ? SelfCheckProfile::kGvisor : SelfCheckProfile::kOciRunc;
+}
+
+Tier ClaimedTier(RuntimeKind kind) {
+  return kind == RuntimeKind::kRunsc ? Tier::kKernel : Tier::kContainer;
+}
+
+// What every run needs, prepared once.
+struct Prepared {
+  image::Image image;
+  oci::Runtime runtime;
+  oci::BundleConfig config;  // the template every container starts from
+  std::string config_digest;
+  std::string seccomp_source;  // "" for runsc
+};
+
+class OciProvider final : public Provider {
+ public:
+  OciProvider(const Limits& limits, const OciSettings& settings)
+      : limits_(limits),
+        settings_(settings),
+        pool_(settings.pool_size, [this] { return StartPooled(); },
+              [this](std::unique_ptr<OciSandbox> sandbox) { destroyer_.Add(std::move(sandbox)); }) {}
+
+  ~OciProvider() override {
+    pool_.Disable();
+    destroyer_.Drain();
+  }
+
+  std::string_view name() const override { return "oci"; }
+
+  Description Describe() const override {
+    Description description;
+    description.provider = "oci";
+    description.tier = ClaimedTier(settings_.runtime);
+    description.capabilities.payloads = {PayloadKind::kJavascript, PayloadKind::kPython,
+                                         PayloadKind::kProject};
+    description.limits = limits_;
+    description.details = {{"runtime", std::string(oci::RuntimeKindName(settings_.runtime))},
+                           {"kernel", KernelRelease()},
+                           {"pool", pool_.Describe()}};
+    std::lock_guard lock(mutex_);
+    if (prepared_) {
+      description.environment = prepared_->image.identity;
+      description.details.emplace_back("runtime_binary", prepared_->runtime.Describe());
+      if (settings_.runtime == RuntimeKind::kRunsc) {
+        description.details.emplace_back("platform", prepared_->runtime.platform());
+      }
+      description.details.emplace_back("config_sha256", prepared_->config_digest);
+      description.details.emplace_back("rootfs", prepared_->image.rootfs.string());
+    } else if (auto located = image::LocateDefaultImage(); located.ok()) {
+      description.environment = located->identity;
+    }
+    return description;
+  }
+
+  Status Reconcile() override {
+    auto runtime = oci::ProbeRuntime(settings_.runtime, settings_.runtime_options,
+                                     Clock::now() + kProbeBudget);
+    if (!runtime.ok()) return runtime.error();
+    return RemoveLeftovers(*runtime);
+  }
+
+  Status Preflight() override {
+    auto prepared = Prepare(/*fresh=*/true);
+    if (!prepared.ok()) return prepared.error();
+    return Status::Ok();
+  }
+
+  Expected<Evidence> SmokeTest(Deadline deadline) override {
+    auto evidence = CollectEvidence(deadline);
+    // The pool serves only on evidence confirmed with this configuration.
+    if (evidence.ok() && evidence->AllChecksPassed()) {
+      pool_.Enable();
+    } else {
+      pool_.Disable();
+    }
+    return evidence;
+  }
+
+  Expected<Result> Run(const Request& request, Deadline deadline) override {
+    if (request.cell) {
+      return Refusal(NotDispatched::kUnsupported,
+                     "The oci provider has no sessions yet, so no cells.");
+    }
+    auto prepared = Prepare(/*fresh=*/false);
+    if (!prepared.ok()) return prepared.error();
+    return RunJob(**prepared, request, deadline, nullptr);
+  }
+
+ private:
+  Expected<Evidence> CollectEvidence(Deadline deadline) {
+    auto prepared = Prepare(/*fresh=*/false);
+    if (!prepared.ok()) return prepared.error();
+    const Prepared& ready = **prepared;
+    RuntimeKind kind = settings_.runtime;
+    Evidence evidence;
+    evidence.collected_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count();
+    evidence.facts = {{"runtime", ready.runtime.Describe()},
+                      {"kernel", KernelRelease()},
+                      {"config_sha256", ready.config_digest},
+                      {"image", ready.image.identity}};
+    if (kind == RuntimeKind::kRunsc) {
+      evidence.facts.emplace_back("platform", ready.runtime.platform());
+      evidence.facts.emplace_back("network", "none (runsc --network=none: only loopback)");
+    } else {
+      evidence.facts.emplace_back("seccomp", ready.seccomp_source + ", deny by default (EPERM)");
+      evidence.facts.emplace_back("user_namespace", "inside 0 and 1000 map to host 1500000000 "
+                                                    "and 1500001000");
+    }
+    evidence.facts.emplace_back("attestation",
+                                "none: these are checks made from inside, not a hardware proof");
+
+    // 1. The wall seen from inside, by the real agent in the real configuration.
+    Request check;
+    check.project = linux_sandbox::SelfCheckProject(limits_, ProfileFor(kind));
+    check.timeout_ms = 60'000;
+    std::vector<std::pair<std::string, std::string>> cgroup_values;
+    auto run = RunJob(ready, check, std::min(deadline, Clock::now() + std::chrono::seconds(60)),
+                      &cgroup_values, /*use_pool=*/false);
+    if (!run.ok()) return run.error().WithContext("The self-check run failed");
+    if (run->exit_code != 0) {
+      return Failure(ErrorCode::kInternal, "The self-check exited with " +
+                                               std::to_string(run->exit_code) + ": " +
+                                               run->stderr_bytes.substr(0, 2000));
+    }
+    auto checks = linux_sandbox::ParseSelfCheckOutput(run->stdout_bytes, ProfileFor(kind));
+    if (!checks.ok()) return checks.error();
+    evidence.checks = *checks;
+
+    // 2. The limits the kernel holds for that container's cgroup.
+    evidence.checks.push_back(CgroupCheck(ready.config.pids_limit, cgroup_values));
+
+    // 3. The memory limit acts: a hoarder is killed with 137.
+    Request hoard;
+    hoard.python = PythonPayload{"b = bytearray(" +
+                                 std::to_string(limits_.memory_bytes + (int64_t{64} << 20)) +
+                                 ")\nprint('survived')"};
+    hoard.timeout_ms = 20'000;
+    auto hoarded = RunJob(ready, hoard, std::min(deadline, Clock::now() + std::chrono::seconds(25)),
+                          nullptr, /*use_pool=*/false);
+    if (!hoarded.ok()) return hoarded.error().WithContext("The memory probe failed");
+    evidence.checks.push_back(
+        {"memory_limit_enforced", hoarded->exit_code == kExitOutOfMemory,
+         "allocating memory_bytes + 64 MiB: exit " + std::to_string(hoarded->exit_code) +
+             (hoarded->stdout_bytes.empty() ? std::string()
+                                            : ", stdout " + hoarded->stdout_bytes)});
+
+    bool all = evidence.AllChecksPassed();
+    if (!all) {
+      evidence.tier = Tier::kUnknown;
+      evidence.summary = "No tier: at least one check of the wall failed inside the container.";
+    } else if (kind == RuntimeKind::kRunsc) {
+      evidence.tier = Tier::kKernel;
+      evidence.summary =
+          "Tier kernel: the self-check inside a throwaway runsc container found gVisor's kernel "
+          "serving the guest (its own release and boot log, no host-only kernel interfaces), a "
+          "read-only root, bounded tmpfs mounts, loopback only, an unprivileged user and the "
+          "cgroup and process limits; platform " + ready.runtime.platform() + ".";
+    } else {
+      evidence.tier = Tier::kContainer;
+      evidence.summary =
+          "Tier container: the self-check inside a throwaway " +
+          std::string(oci::RuntimeKindName(kind)) +
+          " container confirmed the namespaces, read-only root, bounded tmpfs mounts, seccomp "
+          "filter, cgroup limits and an unprivileged user; the host kernel is shared.";
+    }
+    return evidence;
+  }
+
+  // Locates the image, probes the runtime, builds the bundle template (once,
+  // or again when `fresh`). Every failure is an environment refusal.
+  Expected<Prepared*> Prepare(bool fresh) {
+    std::lock_guard lock(mutex_);
+    if (prepared_ && !fresh) return prepared_.get();
+    auto image = image::LocateDefaultImage();
+    if (!image.ok()) return EnvironmentRefusal(image.error().message());
+    for (const char* binary : {guest::kAgentPath, guest::kQjsPath}) {
+      std::string path = image->rootfs.string() + binary;
+      if (!IsExecutableFile(path)) {
+        return EnvironmentRefusal("The guest image at " + image->directory.string() +
+                                  " has no executable " + binary + ".");
+      }
+    }
+    auto runtime = oci::ProbeRuntime(settings_.runtime, settings_.runtime_options,
+                                     Clock::now() + kProbeBudget);
+    if (!runtime.ok()) return runtime.error();
+    auto fresh_prepared = std::make_unique<Prepared>();
+    oci::BundleConfig& config = fresh_prepared->config;
+    config.rootfs = image->rootfs.string();
+    config.limits = limits_;
+    config.runtime = settings_.runtime;
+    config.pids_limit = oci::DefaultPidsLimit(settings_.runtime, limits_);
+    if (settings_.runtime != RuntimeKind::kRunsc) {
+      // runc and crun: the host kernel serves the guest, so our filter and a
+      // user namespace (capabilities only inside it) are part of the wall.
+      std::string source;
+      auto text = linux_sandbox::ActiveSeccompPolicyText(&source);
+      if (!text.ok()) return EnvironmentRefusal(text.error().message());
+      auto policy = linux_sandbox::ParseSeccompPolicy(*text);
+      if (!policy.ok()) {
+        return EnvironmentRefusal("The seccomp policy (" + source +
+                                  ") is invalid: " + policy.error().message());
+      }
+      config.seccomp = std::move(*policy);
+      config.user_namespace = oci::UserNamespace{};
+      fresh_prepared->seccomp_source = source;
+    }
+    auto json = oci::BuildConfigJson(config);
+    if (!json.ok()) return EnvironmentRefusal(json.error().message());
+    fresh_prepared->config_digest = Sha256Hex(*json);
+    fresh_prepared->image = std::move(*image);
+    fresh_prepared->runtime = std::move(*runtime);
+    // Runs and pooled starts in flight keep the old one alive.
+    if (prepared_) retired_.push_back(std::move(prepared_));
+    prepared_ = std::move(fresh_prepared);
+    return prepared_.get();
+  }
+
+  Expected<std::unique_ptr<OciSandbox>> StartPooled() {
+    auto prepared = Prepare(/*fresh=*/false);
+    if (!prepared.ok()) return prepared.error();
+    return OciSandbox::Start((*prepared)->runtime, (*prepared)->config, /*pooled=*/true,
+                             Clock::now() + kSetupBudget);
+  }
+
+  // One job in one container: a pooled one when the pool has one (and
+  // `use_pool`), else one started now. `cgroup_values`, when given,
+  // receives the limits the kernel holds for the container's cgroup.
+  Expected<Result> RunJob(const Prepared& prepared, const Request& request, Deadline deadline,
+                          std::vector<std::pair<std::string, std::string>>* cgroup_values,
+                          bool use_pool = true) {
+    Clock::time_point start = Clock::now();
+    std::string key(guest::kReportKeyBytes, '\0');
+    if (getrandom(key.data(), key.size(), 0) != static_cast<ssize_t>(key.size())) {
+      return Refusal(NotDispatched::kEnvironment, "No randomness for the report key.");
+    }
+    auto job = guest::JobFromRequest(request, limits_, key);
+    if (!job.ok()) return job.error();
+    if (settings_.runtime == RuntimeKind::kRunsc) {
+      // The cgroup's pids limit has room for gVisor's own threads, so the
+      // guest's process limit is enforced inside, by gVisor's kernel.
+      job->nproc = limits_.pids;
+    }
+
+    std::unique_ptr<OciSandbox> sandbox = use_pool ? pool_.Take() : nullptr;
+    if (!sandbox) {
+      auto started = OciSandbox::Start(prepared.runtime, prepared.config, /*pooled=*/false,
+                                       std::min(deadline + kReportGrace, Clock::now() + kSetupBudget));
+      if (!started.ok()) return started.error();
+      sandbox = std::move(*started);
+    }
+    if (cgroup_values) *cgroup_values = ReadCgroupValues(sandbox->cgroup_path());
+
+    Result result;
+    result.isolation = ClaimedTier(settings_.runtime);
+    result.environment = prepared.image.identity;
+    result.kind = *request.kind();
+    Deadline report_deadline = deadline + kReportGrace;
+    Status sent = guest::WriteFrame(sandbox->channel(), guest::EncodeJob(*job), report_deadline);
+    std::optional<Error> failure;
+    if (sent.ok()) {
+      auto report = guest::ReadSealedReport(sandbox->channel(), key, report_deadline);
+      if (report.ok()) {
+        guest::FillResult(request, *report, &result);
+        // The agent exits after its report; the container is removed off
+        // the answer's path.
+        destroyer_.Add(std::move(sandbox));
+        result.duration_ms =
+            std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+        return result;
+      }
+      failure = report.error();
+    } else {
+      failure = sent.error();
+    }
+    // A container killed as a whole (SIGKILL: under runsc the memory cgroup
+    // holds gVisor and the guest together, so its OOM kill ends the sandbox)
+    // closes the channel without a report; the runtime then exits with 137.
+    bool killed_whole = false;
+    if (failure->code() != ErrorCode::kDeadlineExceeded) {
+      auto status = sandbox->WaitForExit(Clock::now() + std::chrono::seconds(2));
+      killed_whole = status && ((WIFEXITED(*status) && WEXITSTATUS(*status) == kExitOutOfMemory) ||
+                                (WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL));
+    }
+    std::string diagnostics = sandbox->Diagnostics();
+    Status destroyed = sandbox->Destroy(Clock::now() + std::chrono::seconds(15));
+    result.duration_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+    if (failure->code() == ErrorCode::kDeadlineExceeded) {
+      result.exit_code = kExitTimedOut;
+      result.timed_out = true;
+      if (request.project) result.outcome = ProjectOutcome::kTimedOut;
+      return result;
+    }
+    if (killed_whole) {
+      result.exit_code = kExitOutOfMemory;
+      result.stderr_bytes =
+          "The whole sandbox was killed (SIGKILL), most likely at its memory limit; no output "
+          "was recovered.";
+      return result;
+    }
+    std::string message =
+        "The guest agent gave no valid report (" + failure->message() + ")" +
+        (diagnostics.empty() ? "" : "; runtime and agent said: " + diagnostics.substr(0, 1000));
+    if (!destroyed.ok()) message += "; cleanup failed: " + destroyed.error().message();
+    if (request.project) {
+      result.outcome = ProjectOutcome::kProtocolError;
+      result.exit_code = 1;
+      result.stderr_bytes = message;
+      return result;
+    }
+    return Failure(ErrorCode::kInternal, message);
+  }
+
+  EvidenceCheck CgroupCheck(int64_t pids_limit,
+                            const std::vector<std::pair<std::string, std::string>>& values) const {
+    std::string detail;
+    bool memory = false, pids = false, swap = false;
+    for (const auto& [file, value] : values) {
+      detail += (detail.empty() ? "" : ", ") + file + "=" + value;
+      if ((file == "memory.max" || file == "memory.limit_in_bytes") &&
+          value == std::to_string(limits_.memory_bytes))
+        memory = true;
+      if ((file == "memory.memsw.limit_in_bytes" &&
+           value == std::to_string(limits_.memory_bytes)) ||
+          (file == "memory.swap.max" && value == "0")) {
+        swap = true;
+      }
+      if (file == "pids.max" && value == std::to_string(pids_limit)) pids = true;
+    }
+    if (!swap) {
+      std::ifstream swaps("/proc/swaps");
+      std::string header, entry;
+      std::getline(swaps, header);
+      if (!std::getline(swaps, entry) || entry.empty()) {
+        swap = true;
+        detail += ", no swap accounting but the host has no swap";
+      }
+    }
+    if (detail.empty()) detail = "no cgroup of the container was found";
+    return {"cgroup_limits_configured", memory && pids && swap, detail};
+  }
+
+  // Containers, bundles and cgroups under our names that a crashed
+  // provider left.
+  Status RemoveLeftovers(const oci::Runtime& runtime) {
+    std::string problems;
+    auto listed = oci::RunCommand(runtime.SpawnFor(runtime.ListArgv()), Clock::now() + kProbeBudget);
+    if (listed.ok()) {
+      std::istringstream ids(listed->output);
+      for (std::string id; std::getline(ids, id);) {
+        if (id.rfind(oci::kContainerIdPrefix, 0) != 0) continue;
+        auto deleted = oci::RunCommand(runtime.SpawnFor(runtime.DeleteArgv(id)),
+                                       Clock::now() + kProbeBudget);
+        if (!deleted.ok() || !WIFEXITED(deleted->status) || WEXITSTATUS(deleted->status) != 0) {
+          problems += "could not delete container " + id + "; ";
+        }
+      }
+    } else {
+      problems += "listing containers failed: " + listed.error().message() + "; ";
+    }
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(runtime.bundles_dir(), error)) {
+      if (entry.path().filename().string().rfind(oci::kContainerIdPrefix, 0) == 0) {
+        std::filesystem::remove_all(entry.path(), error);
+      }
+    }
+    // cgroups: every hierarchy's plimsoll-oci parent, children first.
+    for (const auto& hierarchy : std::filesystem::directory_iterator("/sys/fs/cgroup", error)) {
+      std::filesystem::path parent =
+          hierarchy.path() / std::string(oci::kCgroupParent).substr(1);
+      std::error_code inner;
+      for (const auto& child : std::filesystem::directory_iterator(parent, inner)) {
+        std::string name = child.path().filename().string();
+        if (!child.is_directory(inner) || name.rfind(oci::kContainerIdPrefix, 0) != 0) continue;
+        KillCgroupMembers(child.path());
+        if (rmdir(child.path().c_str()) != 0 && errno != ENOENT) {
+          problems += "could not remove cgroup " + child.path().string() + "; ";
+        }
+      }
+    }
+    if (!problems.empty()) return Failure(ErrorCode::kInternal, "Reconcile: " + problems);
+    return Status::Ok();
+  }
+
+  static void KillCgroupMembers(const std::filesystem::path& cgroup) {
+    for (int round = 0; round < 10; ++round) {
+      std::ifstream procs(cgroup / "cgroup.procs");
+      bool any = false;
+      for (long pid; procs >> pid;) {
+        any = true;
+        kill(static_cast<pid_t>(pid), SIGKILL);
+      }
+      if (!any) return;
+      usleep(20'000);
+    }
+  }
+
+  const Limits limits_;
+  const OciSettings settings_;
+  mutable std::mutex mutex_;
+  std::unique_ptr<Prepared> prepared_;
+  std::vector<std::unique_ptr<Prepared>> retired_;
+  // Destroyed in reverse order: the pool first (its idle sandboxes go to the
+  // destroyer), then the destroyer (which finishes every container).
+  oci::Destroyer destroyer_{kMaxPendingDestroys};
+  oci::WarmPool pool_;
+};
+
+}  // namespace
+
+Expected<OciSettings> OciSettingsFromEnvironment(std::string_view variant) {
+  OciSettings settings;
+  std::string runtime(variant);
+  if (runtime.empty()) {
+    const char* chosen = std::getenv("SANDBOX_OCI_RUNTIME");
+    runtime = chosen != nullptr && *chosen != '\0' ? chosen : "runc";
+  }
+  auto kind = oci::ParseRuntimeKind(runtime);
+  if (!kind) {
+    return Refusal(NotDispatched::kEnvironment,
+                   "Unknown OCI runtime \"" + runtime + "\" (SANDBOX_OCI_RUNTIME); valid: runc, "
+                   "crun, runsc.");
+  }
+  settings.runtime = *kind;
+  if (const char* size = std::getenv("SANDBOX_OCI_POOL_SIZE"); size != nullptr && *size != '\0') {
+    std::string_view text(size);
+    size_t value = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size() || value > 64) {
+      return Refusal(NotDispatched::kEnvironment,
+                     "SANDBOX_OCI_POOL_SIZE must be a whole number from 0 to 64.");
+    }
+    settings.pool_size = value;
+  }
+  if (const char* platform = std::getenv("SANDBOX_OCI_RUNSC_PLATFORM"); platform != nullptr) {
+    settings.runtime_options.platform = platform;
+  }
+  if (const char* state = std::getenv("SANDBOX_OCI_STATE_DIR"); state != nullptr && *state != '\0') {
+    settings.runtime_options.state_dir = state;
+  }
+  return settings;
+}
+
+std::unique_ptr<Provider> MakeOciProvider(const Limits& limits, const OciSettings& settings) {
+  return std::make_unique<OciProvider>(limits, settings);
+}
+
+}  // namespace plimsoll

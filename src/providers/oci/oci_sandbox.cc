@@ -1,0 +1,185 @@
+#include "providers/oci/oci_sandbox.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "guest/protocol.h"
+
+namespace plimsoll::oci {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using guest::agent::UniqueFd;
+
+constexpr size_t kDiagnosticsCap = 4096;
+// How long Destroy waits for the runtime to exit by itself once the init is
+// killed, before it forces the deletion.
+constexpr auto kRuntimeExitWait = std::chrono::seconds(5);
+constexpr auto kDeleteWait = std::chrono::seconds(10);
+
+Expected<std::string> NewContainerId() {
+  unsigned char bytes[8];
+  if (getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
+    return Refusal(NotDispatched::kEnvironment, "No randomness for a container id.");
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id(kContainerIdPrefix);
+  for (unsigned char byte : bytes) {
+    id += kHex[byte >> 4];
+    id += kHex[byte & 15];
+  }
+  return id;
+}
+
+// The PPid field of /proc/<pid>/status, or -1.
+pid_t ParentOf(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("PPid:", 0) == 0) return static_cast<pid_t>(std::atol(line.c_str() + 5));
+  }
+  return -1;
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<OciSandbox>> OciSandbox::Start(const Runtime& runtime,
+                                                        BundleConfig config, bool pooled,
+                                                        Deadline deadline) {
+  auto id = NewContainerId();
+  if (!id.ok()) return id.error();
+  std::string bundle = runtime.bundles_dir() + "/" + *id;
+  std::string cgroup_path = std::string(kCgroupParent) + "/" + *id;
+  config.args = runtime.AgentArgv(pooled);
+  config.cgroups_path = cgroup_path;
+  // From here on the destructor cleans up whatever exists.
+  std::unique_ptr<OciSandbox> sandbox(new OciSandbox(runtime, *id, bundle, cgroup_path));
+  PLIMSOLL_RETURN_IF_ERROR(WriteBundle(bundle, config));
+
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    return Refusal(NotDispatched::kEnvironment,
+                   std::string("socketpair for the agent channel: ") + std::strerror(errno));
+  }
+  sandbox->channel_.Reset(pair[0]);
+  UniqueFd guest_end(pair[1]);
+  int output[2];
+  if (pipe2(output, O_CLOEXEC) != 0) {
+    return Refusal(NotDispatched::kEnvironment, std::string("pipe2: ") + std::strerror(errno));
+  }
+  sandbox->output_.Reset(output[0]);
+  UniqueFd output_write(output[1]);
+  fcntl(sandbox->output_.get(), F_SETFL, O_NONBLOCK);
+
+  SpawnOptions spawn = runtime.SpawnFor(runtime.RunArgv(bundle, bundle + "/pid", *id));
+  spawn.channel = guest_end.get();
+  spawn.channel_target = runtime.channel_fd();
+  spawn.output = output_write.get();
+  auto process = Spawn(spawn);
+  if (!process.ok()) {
+    return Refusal(NotDispatched::kEnvironment, process.error().message());
+  }
+  sandbox->process_.emplace(std::move(*process));
+  guest_end.Reset();
+  output_write.Reset();
+
+  auto ready = guest::ReadFrame(sandbox->channel(), deadline);
+  if (ready.ok() && *ready == guest::kReadyFrame) return sandbox;
+  std::string why = ready.ok() ? "the agent sent something other than its ready frame"
+                               : ready.error().message();
+  bool late = !ready.ok() && ready.error().code() == ErrorCode::kDeadlineExceeded;
+  Status destroyed = sandbox->Destroy(Clock::now() + kRuntimeExitWait);
+  std::string said = sandbox->Diagnostics();
+  std::string message = "The " + std::string(RuntimeKindName(runtime.kind())) +
+                        " container did not come up (" + why + ")" +
+                        (said.empty() ? "" : "; the runtime said: " + said.substr(0, 1500));
+  if (!destroyed.ok()) message += "; cleanup: " + destroyed.error().message();
+  // Out of time while the host is busy is capacity; a runtime that failed
+  // outright is the environment.
+  return Refusal(late ? NotDispatched::kCapacity : NotDispatched::kEnvironment, message);
+}
+
+OciSandbox::~OciSandbox() {
+  if (!destroyed_) (void)Destroy(Clock::now() + kRuntimeExitWait);
+}
+
+bool OciSandbox::Healthy() const {
+  if (destroyed_ || !channel_.valid() || !process_ || process_->Exited()) return false;
+  pollfd entry{channel_.get(), POLLIN, 0};
+  int ready = poll(&entry, 1, 0);
+  return ready == 0;  // any event (data, hang-up, error) unfits it
+}
+
+std::optional<int> OciSandbox::WaitForExit(Deadline deadline) {
+  if (!process_) return std::nullopt;
+  return process_->Wait(deadline);
+}
+
+std::string OciSandbox::Diagnostics() {
+  if (output_.valid()) DrainAvailable(output_.get(), &diagnostics_, kDiagnosticsCap);
+  return diagnostics_;
+}
+
+void OciSandbox::SignalInit() {
+  if (!process_ || process_->Exited()) return;
+  std::ifstream pid_file(bundle_ + "/pid");
+  long pid = 0;
+  if (!(pid_file >> pid) || pid <= 1) return;
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
+  if (pidfd < 0) return;
+  UniqueFd owned(pidfd);
+  // The pidfd pins the process; checking its parent after opening it makes
+  // sure it is still this runtime's container and not a reused pid.
+  if (ParentOf(static_cast<pid_t>(pid)) != process_->pid()) return;
+  syscall(SYS_pidfd_send_signal, owned.get(), SIGKILL, nullptr, 0);
+}
+
+Status OciSandbox::Destroy(Deadline deadline) {
+  if (destroyed_) return Status::Ok();
+  destroyed_ = true;
+  channel_.Reset();  // an agent still waiting for its job exits at once
+  std::string problems;
+  bool force_delete = false;
+  if (process_) {
+    auto status = process_->Wait(std::min(deadline, Clock::now() + std::chrono::milliseconds(50)));
+    if (!status) {
+      SignalInit();
+      status = process_->Wait(std::min(deadline, Clock::now() + kRuntimeExitWait));
+    }
+    if (!status) {
+      force_delete = true;
+      process_->KillAndReap();
+    } else if (WIFSIGNALED(*status)) {
+      force_delete = true;  // the runtime itself died: its cleanup did not run
+    }
+  }
+  Diagnostics();
+  output_.Reset();
+  std::error_code error;
+  if (runtime_.kind() != RuntimeKind::kRunsc &&
+      std::filesystem::exists(runtime_.state_root() + "/" + id_, error)) {
+    force_delete = true;
+  }
+  if (force_delete) {
+    SpawnOptions remove = runtime_.SpawnFor(runtime_.DeleteArgv(id_));
+    auto deleted = RunCommand(remove, std::max(deadline, Clock::now() + kDeleteWait));
+    if (!deleted.ok()) problems += runtime_.binary() + " delete: " + deleted.error().message() + ". ";
+  }
+  std::filesystem::remove_all(bundle_, error);
+  if (error) problems += "Removing " + bundle_ + ": " + error.message() + ". ";
+  if (!problems.empty()) return Failure(ErrorCode::kInternal, problems);
+  return Status::Ok();
+}
+
+}  // namespace plimsoll::oci

@@ -1,0 +1,83 @@
+// One container of the `oci` provider: a bundle, the runtime's process, and
+// the agent inside it waiting on its channel.
+//
+// Start() writes the bundle (`<bundles>/<id>/config.json`), starts
+// `<runtime> run` (runtime.h) with the guest end of a socketpair as the
+// agent's channel, and returns once the agent has announced itself
+// (guest::kReadyFrame): the wall is built and the agent waits for one job.
+// Nothing of the guest's runs before the job is sent.
+//
+// Destroy() ends it whatever state it is in: closes the channel (an agent
+// still waiting exits), SIGKILLs the container's init through a pidfd
+// checked to be the runtime's child, waits for the runtime to exit (it
+// removes the container's state and cgroup), and when the runtime does not,
+// or left state behind, runs `<runtime> delete --force` and kills it. Then
+// the bundle is removed. The destructor calls Destroy() if nobody did.
+//
+// Thread-safety: one thread at a time per sandbox.
+//
+// Usage:
+//   auto sandbox = OciSandbox::Start(runtime, config, /*pooled=*/false, deadline);
+//   WriteFrame(sandbox->channel(), job, ...); ReadSealedReport(sandbox->channel(), ...);
+//   sandbox->Destroy(deadline);
+#ifndef PLIMSOLL_PROVIDERS_OCI_OCI_SANDBOX_H_
+#define PLIMSOLL_PROVIDERS_OCI_OCI_SANDBOX_H_
+
+#include <memory>
+#include <string>
+
+#include "guest/agent/unique_fd.h"
+#include "plimsoll/error.h"
+#include "providers/oci/bundle.h"
+#include "providers/oci/runtime.h"
+#include "providers/oci/spawn.h"
+
+namespace plimsoll::oci {
+
+class OciSandbox {
+ public:
+  // `config` is the bundle template: its args and cgroups_path are replaced
+  // with this sandbox's. `pooled`: the agent waits for its job with no time
+  // limit (the channel is its lifeline). Errors are refusals (kEnvironment or
+  // kCapacity: nothing ran), with the runtime's own words when it printed any.
+  static Expected<std::unique_ptr<OciSandbox>> Start(const Runtime& runtime, BundleConfig config,
+                                                     bool pooled, Deadline deadline);
+  OciSandbox(const OciSandbox&) = delete;
+  OciSandbox& operator=(const OciSandbox&) = delete;
+  ~OciSandbox();
+
+  const std::string& id() const { return id_; }
+  int channel() const { return channel_.get(); }
+  // The container's cgroup path (cgroupsPath in config.json).
+  const std::string& cgroup_path() const { return cgroup_path_; }
+
+  // Still fit to take a job: the runtime runs and the agent has neither
+  // hung up nor written anything since it announced itself.
+  bool Healthy() const;
+  // Waits until the runtime exits or `deadline`; its wait status (the
+  // runtime exits with the container's status: 137 when the whole sandbox
+  // was killed, e.g. by its memory cgroup), or nullopt.
+  std::optional<int> WaitForExit(Deadline deadline);
+  // What the runtime and the agent printed so far (at most 4 KiB).
+  std::string Diagnostics();
+  // Ends the container (see above); errors say what could not be removed.
+  Status Destroy(Deadline deadline);
+
+ private:
+  OciSandbox(const Runtime& runtime, std::string id, std::string bundle, std::string cgroup_path)
+      : runtime_(runtime), id_(std::move(id)), bundle_(std::move(bundle)),
+        cgroup_path_(std::move(cgroup_path)) {}
+  void SignalInit();
+
+  const Runtime& runtime_;
+  const std::string id_, bundle_, cgroup_path_;
+  guest::agent::UniqueFd channel_;
+  guest::agent::UniqueFd output_;  // the runtime's stdout+stderr (non-blocking)
+  std::optional<ChildProcess> process_;
+  std::string diagnostics_;
+  bool destroyed_ = false;
+};
+
+}  // namespace plimsoll::oci
+
+#endif  // PLIMSOLL_PROVIDERS_OCI_OCI_SANDBOX_H_
