@@ -1,6 +1,7 @@
 #include "cli/cli.h"
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <optional>
 
 #include "cli/callers_command.h"
@@ -17,12 +18,32 @@ namespace {
 
 constexpr std::string_view kVersion = "0.1.0";
 
-std::string ChosenProvider(const std::string& flag) {
-  return flag.empty() ? ProviderNameFromEnvironment() : flag;
+// --provider (else $SANDBOX_PROVIDER), with --runtime naming the oci
+// provider's runtime ("oci" + "runsc" -> "oci:runsc").
+Expected<std::string> ChosenProvider(const std::string& flag, const std::string& runtime) {
+  std::string provider = flag.empty() ? ProviderNameFromEnvironment() : flag;
+  if (runtime.empty()) return provider;
+  if (provider != "oci") {
+    return Refusal(NotDispatched::kRequest, ErrorCode::kInvalidArgument,
+                   "--runtime applies to the oci provider only (the provider is \"" + provider +
+                       "\").");
+  }
+  return provider + ":" + runtime;
 }
 
-int RunCommand(const RunOptions& options, std::ostream& out, std::ostream& err) {
-  auto sandbox = Sandbox::Open(ChosenProvider(options.provider));
+// One command, one run: a warm pool would start containers only to destroy
+// them at exit, so the CLI turns the oci pool off unless the environment
+// sets a size.
+void NoWarmPoolUnlessAsked() {
+  setenv("SANDBOX_OCI_POOL_SIZE", "0", /*overwrite=*/0);
+}
+
+int RunCommand(const RunOptions& options, const std::string& runtime, std::ostream& out,
+               std::ostream& err) {
+  auto provider = ChosenProvider(options.provider, runtime);
+  if (!provider.ok()) return ReportError(provider.error(), options.json, out, err);
+  NoWarmPoolUnlessAsked();
+  auto sandbox = Sandbox::Open(*provider);
   if (!sandbox.ok()) return ReportError(sandbox.error(), options.json, out, err);
   auto request = BuildRequest(options, sandbox->Describe().limits);
   if (!request.ok()) return ReportError(request.error(), options.json, out, err);
@@ -31,8 +52,12 @@ int RunCommand(const RunOptions& options, std::ostream& out, std::ostream& err) 
   return ReportResult(*result, options.json, out, err);
 }
 
-int DescribeCommand(const std::string& provider_flag, std::ostream& out, std::ostream& err) {
-  auto sandbox = Sandbox::Open(ChosenProvider(provider_flag));
+int DescribeCommand(const std::string& provider_flag, const std::string& runtime,
+                    std::ostream& out, std::ostream& err) {
+  auto provider = ChosenProvider(provider_flag, runtime);
+  if (!provider.ok()) return ReportError(provider.error(), false, out, err);
+  NoWarmPoolUnlessAsked();
+  auto sandbox = Sandbox::Open(*provider);
   if (!sandbox.ok()) return ReportError(sandbox.error(), false, out, err);
   auto evidence = sandbox->CollectEvidence();
   std::optional<Error> failure;
@@ -72,6 +97,10 @@ int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   CLI::App* run_command = app.add_subcommand("run", "Run a snippet or a project.");
   CLI::Option* run_provider = run_command->add_option(
       "--provider", run.provider, "Provider (default: $SANDBOX_PROVIDER, else disabled).");
+  std::string run_runtime;
+  CLI::Option* run_runtime_option = run_command->add_option(
+      "--runtime", run_runtime, "With --provider oci: runc, crun or runsc (default: "
+                                "$SANDBOX_OCI_RUNTIME, else runc).");
   run_command->add_option("--floor", run.floor,
                           "Minimum isolation: process, container, kernel or vm.");
   run_command->add_option("--timeout", run.timeout_ms, "Timeout in ms (<= 0: provider default).");
@@ -91,15 +120,20 @@ int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   run_command->add_flag("--json", run.json, "Print the result as the API's JSON object.");
   DaemonFlags run_daemon;
   CLI::Option* run_daemon_option = AddDaemonFlags(*run_command, run_daemon, run_provider);
+  run_daemon_option->excludes(run_runtime_option);
 
   std::string describe_provider;
   CLI::App* describe_command =
       app.add_subcommand("describe", "Show a provider, its tier and evidence.");
   CLI::Option* describe_provider_option =
       describe_command->add_option("--provider", describe_provider, "Provider to describe.");
+  std::string describe_runtime;
+  CLI::Option* describe_runtime_option = describe_command->add_option(
+      "--runtime", describe_runtime, "With --provider oci: runc, crun or runsc.");
   DaemonFlags describe_daemon;
   CLI::Option* describe_daemon_option =
       AddDaemonFlags(*describe_command, describe_daemon, describe_provider_option);
+  describe_daemon_option->excludes(describe_runtime_option);
 
   ImageOptions image_options;
   CLI::App* image_command = AddImageCommand(app, image_options);
@@ -123,11 +157,11 @@ int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
 
   if (run_command->parsed()) {
     if (run_daemon_option->count() > 0) return RunOnDaemon(run, run_daemon, out, err);
-    return RunCommand(run, out, err);
+    return RunCommand(run, run_runtime, out, err);
   }
   if (describe_command->parsed()) {
     if (describe_daemon_option->count() > 0) return DescribeOnDaemon(describe_daemon, out, err);
-    return DescribeCommand(describe_provider, out, err);
+    return DescribeCommand(describe_provider, describe_runtime, out, err);
   }
   if (image_command->parsed()) return RunImageCommand(image_options, out, err);
   if (callers_command->parsed()) return RunCallersCommand(callers_options, out, err);

@@ -19,9 +19,19 @@ std::vector<std::string> ProvidersUnderTest(std::initializer_list<const char*> v
     return names;
   }
   for (std::string_view name : ProviderNames()) {
-    if (name != "disabled") names.emplace_back(name);
+    if (name == "disabled") continue;
+    if (name == "oci") {
+      // One wall per runtime: runc and crun (container), runsc (kernel).
+      for (const char* runtime : {"oci:runc", "oci:crun", "oci:runsc"}) names.emplace_back(runtime);
+      continue;
+    }
+    names.emplace_back(name);
   }
   return names;
+}
+
+std::string ProviderNameOf(const std::string& parameter) {
+  return parameter.substr(0, parameter.find(':'));
 }
 
 }  // namespace plimsoll::testing

@@ -3,6 +3,7 @@
 // output caps, in the same shapes as the JavaScript tests.
 #include <chrono>
 
+#include "common/providers_under_test.h"
 #include "conformance/conformance.h"
 
 namespace plimsoll::conformance {
@@ -39,7 +40,7 @@ TEST_P(PythonTest, SuccessIsExitZeroWithStdout) {
   EXPECT_FALSE(result.timed_out);
   EXPECT_FALSE(result.stdout_truncated);
   EXPECT_FALSE(result.stderr_truncated);
-  EXPECT_EQ(result.provider, GetParam());
+  EXPECT_EQ(result.provider, testing::ProviderNameOf(GetParam()));
   EXPECT_EQ(result.isolation, sandbox().evidence()->tier);
   EXPECT_FALSE(result.environment.empty());
 }

@@ -503,7 +503,12 @@ bool GuestHas(Sandbox& sandbox, const std::string& provider, const std::string& 
 }
 
 std::string ProgramTestName(const ::testing::TestParamInfo<ProgramTest::ParamType>& info) {
-  return std::get<0>(info.param) + "_" + std::get<1>(info.param).name;
+  // Test names take [A-Za-z0-9_] only: "oci:runsc" -> "oci_runsc".
+  std::string provider = std::get<0>(info.param);
+  for (char& c : provider) {
+    if (c == ':') c = '_';
+  }
+  return provider + "_" + std::get<1>(info.param).name;
 }
 
 TEST_P(ProgramTest, GetsItsVerdict) {

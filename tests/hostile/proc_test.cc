@@ -229,7 +229,8 @@ print("watcher found writable:", "yes" if "wrote" in log else "nothing")
         .name = "MountinfoShowsTheWall",
         .verdict = "seen from /proc/self/mountinfo: / is read-only; the only writable "
                    "filesystems for data are /tmp and /work (plus /dev and /dev/shm if present, "
-                   "and binds of harmless device nodes such as /dev/null), "
+                   "and binds of harmless device nodes such as /dev/null, including the null "
+                   "device runc binds over masked /proc files), "
                    "each nosuid and noexec (and nodev, except /dev itself) at their configured "
                    "sizes",
         .script = R"py(from hostile import *
@@ -247,6 +248,14 @@ for line in open("/proc/self/mountinfo"):
     if point in harmless_devices:
         devices.append(point)  # a bind of one harmless device node: nothing to execute
         continue
+    if point.startswith("/proc/"):
+        # runc masks /proc files (keys, timer_list, ...) with a writable bind
+        # of /dev/null: writes vanish, reads are empty.
+        import os, stat
+        st = os.stat(point)
+        if stat.S_ISCHR(st.st_mode) and (os.major(st.st_rdev), os.minor(st.st_rdev)) == (1, 3):
+            devices.append(point)
+            continue
     writable.append(point)
     needed = {"nosuid", "noexec"} | (set() if point == "/dev" else {"nodev"})
     if not needed <= options:

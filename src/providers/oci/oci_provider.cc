@@ -461,25 +461,31 @@ class OciProvider final : public Provider {
     } else {
       problems += "listing containers failed: " + listed.error().message() + "; ";
     }
+    // A bundle directory outlives its container (Destroy removes it last),
+    // so the bundles left under our state directory name the containers
+    // whose cgroups may be left too. Only those are touched: another
+    // provider with another state directory keeps its own.
+    std::vector<std::string> left;
     std::error_code error;
     for (const auto& entry : std::filesystem::directory_iterator(runtime.bundles_dir(), error)) {
-      if (entry.path().filename().string().rfind(oci::kContainerIdPrefix, 0) == 0) {
-        std::filesystem::remove_all(entry.path(), error);
-      }
+      std::string id = entry.path().filename().string();
+      if (id.rfind(oci::kContainerIdPrefix, 0) == 0) left.push_back(id);
     }
-    // cgroups: every hierarchy's plimsoll-oci parent, children first.
-    for (const auto& hierarchy : std::filesystem::directory_iterator("/sys/fs/cgroup", error)) {
-      std::filesystem::path parent =
-          hierarchy.path() / std::string(oci::kCgroupParent).substr(1);
-      std::error_code inner;
-      for (const auto& child : std::filesystem::directory_iterator(parent, inner)) {
-        std::string name = child.path().filename().string();
-        if (!child.is_directory(inner) || name.rfind(oci::kContainerIdPrefix, 0) != 0) continue;
-        KillCgroupMembers(child.path());
-        if (rmdir(child.path().c_str()) != 0 && errno != ENOENT) {
-          problems += "could not remove cgroup " + child.path().string() + "; ";
+    for (const std::string& id : left) {
+      std::error_code listing;
+      for (const auto& hierarchy : std::filesystem::directory_iterator("/sys/fs/cgroup", listing)) {
+        std::filesystem::path cgroup =
+            hierarchy.path() / std::string(oci::kCgroupParent).substr(1) / id;
+        std::error_code inner;
+        if (!std::filesystem::is_directory(cgroup, inner)) continue;
+        KillCgroupMembers(cgroup);
+        if (rmdir(cgroup.c_str()) != 0 && errno != ENOENT) {
+          problems += "could not remove cgroup " + cgroup.string() + "; ";
         }
       }
+      std::error_code removing;
+      std::filesystem::remove_all(runtime.bundles_dir() + "/" + id, removing);
+      if (removing) problems += "could not remove bundle " + id + ": " + removing.message() + "; ";
     }
     if (!problems.empty()) return Failure(ErrorCode::kInternal, "Reconcile: " + problems);
     return Status::Ok();
