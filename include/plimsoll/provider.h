@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -64,6 +65,18 @@ struct Capabilities {
   bool grants = false;
 };
 
+// A warm pool's state, for providers that start sandboxes ahead (`oci`):
+// shown by `describe` (as a detail) and by the daemon's metrics.
+struct PoolState {
+  size_t size = 0;       // configured
+  size_t ready = 0;      // started, healthy, waiting for a run
+  bool enabled = false;  // serving (only on confirmed evidence)
+  uint64_t handed_out = 0;
+  uint64_t found_empty = 0;  // runs that started their own sandbox instead
+  uint64_t unhealthy = 0;    // destroyed before use because a check failed
+  uint64_t start_failures = 0;
+};
+
 // What `describe` shows (SPEC §4).
 struct Description {
   std::string provider;
@@ -73,6 +86,8 @@ struct Description {
   Limits limits;
   // Extra backend facts for `describe` (pool state, accelerator, ...).
   std::vector<std::pair<std::string, std::string>> details;
+  // Set by providers with a warm pool.
+  std::optional<PoolState> pool;
 };
 
 class Provider {

@@ -115,8 +115,20 @@ void Metrics::CountAuditFailure() {
   ++audit_failures_;
 }
 
+void Metrics::SetPoolSource(std::function<std::optional<PoolState>()> source) {
+  std::lock_guard lock(mutex_);
+  pool_source_ = std::move(source);
+}
+
 std::string Metrics::Render() const {
   std::ostringstream out;
+  std::function<std::optional<PoolState>()> pool_source;
+  {
+    std::lock_guard lock(mutex_);
+    pool_source = pool_source_;
+  }
+  // Read outside the lock: the provider takes its own.
+  std::optional<PoolState> pool = pool_source ? pool_source() : std::nullopt;
   std::lock_guard lock(mutex_);
   RenderFamily(out, "plimsoll_http_answers_total", "counter",
                "HTTP answers of the API listener by status.", answers_);
@@ -167,6 +179,29 @@ std::string Metrics::Render() const {
   Declare(out, "plimsoll_audit_write_failures_total", "counter",
           "Audit lines that could not be written.");
   out << "plimsoll_audit_write_failures_total " << audit_failures_ << '\n';
+
+  const std::pair<const char*, const char*> pool_gauges[] = {
+      {"plimsoll_pool_size", "Sandboxes the provider's warm pool keeps started."},
+      {"plimsoll_pool_ready", "Started, healthy sandboxes waiting for a run."},
+      {"plimsoll_pool_enabled", "1 while the pool serves (its evidence is confirmed), else 0."}};
+  const std::pair<const char*, const char*> pool_counters[] = {
+      {"plimsoll_pool_handed_out_total", "Runs served by a sandbox from the pool."},
+      {"plimsoll_pool_found_empty_total",
+       "Runs that found the pool empty and started their own sandbox."},
+      {"plimsoll_pool_unhealthy_total", "Pooled sandboxes destroyed unused because a check failed."},
+      {"plimsoll_pool_start_failures_total", "Pooled sandboxes that failed to start."}};
+  const uint64_t gauge_values[] = {pool ? pool->size : 0, pool ? pool->ready : 0,
+                                   pool && pool->enabled ? 1u : 0u};
+  const uint64_t counter_values[] = {pool ? pool->handed_out : 0, pool ? pool->found_empty : 0,
+                                     pool ? pool->unhealthy : 0, pool ? pool->start_failures : 0};
+  for (size_t i = 0; i < std::size(pool_gauges); ++i) {
+    Declare(out, pool_gauges[i].first, "gauge", pool_gauges[i].second);
+    if (pool) out << pool_gauges[i].first << ' ' << gauge_values[i] << '\n';
+  }
+  for (size_t i = 0; i < std::size(pool_counters); ++i) {
+    Declare(out, pool_counters[i].first, "counter", pool_counters[i].second);
+    if (pool) out << pool_counters[i].first << ' ' << counter_values[i] << '\n';
+  }
   return out.str();
 }
 

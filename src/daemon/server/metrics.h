@@ -5,7 +5,8 @@
 // Families: answers by status, refusals by reason, runs by provider / tier /
 // outcome, runs in flight, admission sheds by limit, the run duration
 // histogram, run-ceiling hits, the evidence state (tier, confirmed, checks by
-// result, last confirmation time) and audit write failures. Every family is
+// result, last confirmation time), audit write failures and the provider's
+// warm pool (size, ready, enabled, and its counters) when it has one. Every family is
 // declared in Render(), so its HELP and TYPE lines appear before the first
 // sample does.
 //
@@ -22,6 +23,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -29,6 +31,7 @@
 #include <string_view>
 
 #include "plimsoll/error.h"
+#include "plimsoll/provider.h"
 #include "plimsoll/result.h"
 
 namespace plimsoll::daemon {
@@ -68,6 +71,11 @@ class Metrics {
   // An audit line that could not be written (audit.h).
   void CountAuditFailure();
 
+  // Where Render() reads the provider's warm pool (e.g. from
+  // Sandbox::Describe()); unset or returning nothing: the pool families carry
+  // no samples. Called at every scrape.
+  void SetPoolSource(std::function<std::optional<PoolState>()> source);
+
   std::string Render() const;
 
  private:
@@ -86,6 +94,7 @@ class Metrics {
   bool evidence_confirmed_ = false;
   int64_t evidence_last_confirmed_unix_ = 0;  // 0: never
   std::atomic<int64_t> in_flight_{0};
+  std::function<std::optional<PoolState>()> pool_source_;
 };
 
 // A Prometheus label value with \, " and newline escaped.

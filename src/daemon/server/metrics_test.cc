@@ -120,7 +120,10 @@ TEST(Metrics, EveryFamilyIsDeclaredEvenBeforeAnythingHappened) {
         "plimsoll_admission_shed_total", "plimsoll_runs_in_flight", "plimsoll_run_duration_seconds",
         "plimsoll_run_ceiling_hits_total", "plimsoll_evidence_tier", "plimsoll_evidence_confirmed",
         "plimsoll_evidence_checks_total", "plimsoll_evidence_last_confirmed_timestamp_seconds",
-        "plimsoll_audit_write_failures_total"}) {
+        "plimsoll_audit_write_failures_total", "plimsoll_pool_size", "plimsoll_pool_ready",
+        "plimsoll_pool_enabled", "plimsoll_pool_handed_out_total",
+        "plimsoll_pool_found_empty_total", "plimsoll_pool_unhealthy_total",
+        "plimsoll_pool_start_failures_total"}) {
     EXPECT_TRUE(exposition.types.count(family)) << family;
     EXPECT_TRUE(exposition.helped.count(family)) << family;
   }
@@ -129,6 +132,29 @@ TEST(Metrics, EveryFamilyIsDeclaredEvenBeforeAnythingHappened) {
   EXPECT_EQ(Value(exposition, "plimsoll_evidence_confirmed"), 0);
   EXPECT_EQ(Value(exposition, "plimsoll_evidence_tier", {{"tier", "unknown"}}), 1);
   EXPECT_EQ(Value(exposition, "plimsoll_evidence_checks_total", {{"result", "failed"}}), 0);
+}
+
+TEST(Metrics, AWarmPoolIsShownAtEveryScrapeAndNoPoolHasNoSamples) {
+  Metrics metrics;
+  std::optional<PoolState> pool;
+  metrics.SetPoolSource([&pool] { return pool; });
+  Exposition none = Parse(metrics.Render());
+  for (const Sample& sample : none.samples) {
+    EXPECT_NE(sample.name.rfind("plimsoll_pool_", 0), 0u) << "a provider without a pool: "
+                                                          << sample.name;
+  }
+  pool = PoolState{.size = 2, .ready = 1, .enabled = true, .handed_out = 7, .found_empty = 3,
+                   .unhealthy = 1, .start_failures = 4};
+  Exposition shown = Parse(metrics.Render());
+  EXPECT_EQ(Value(shown, "plimsoll_pool_size"), 2);
+  EXPECT_EQ(Value(shown, "plimsoll_pool_ready"), 1);
+  EXPECT_EQ(Value(shown, "plimsoll_pool_enabled"), 1);
+  EXPECT_EQ(Value(shown, "plimsoll_pool_handed_out_total"), 7);
+  EXPECT_EQ(Value(shown, "plimsoll_pool_found_empty_total"), 3);
+  EXPECT_EQ(Value(shown, "plimsoll_pool_unhealthy_total"), 1);
+  EXPECT_EQ(Value(shown, "plimsoll_pool_start_failures_total"), 4);
+  pool->enabled = false;
+  EXPECT_EQ(Value(Parse(metrics.Render()), "plimsoll_pool_enabled"), 0);
 }
 
 TEST(Metrics, TheRunDurationHistogramIsCumulativeAndEndsAtCount) {

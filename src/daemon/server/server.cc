@@ -43,6 +43,7 @@ Server::Server(const Settings& settings, Sandbox& sandbox, Authenticator& authen
       metrics_environment_{metrics_router_, log, settings.http, registry_, {}},
       api_tcp_(io_context_, api_environment_) {
   AddApiRoutes(api_router_, services_);
+  metrics_.SetPoolSource([&sandbox] { return sandbox.Describe().pool; });
   AddMetricsRoutes(metrics_router_, metrics_);
   if (!settings_.unix_socket.empty()) api_unix_.emplace(io_context_, api_environment_);
   if (settings_.metrics_listen != "off") metrics_tcp_.emplace(io_context_, metrics_environment_);

@@ -138,6 +138,14 @@ class OciProvider final : public Provider {
     description.details = {{"runtime", std::string(oci::RuntimeKindName(settings_.runtime))},
                            {"kernel", KernelRelease()},
                            {"pool", pool_.Describe()}};
+    oci::WarmPool::Stats pool = pool_.stats();
+    description.pool = PoolState{.size = pool.size,
+                                 .ready = pool.ready,
+                                 .enabled = pool.enabled,
+                                 .handed_out = pool.handed_out,
+                                 .found_empty = pool.empty,
+                                 .unhealthy = pool.unhealthy,
+                                 .start_failures = pool.start_failures};
     std::lock_guard lock(mutex_);
     if (prepared_) {
       description.environment = prepared_->image.identity;
