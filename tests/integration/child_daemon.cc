@@ -12,6 +12,12 @@
 
 namespace plimsoll::daemon::testing {
 
+uint16_t ApiPortFrom(const std::string& serving_line) {
+  size_t at = serving_line.find("api=127.0.0.1:");
+  if (at == std::string::npos) return 0;
+  return static_cast<uint16_t>(std::stoi(serving_line.substr(at + 14)));
+}
+
 ChildDaemon::ChildDaemon(const std::string& binary, std::vector<std::string> args,
                          std::vector<std::string> environment) {
   int out[2], err[2];

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -25,6 +26,10 @@
 namespace plimsoll::daemon::testing {
 
 inline constexpr std::chrono::milliseconds kChildDaemonBound{30'000};
+
+// The API port in the serving line ("plimsolld: serving api=127.0.0.1:PORT
+// ..."), 0 when the line has none.
+uint16_t ApiPortFrom(const std::string& serving_line);
 
 class ChildDaemon {
  public:

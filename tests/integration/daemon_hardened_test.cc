@@ -1,8 +1,9 @@
 // Hardened mode (PLIMSOLL_HARDENED=1) and the cleartext warning, through the
 // real plimsolld binary: exit statuses and every sentence on stderr.
 //
-// No provider of this build can prove tier kernel, so hardened mode never
-// starts here; that is the correct outcome, and the last test shows that a
+// Only the oci provider with runsc (gVisor) proves tier kernel here: with it
+// and every other safeguard, a hardened daemon starts and runs code (skipped
+// where runsc or the guest image is missing); with a weaker provider, a
 // daemon with every other safeguard in place is refused for that one reason.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -12,12 +13,17 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "child_daemon.h"
+#include "daemon_test_client.h"
 #include "daemon/auth/caller_store.h"
 #include "daemon/http/test_certificate.h"
 #include "providers/embedded/embedded_provider.h"
@@ -142,6 +148,46 @@ TEST(DaemonHardened, WithEveryOtherSafeguardOnlyTheTierKeepsItFromStarting) {
             "1 safeguard(s) missing:\n  - The embedded provider can prove at most tier "
             "process, but hardened mode needs tier kernel or vm proven at startup; choose a "
             "provider that reaches it with --provider / SANDBOX_PROVIDER");
+}
+
+TEST(DaemonHardened, WithGvisorsKernelTierAndEverySafeguardItStartsAndRunsCode) {
+  const char* image = std::getenv("PLIMSOLL_IMAGE");
+  std::string identity;
+  if (image != nullptr) std::ifstream(std::string(image) + "/identity") >> identity;
+  if (identity.empty()) GTEST_SKIP() << "skipped: no guest image (PLIMSOLL_IMAGE)";
+  if (access("/usr/bin/runsc", X_OK) != 0 && access("/usr/sbin/runsc", X_OK) != 0 &&
+      access("/usr/local/bin/runsc", X_OK) != 0) {
+    GTEST_SKIP() << "skipped: runsc (gVisor) is not installed";
+  }
+  TempStore store;
+  auto issued = store.store().Create(
+      {.name = "ci", .scopes = {"runs"}, .max_concurrent = 2, .rate_per_min = 600});
+  ASSERT_TRUE(issued.ok());
+  std::string state = "/run/plimsoll-hardened-test-" + std::to_string(getpid());
+  Plimsolld daemon(
+      Concat({"--provider", "oci:runsc", "--callers", store.path(), "--listen", "127.0.0.1:0",
+              "--metrics-listen", "127.0.0.1:0", "--pin-environment", identity,
+              "--max-concurrent-runs", "4"},
+             kAllLimits),
+      {"PLIMSOLL_HARDENED=1", "PLIMSOLL_IMAGE=" + std::string(image),
+       "SANDBOX_OCI_STATE_DIR=" + state, "SANDBOX_OCI_POOL_SIZE=1",
+       "PATH=/usr/sbin:/usr/bin:/sbin:/bin"});
+  uint16_t port = ApiPortFrom(daemon.ReadLine(std::chrono::milliseconds(120'000)));
+  ASSERT_NE(port, 0) << daemon.ReadStderr();
+  HttpReply ran =
+      SendOnce(port, {.method = "POST",
+                      .target = "/v1/runs",
+                      .body = R"j({"protocol":1,"minimum_isolation":"kernel",)j"
+                              R"j("javascript":{"code":"console.log(6*7)"}})j",
+                      .headers = {{"Authorization", "Bearer " + issued->token}}});
+  ASSERT_EQ(ran.status, 200u) << ran.body;
+  auto result = nlohmann::json::parse(ran.body);
+  EXPECT_EQ(result["isolation"], "kernel") << ran.body;
+  EXPECT_EQ(result["stdout"], "42\n") << ran.body;
+  daemon.Signal(SIGTERM);
+  EXPECT_EQ(daemon.Wait(std::chrono::milliseconds(60'000)), 0) << daemon.ReadStderr();
+  std::error_code error;
+  std::filesystem::remove_all(state, error);
 }
 
 TEST(DaemonHardened, AnUnreadableHardenedValueIsABadSetting) {

@@ -29,12 +29,6 @@ class Daemon : public ChildDaemon {
       : ChildDaemon(PLIMSOLLD_BINARY, std::move(args), std::move(environment)) {}
 };
 
-uint16_t PortFrom(const std::string& line) {
-  size_t at = line.find("api=127.0.0.1:");
-  if (at == std::string::npos) return 0;
-  return static_cast<uint16_t>(std::stoi(line.substr(at + 14)));
-}
-
 const std::vector<std::string> kLoopback = {"--listen", "127.0.0.1:0", "--metrics-listen",
                                             "127.0.0.1:0"};
 
@@ -47,7 +41,7 @@ std::vector<std::string> With(std::vector<std::string> extra) {
 TEST(DaemonProcess, ServesThenDrainsOnSigtermAndExitsZero) {
   Daemon daemon(With({"--provider", "embedded", "--dev"}), {"PLIMSOLL_TYPO=1"});
   std::string line = daemon.ReadLine();
-  uint16_t port = PortFrom(line);
+  uint16_t port = ApiPortFrom(line);
   ASSERT_NE(port, 0) << line << daemon.ReadStderr();
   HttpReply reply =
       SendOnce(port, {.method = "POST",
@@ -71,7 +65,7 @@ TEST(DaemonProcess, ARealProviderWithoutCallersOrDevRefusesToStart) {
 
 TEST(DaemonProcess, TheDisabledProviderStartsWithoutDev) {
   Daemon daemon(kLoopback, {});
-  uint16_t port = PortFrom(daemon.ReadLine());
+  uint16_t port = ApiPortFrom(daemon.ReadLine());
   ASSERT_NE(port, 0);
   HttpReply reply = SendOnce(port, {.method = "GET", .target = "/v1/describe"});
   EXPECT_EQ(reply.status, 401u);
@@ -103,7 +97,7 @@ TEST(DaemonProcess, APinnedEnvironmentThatDiffersStopsTheStart) {
 TEST(DaemonProcess, ThePinnedEnvironmentStarts) {
   Daemon daemon(
       With({"--provider", "embedded", "--dev", "--pin-environment", EmbeddedEnvironment()}), {});
-  uint16_t port = PortFrom(daemon.ReadLine());
+  uint16_t port = ApiPortFrom(daemon.ReadLine());
   ASSERT_NE(port, 0) << daemon.ReadStderr();
   daemon.Signal(SIGTERM);
   EXPECT_EQ(daemon.Wait(), 0);
@@ -113,7 +107,7 @@ TEST(DaemonProcess, RunLimitFlagsBecomeTheProvidersLimits) {
   Daemon daemon(With({"--provider", "embedded", "--dev", "--memory-mb", "128", "--pids", "64",
                       "--max-snippet-timeout-ms", "9000"}),
                 {});
-  uint16_t port = PortFrom(daemon.ReadLine());
+  uint16_t port = ApiPortFrom(daemon.ReadLine());
   ASSERT_NE(port, 0) << daemon.ReadStderr();
   HttpReply described = SendOnce(port, {.method = "GET", .target = "/v1/describe"});
   ASSERT_EQ(described.status, 200u) << described.body;
@@ -157,7 +151,7 @@ TEST(DaemonProcess, ARealProviderStartsWithACallerStoreAndAuthenticates) {
   auto issued = store.store().Create({.name = "ci", .scopes = {"runs"}});
   ASSERT_TRUE(issued.ok()) << issued.error().ToString();
   Daemon daemon(With({"--provider", "embedded", "--callers", store.path()}), {});
-  uint16_t port = PortFrom(daemon.ReadLine());
+  uint16_t port = ApiPortFrom(daemon.ReadLine());
   ASSERT_NE(port, 0) << daemon.ReadStderr();
   HttpReply ran = RunAs(port, issued->token);
   EXPECT_EQ(ran.status, 200u) << ran.body;
@@ -176,7 +170,7 @@ TEST(DaemonProcess, TheCallerStoreMayComeFromTheEnvironment) {
   auto issued = store.store().Create({.name = "ci", .scopes = {"runs"}});
   ASSERT_TRUE(issued.ok()) << issued.error().ToString();
   Daemon daemon(With({"--provider", "embedded"}), {"PLIMSOLL_CALLERS=" + store.path()});
-  uint16_t port = PortFrom(daemon.ReadLine());
+  uint16_t port = ApiPortFrom(daemon.ReadLine());
   ASSERT_NE(port, 0) << daemon.ReadStderr();
   EXPECT_EQ(RunAs(port, issued->token).status, 200u);
   daemon.Signal(SIGTERM);
@@ -207,7 +201,7 @@ TEST(DaemonProcess, AnAuditLogFileGets0600AndOneLinePerAnswer) {
   Daemon daemon(
       With({"--provider", "embedded", "--callers", store.path(), "--audit-log", audit.string()}),
       {});
-  uint16_t port = PortFrom(daemon.ReadLine());
+  uint16_t port = ApiPortFrom(daemon.ReadLine());
   ASSERT_NE(port, 0) << daemon.ReadStderr();
   HttpReply ran = RunAs(port, issued->token);
   EXPECT_EQ(ran.status, 200u) << ran.body;
