@@ -15,8 +15,12 @@ namespace plimsoll::daemon {
 namespace {
 
 // Every PLIMSOLL_* / SANDBOX_* variable this build reads, in any component.
-constexpr std::array<std::string_view, 24> kKnownVariables = {
+constexpr std::array<std::string_view, 28> kKnownVariables = {
     "SANDBOX_PROVIDER",
+    "SANDBOX_OCI_RUNTIME",  // the oci provider (docs/oci-provider.md)
+    "SANDBOX_OCI_POOL_SIZE",
+    "SANDBOX_OCI_RUNSC_PLATFORM",
+    "SANDBOX_OCI_STATE_DIR",
     "SANDBOX_MIN_ISOLATION",
     "PLIMSOLL_LISTEN",
     "PLIMSOLL_UNIX_SOCKET",
