@@ -137,6 +137,20 @@ for directory in ("/work", "/tmp"):
                          Denied("execute /tmp/true", "EACCES"),
                          Denied("execute /tmp/script.sh", "EACCES"), "ld\\.so /tmp/true: refused",
                          Denied("mmap /tmp/true PROT_EXEC", "EPERM|EACCES")},
+        .under_gvisor =
+            GvisorVerdict{
+                .difference =
+                    "gVisor (this version) applies noexec in execve only, not in mmap: the "
+                    "dynamic loader maps and runs the copy of /bin/true. That code still runs on "
+                    "gVisor's kernel, with nothing the anonymous executable memory every provider "
+                    "allows (mprotect, memfd_create: node's JIT needs them) does not already give",
+                .stdout_lines = {Denied("execute /work/true", "EACCES"),
+                                 Denied("execute /work/script.sh", "EACCES"),
+                                 "ld\\.so /work/true: ran", "mmap /work/true PROT_EXEC: ok",
+                                 Denied("execute /tmp/true", "EACCES"),
+                                 Denied("execute /tmp/script.sh", "EACCES"),
+                                 "ld\\.so /tmp/true: ran", "mmap /tmp/true PROT_EXEC: ok"},
+            },
     },
     {
         .name = "AStepCannotExecuteAProjectFile",
@@ -165,14 +179,15 @@ from hostile import *
 status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
 print("uid:", os.getuid(), os.geteuid(), "gid:", os.getgid(), os.getegid())
 for key in ("CapInh", "CapPrm", "CapEff", "CapAmb"):
-    print(f"{key}:", status[key].strip())
+    print(f"{key}:", status[key].strip() if key in status else "not shown")
 nosuid_everywhere = True
 for line in open("/proc/self/mountinfo"):
     fields = line.split()
     options = set(fields[5].split(",")) | set(fields[fields.index("-") + 3].split(","))
     if "nosuid" not in options:
         nosuid_everywhere = False
-protected = status["NoNewPrivs"].strip() == "1" or nosuid_everywhere
+PR_GET_NO_NEW_PRIVS = 39  # what /proc's NoNewPrivs line shows, where there is one
+protected = libc.prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1 or nosuid_everywhere
 print("setuid bits are ignored:", "yes" if protected else "no")
 shutil_copy = open("/work/su", "wb"); shutil_copy.write(open("/bin/sh", "rb").read()); shutil_copy.close()
 attempt("chown /work/su to root", lambda: os.chown("/work/su", 0, 0))
@@ -208,22 +223,48 @@ print("setuid binaries that changed identity:", ", ".join(escalated) or "none")
                          // Allowed on one's own file; nosuid and noexec make it harmless.
                          "chmod u\\+s /work/su: (ok|EPERM)",
                          "setuid binaries that changed identity: none"},
+        .under_gvisor =
+            GvisorVerdict{
+                .difference = "gVisor's /proc/self/status has no CapAmb line; the ambient set is "
+                              "always within the permitted and inheritable sets "
+                              "(capabilities(7)), which it shows empty",
+                .stdout_lines = {"uid: 1000 1000 gid: 1000 1000", "CapInh: 0+", "CapPrm: 0+",
+                                 "CapEff: 0+", "CapAmb: not shown", "setuid bits are ignored: yes",
+                                 Denied("chown /work/su to root", "EPERM"),
+                                 "chmod u\\+s /work/su: ok",
+                                 "setuid binaries that changed identity: none"},
+            },
     },
     {
         .name = "DevicesAreOutOfReach",
         .verdict = "/dev holds only harmless nodes; opening memory, port, kernel log, disk, "
                    "loop, fuse, kvm and tun devices fails, and mknod of a character or block "
                    "device fails with EPERM",
-        .script = R"py(import os, stat
+        .script = R"py(import fcntl, os, stat, struct
 from hostile import *
+opened = {}
 for path, flags in [("/dev/mem", os.O_RDONLY), ("/dev/kmem", os.O_RDONLY), ("/dev/port", os.O_RDONLY),
                     ("/dev/kmsg", os.O_RDONLY), ("/dev/sda", os.O_RDONLY), ("/dev/vda", os.O_RDONLY),
                     ("/dev/loop0", os.O_RDONLY), ("/dev/loop-control", os.O_RDONLY),
                     ("/dev/fuse", os.O_RDWR), ("/dev/kvm", os.O_RDWR), ("/dev/net/tun", os.O_RDWR),
                     ("/dev/cpu/0/msr", os.O_RDONLY)]:
-    attempt(f"open {path}", lambda: os.open(path, flags))
-attempt("mknod /tmp/mem c 1 1", lambda: os.mknod("/tmp/mem", stat.S_IFCHR | 0o666, os.makedev(1, 1)))
-attempt("mknod /work/sda b 8 0", lambda: os.mknod("/work/sda", stat.S_IFBLK | 0o666, os.makedev(8, 0)))
+    fd = attempt(f"open {path}", lambda: os.open(path, flags))
+    if fd is not None:
+        opened[path] = fd
+# Where a runtime's own kernel serves these devices (gVisor's FUSE and TUN),
+# opening one must still give nothing: no filesystem mounted, no interface made.
+if "/dev/fuse" in opened:
+    options = f"fd={opened['/dev/fuse']},rootmode=40000,user_id={os.getuid()},group_id={os.getgid()}"
+    attempt("mount fuse on /tmp", lambda: syscall(165, b"fuse", b"/tmp", b"fuse", 0, options.encode()))
+if "/dev/net/tun" in opened:
+    IFF_TUN, IFF_NO_PI, TUNSETIFF = 0x0001, 0x1000, 0x400454ca
+    request = struct.pack("16sH22x", b"plimsoll0", IFF_TUN | IFF_NO_PI)
+    attempt("ioctl(TUNSETIFF)", lambda: fcntl.ioctl(opened["/dev/net/tun"], TUNSETIFF, request))
+# A node that could be made must not open a device.
+for node, kind, numbers in [("/tmp/mem", stat.S_IFCHR, (1, 1)), ("/work/sda", stat.S_IFBLK, (8, 0))]:
+    label = f"mknod {node} {'c' if kind == stat.S_IFCHR else 'b'} {numbers[0]} {numbers[1]}"
+    if attempt(label, lambda: os.mknod(node, kind | 0o666, os.makedev(*numbers)) or True):
+        attempt(f"open {node}", lambda: os.close(os.open(node, os.O_RDONLY)))
 harmless = {"null", "zero", "full", "random", "urandom", "tty", "fd", "stdin", "stdout", "stderr",
             "pts", "ptmx", "shm", "mqueue", "core"}
 print("unexpected /dev entries:", " ".join(sorted(set(os.listdir("/dev")) - harmless)) or "none")
@@ -242,6 +283,26 @@ print("unexpected /dev entries:", " ".join(sorted(set(os.listdir("/dev")) - harm
                          Denied("open /dev/cpu/0/msr", "ENOENT|EACCES|EPERM"),
                          Denied("mknod /tmp/mem c 1 1", "EPERM"),
                          Denied("mknod /work/sda b 8 0", "EPERM"), "unexpected /dev entries: none"},
+        .under_gvisor =
+            GvisorVerdict{
+                .difference =
+                    "gVisor's /dev also holds fuse and net/tun, devices its own kernel implements: "
+                    "they open, but no FUSE filesystem can be mounted and no TUN interface made "
+                    "(EPERM). gVisor (this version) lets the program mknod device nodes (no "
+                    "CAP_MKNOD check, and its tmpfs ignores nodev), yet a node reaches only "
+                    "devices gVisor emulates: memory (1:1) and a disk (8:0) open with ENXIO",
+                .stdout_lines =
+                    {Denied("open /dev/mem", "ENOENT"), Denied("open /dev/kmem", "ENOENT"),
+                     Denied("open /dev/port", "ENOENT"), Denied("open /dev/kmsg", "ENOENT"),
+                     Denied("open /dev/sda", "ENOENT"), Denied("open /dev/vda", "ENOENT"),
+                     Denied("open /dev/loop0", "ENOENT"),
+                     Denied("open /dev/loop-control", "ENOENT"), "open /dev/fuse: ok",
+                     Denied("open /dev/kvm", "ENOENT"), "open /dev/net/tun: ok",
+                     Denied("open /dev/cpu/0/msr", "ENOENT"), Denied("mount fuse on /tmp", "EPERM"),
+                     Denied("ioctl(TUNSETIFF)", "EPERM"), "mknod /tmp/mem c 1 1: ok",
+                     Denied("open /tmp/mem", "ENXIO"), "mknod /work/sda b 8 0: ok",
+                     Denied("open /work/sda", "ENXIO"), "unexpected /dev entries: fuse net"},
+            },
     },
     {
         .name = "SymlinkArtifactsAreNotFollowed",

@@ -88,6 +88,27 @@ std::string Denied(const std::string& label, const std::string& errnos);
 // Escapes `text` for use inside a regular expression.
 std::string Literal(const std::string& text);
 
+// Under gVisor (provider oci:runsc) the guest's system calls are served by
+// gVisor's kernel (its Sentry), not the host's, and our seccomp filter is not
+// applied (runsc filters the Sentry instead, which the guest cannot see).
+// Where that changes what a probe sees, the program states the difference
+// and the verdict that must hold there instead; it replaces the whole verdict
+// (outcome, exit code, step count, stdout lines and check). Such a verdict
+// still asserts the wall: what gVisor answers, and that nothing reaches past
+// it (the host-side checks of RunHostileProject apply as everywhere).
+struct GvisorVerdict {
+  std::string difference = {};  // why, in words (printed with every failure)
+  std::optional<ProjectOutcome> outcome = ProjectOutcome::kCompleted;
+  std::optional<int64_t> exit_code = 0;
+  std::optional<size_t> step_count = {};
+  std::vector<std::string> stdout_lines = {};
+  std::function<void(const Result&, const Description&)> check = {};
+};
+
+// Whether the sandbox described is served by gVisor: its details name the
+// runtime runsc.
+bool UnderGvisor(const Description& description);
+
 // One hostile program and its verdict.
 struct Program {
   std::string name = {};     // the test's name: [A-Za-z0-9_]+
@@ -113,13 +134,16 @@ struct Program {
   std::vector<std::string> stdout_lines = {};
   // Anything else; runs after the checks above.
   std::function<void(const Result&, const Description&)> check = {};
+  // The verdict under gVisor, where it differs (see GvisorVerdict).
+  std::optional<GvisorVerdict> under_gvisor = {};
 };
 
 // gtest prints a parameter with this (the name, not the bytes).
 void PrintTo(const Program& program, std::ostream* out);
 
 // The helper module every program can import (`from hostile import *`):
-// attempt(label, fn), syscall(nr, *args), libc, errname(errno), TOKEN.
+// attempt(label, fn), syscall(nr, *args), libc, errname(errno), TOKEN,
+// other_pids(), read(path), interfaces() and way_out(family, kind, proto).
 extern const char* const kHelperModule;
 
 // Opens (once per process) the sandbox of `provider`, or says why not:

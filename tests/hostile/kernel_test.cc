@@ -3,7 +3,9 @@
 // and calls only a privileged process may make. Every one must fail with
 // EPERM: seccomp's answer, and also what the kernel says to a process with
 // no capabilities. Calls go through python3's ctypes (libpython3.11-stdlib is
-// in the image) with x86-64 system call numbers.
+// in the image) with x86-64 system call numbers. Under gVisor there is no
+// seccomp filter the guest can meet, and gVisor's kernel gives its own
+// answers: each program's gVisor verdict says which, and what still holds.
 #include "hostile/hostile.h"
 
 namespace plimsoll::hostile {
@@ -37,6 +39,18 @@ attempt("ptrace(PTRACE_TRACEME)", lambda: syscall(101, PTRACE_TRACEME, 0, 0, 0))
                          Denied("ptrace(PTRACE_SEIZE, own child)", "EPERM"),
                          Denied("ptrace(PTRACE_ATTACH, parent)", "EPERM"),
                          Denied("ptrace(PTRACE_TRACEME)", "EPERM")},
+        .under_gvisor =
+            GvisorVerdict{
+                .difference =
+                    "gVisor implements ptrace in its own kernel and no seccomp filter refuses it: "
+                    "the program may attach to its own child (a gVisor task; the host sees no "
+                    "ptrace call), and seizing it again fails as on Linux (already traced); the "
+                    "agent, its parent, stays out of reach and PTRACE_TRACEME is refused",
+                .stdout_lines = {"ptrace\\(PTRACE_ATTACH, own child\\): ok",
+                                 Denied("ptrace(PTRACE_SEIZE, own child)", "EPERM"),
+                                 Denied("ptrace(PTRACE_ATTACH, parent)", "EPERM"),
+                                 Denied("ptrace(PTRACE_TRACEME)", "EPERM")},
+            },
     },
     {
         .name = "MountingIsDenied",
@@ -107,7 +121,21 @@ attempt("clone(CLONE_NEWUSER)", lambda: clone(CLONE_NEWUSER))
 attempt("clone(CLONE_NEWUSER|CLONE_NEWNS)", lambda: clone(CLONE_NEWUSER | CLONE_NEWNS))
 attempt("clone3(CLONE_NEWUSER)", lambda: clone3(CLONE_NEWUSER))
 # Last: if this one works, the program is in a new user namespace from here on.
-attempt("unshare(CLONE_NEWUSER)", lambda: syscall(272, CLONE_NEWUSER))
+uid = os.getuid()
+if attempt("unshare(CLONE_NEWUSER)", lambda: syscall(272, CLONE_NEWUSER)) is not None:
+    # The runtime's own kernel made it (gVisor): as root of the new namespace,
+    # with every capability in it, the program must gain nothing.
+    MS_REMOUNT = 32
+    def map_root():
+        with open("/proc/self/uid_map", "w") as f:
+            f.write(f"0 {uid} 1")
+    attempt("map uid 0 to the program's uid", map_root)
+    attempt("unshare(CLONE_NEWNS) as its root", lambda: syscall(272, CLONE_NEWNS))
+    attempt("mount tmpfs on /tmp as its root", lambda: syscall(165, b"none", b"/tmp", b"tmpfs", 0, b"size=1m"))
+    attempt("remount / read-write as its root", lambda: syscall(165, b"none", b"/", None, MS_REMOUNT, None))
+    attempt("read /etc/shadow as its root", lambda: read("/etc/shadow"))
+    attempt("create /planted as its root", lambda: open("/planted", "w"))
+    attempt("sethostname as its root", lambda: syscall(170, b"escaped", 7))
 )py",
         .stdout_lines =
             {Denied("setns own mount namespace", "EPERM"),
@@ -119,6 +147,32 @@ attempt("unshare(CLONE_NEWUSER)", lambda: syscall(272, CLONE_NEWUSER))
              Denied("clone(CLONE_NEWUSER|CLONE_NEWNS)", "EPERM"),
              Denied("clone3(CLONE_NEWUSER)", "EPERM|ENOSYS"),
              Denied("unshare(CLONE_NEWUSER)", "EPERM")},
+        .under_gvisor =
+            GvisorVerdict{
+                .difference =
+                    "gVisor's kernel makes namespaces itself, with no seccomp filter refusing "
+                    "them: unshare of a mount, cgroup or user namespace and clone(CLONE_NEWUSER) "
+                    "succeed (network, pid, UTS and IPC ones are EPERM, setns fails: its /proc "
+                    "has no mnt entry). They are gVisor's own: as root of its new user namespace "
+                    "the program still cannot mount, remount / read-write, read /etc/shadow, "
+                    "write to the root filesystem or set the host name",
+                .stdout_lines =
+                    {Denied("setns own mount namespace", "ENOENT"),
+                     Denied("setns own network namespace", "ENOTSUP"),
+                     "unshare\\(CLONE_NEWNS\\): ok", Denied("unshare(CLONE_NEWNET)", "EPERM"),
+                     Denied("unshare(CLONE_NEWPID)", "EPERM"),
+                     Denied("unshare(CLONE_NEWUTS)", "EPERM"),
+                     Denied("unshare(CLONE_NEWIPC)", "EPERM"), "unshare\\(CLONE_NEWCGROUP\\): ok",
+                     "clone\\(CLONE_NEWUSER\\): ok", "clone\\(CLONE_NEWUSER\\|CLONE_NEWNS\\): ok",
+                     Denied("clone3(CLONE_NEWUSER)", "ENOSYS"), "unshare\\(CLONE_NEWUSER\\): ok",
+                     "map uid 0 to the program's uid: ok",
+                     "unshare\\(CLONE_NEWNS\\) as its root: ok",
+                     Denied("mount tmpfs on /tmp as its root", "EPERM"),
+                     Denied("remount / read-write as its root", "EPERM"),
+                     Denied("read /etc/shadow as its root", "EACCES"),
+                     Denied("create /planted as its root", "EACCES"),
+                     Denied("sethostname as its root", "EPERM")},
+            },
     },
     {
         .name = "KeyringIsDenied",
@@ -134,6 +188,15 @@ attempt("request_key(user)", lambda: syscall(249, b"user", b"hostile", None, KEY
         .stdout_lines = {Denied("keyctl(KEYCTL_GET_KEYRING_ID)", "EPERM"),
                          Denied("keyctl(KEYCTL_JOIN_SESSION_KEYRING)", "EPERM"),
                          Denied("add_key(user)", "EPERM"), Denied("request_key(user)", "EPERM")},
+        .under_gvisor =
+            GvisorVerdict{
+                .difference = "gVisor's kernel answers the keyring calls itself (the host's "
+                              "keyrings are out of its reach) and refuses all four with EACCES",
+                .stdout_lines = {Denied("keyctl(KEYCTL_GET_KEYRING_ID)", "EACCES"),
+                                 Denied("keyctl(KEYCTL_JOIN_SESSION_KEYRING)", "EACCES"),
+                                 Denied("add_key(user)", "EACCES"),
+                                 Denied("request_key(user)", "EACCES")},
+            },
     },
     {
         .name = "BpfIsDenied",
@@ -169,6 +232,11 @@ struct.pack_into("IIQQQQQ", attr, 0, PERF_TYPE_SOFTWARE, 128, PERF_COUNT_SW_CPU_
 attempt("perf_event_open(software cpu clock, self)", lambda: syscall(298, attr, 0, -1, -1, 0))
 )py",
         .stdout_lines = {Denied("perf_event_open(software cpu clock, self)", "EPERM")},
+        .under_gvisor =
+            GvisorVerdict{
+                .difference = "gVisor's kernel has no perf events: ENODEV",
+                .stdout_lines = {Denied("perf_event_open(software cpu clock, self)", "ENODEV")},
+            },
     },
     {
         .name = "PrivilegedCallsAreDenied",
@@ -197,7 +265,10 @@ attempt("clock_settime", lambda: syscall(227, 0, now(1)))
 attempt("iopl(3)", lambda: syscall(172, 3))
 attempt("ioperm", lambda: syscall(173, 0x80, 1, 1))
 attempt("acct", lambda: syscall(163, b"/work/acct"))
-attempt("syslog(SYSLOG_ACTION_READ_ALL)", lambda: syscall(103, 3, ctypes.create_string_buffer(4096), 4096))
+log = ctypes.create_string_buffer(4096)
+size = attempt("syslog(SYSLOG_ACTION_READ_ALL)", lambda: syscall(103, 3, log, 4096))
+if size is not None:  # a runtime's kernel with a log of its own (gVisor's) must not show the host's
+    print("the kernel log read is gVisor's:", "yes" if b"Starting gVisor" in log.raw[:size] else "no")
 handle = ctypes.create_string_buffer(128)
 ctypes.memmove(handle, ctypes.byref(ctypes.c_uint32(8)), 4)  # handle_bytes
 attempt("open_by_handle_at", lambda: syscall(304, os.open("/", os.O_RDONLY), handle, 0))
@@ -210,6 +281,23 @@ attempt("open_by_handle_at", lambda: syscall(304, os.open("/", os.O_RDONLY), han
                          Denied("iopl(3)", "EPERM"), Denied("ioperm", "EPERM"),
                          Denied("acct", "EPERM"), Denied("syslog(SYSLOG_ACTION_READ_ALL)", "EPERM"),
                          Denied("open_by_handle_at", "EPERM")},
+        .under_gvisor =
+            GvisorVerdict{
+                .difference =
+                    "gVisor's kernel serves these calls: it refuses the privileged ones with "
+                    "EPERM as well, but lets anyone read its kernel log, which is gVisor's own "
+                    "boot log (\"Starting gVisor...\"), not the host's; open_by_handle_at is "
+                    "not implemented (ENOTSUP), so there is no handle to forge",
+                .stdout_lines = {Denied("init_module", "EPERM"), Denied("finit_module", "EPERM"),
+                                 Denied("delete_module", "EPERM"), Denied("kexec_load", "EPERM"),
+                                 Denied("kexec_file_load", "EPERM"), Denied("reboot", "EPERM"),
+                                 Denied("swapon", "EPERM"), Denied("sethostname", "EPERM"),
+                                 Denied("settimeofday", "EPERM"), Denied("clock_settime", "EPERM"),
+                                 Denied("iopl(3)", "EPERM"), Denied("ioperm", "EPERM"),
+                                 Denied("acct", "EPERM"), "syslog\\(SYSLOG_ACTION_READ_ALL\\): ok",
+                                 "the kernel log read is gVisor's: yes",
+                                 Denied("open_by_handle_at", "ENOTSUP")},
+            },
     },
     {
         .name = "ExploitPrimitivesAreDenied",
@@ -224,6 +312,14 @@ if fd is not None: os.close(fd)
 )py",
         .stdout_lines = {Denied("userfaultfd", "EPERM|ENOSYS"),
                          Denied("io_uring_setup", "EPERM|ENOSYS")},
+        .under_gvisor =
+            GvisorVerdict{
+                .difference =
+                    "gVisor implements io_uring itself, inside its kernel (a small subset of the "
+                    "operations), so io_uring_setup succeeds; the ring is gVisor's, not the host "
+                    "kernel's io_uring that exploits target. It has no userfaultfd (ENOSYS)",
+                .stdout_lines = {Denied("userfaultfd", "ENOSYS"), "io_uring_setup: ok"},
+            },
     },
 };
 

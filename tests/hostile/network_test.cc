@@ -3,12 +3,23 @@
 // listens on its own loopback (TCP on 127.0.0.1 and [::1], UDP, an abstract
 // and a pathname AF_UNIX socket; HostFixtures); after every run
 // RunHostileProject checks that none of them saw a connection or a datagram.
+#include <algorithm>
+
 #include "hostile/hostile.h"
 
 namespace plimsoll::hostile {
 namespace {
 
 constexpr const char* kSockets = "EPERM";  // socket(2) for any family but AF_UNIX
+
+// Under gVisor no seccomp filter stands between the program and socket(2):
+// gVisor's netstack (runsc --network=none) makes the sockets, and the wall is
+// that it has only its own loopback and no route anywhere.
+const std::string kGvisorNetstack =
+    "gVisor's netstack (runsc --network=none) makes inet sockets, as no seccomp filter refuses "
+    "them; the wall is that it has no interface but its own lo and no route out "
+    "(EHOSTUNREACH)";
+constexpr const char* kNoRoute = "EHOSTUNREACH";
 
 const Program kNetworkPrograms[] = {
     {
@@ -17,15 +28,30 @@ const Program kNetworkPrograms[] = {
                    "protocol, blocking or not",
         .script = R"py(import socket
 from hostile import *
-attempt("socket(AF_INET, SOCK_STREAM)", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM))
-attempt("socket(AF_INET, SOCK_STREAM, IPPROTO_TCP)", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP))
-attempt("socket(AF_INET, SOCK_STREAM|SOCK_NONBLOCK)", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM | socket.SOCK_NONBLOCK))
-attempt("socket(AF_INET, SOCK_SEQPACKET, IPPROTO_SCTP)", lambda: socket.socket(socket.AF_INET, socket.SOCK_SEQPACKET, 132))
+made = [
+    attempt("socket(AF_INET, SOCK_STREAM)", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM)),
+    attempt("socket(AF_INET, SOCK_STREAM, IPPROTO_TCP)", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)),
+    attempt("socket(AF_INET, SOCK_STREAM|SOCK_NONBLOCK)", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM | socket.SOCK_NONBLOCK)),
+    attempt("socket(AF_INET, SOCK_SEQPACKET, IPPROTO_SCTP)", lambda: socket.socket(socket.AF_INET, socket.SOCK_SEQPACKET, 132)),
+]
+if any(s is not None for s in made):  # the runtime's own kernel made them: no way out then
+    print("interfaces:", interfaces())
+    attempt("connect 192.0.2.1:9", lambda: way_out(socket.AF_INET, socket.SOCK_STREAM))
 )py",
         .stdout_lines = {Denied("socket(AF_INET, SOCK_STREAM)", kSockets),
                          Denied("socket(AF_INET, SOCK_STREAM, IPPROTO_TCP)", kSockets),
                          Denied("socket(AF_INET, SOCK_STREAM|SOCK_NONBLOCK)", kSockets),
                          Denied("socket(AF_INET, SOCK_SEQPACKET, IPPROTO_SCTP)", kSockets)},
+        .under_gvisor =
+            GvisorVerdict{
+                .difference = kGvisorNetstack + std::string(" (it has no SCTP)"),
+                .stdout_lines = {"socket\\(AF_INET, SOCK_STREAM\\): ok",
+                                 "socket\\(AF_INET, SOCK_STREAM, IPPROTO_TCP\\): ok",
+                                 "socket\\(AF_INET, SOCK_STREAM\\|SOCK_NONBLOCK\\): ok",
+                                 Denied("socket(AF_INET, SOCK_SEQPACKET, IPPROTO_SCTP)",
+                                        "EPROTONOSUPPORT"),
+                                 "interfaces: lo", Denied("connect 192.0.2.1:9", kNoRoute)},
+            },
     },
     {
         .name = "UdpSocketsAreDenied",
@@ -33,13 +59,27 @@ attempt("socket(AF_INET, SOCK_SEQPACKET, IPPROTO_SCTP)", lambda: socket.socket(s
                    "sockets alike",
         .script = R"py(import socket
 from hostile import *
-attempt("socket(AF_INET, SOCK_DGRAM)", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+udp = attempt("socket(AF_INET, SOCK_DGRAM)", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
 attempt("socket(AF_INET, SOCK_DGRAM, IPPROTO_UDPLITE)", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM, 136))
-attempt("socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP)", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_ICMP))
+ping = attempt("socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP)", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_ICMP))
+if udp is not None or ping is not None:  # the runtime's own kernel made them: no way out then
+    print("interfaces:", interfaces())
+    attempt("udp to 192.0.2.1:9", lambda: way_out(socket.AF_INET, socket.SOCK_DGRAM))
+    attempt("ping 192.0.2.1", lambda: way_out(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_ICMP))
 )py",
         .stdout_lines = {Denied("socket(AF_INET, SOCK_DGRAM)", kSockets),
                          Denied("socket(AF_INET, SOCK_DGRAM, IPPROTO_UDPLITE)", kSockets),
                          Denied("socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP)", kSockets)},
+        .under_gvisor =
+            GvisorVerdict{
+                .difference = kGvisorNetstack + std::string(" (it has no UDP-Lite)"),
+                .stdout_lines = {"socket\\(AF_INET, SOCK_DGRAM\\): ok",
+                                 Denied("socket(AF_INET, SOCK_DGRAM, IPPROTO_UDPLITE)",
+                                        "EPROTONOSUPPORT"),
+                                 "socket\\(AF_INET, SOCK_DGRAM, IPPROTO_ICMP\\): ok",
+                                 "interfaces: lo", Denied("udp to 192.0.2.1:9", kNoRoute),
+                                 Denied("ping 192.0.2.1", kNoRoute)},
+            },
     },
     {
         .name = "RawAndPacketSocketsAreDenied",
@@ -60,11 +100,32 @@ attempt("socket(AF_PACKET, SOCK_DGRAM)", lambda: socket.socket(17, socket.SOCK_D
         .name = "NetlinkSocketsAreDenied",
         .verdict = "AF_NETLINK sockets (route, audit, uevents, netfilter, xfrm, crypto API) "
                    "fail with EPERM",
-        .script = R"py(import socket
+        .script = R"py(import os, socket, struct
 from hostile import *
+made = {}
 for name, protocol in [("NETLINK_ROUTE", 0), ("NETLINK_AUDIT", 9), ("NETLINK_KOBJECT_UEVENT", 15),
                        ("NETLINK_NETFILTER", 12), ("NETLINK_XFRM", 6), ("NETLINK_CRYPTO", 21)]:
-    attempt(f"socket(AF_NETLINK, {name})", lambda: socket.socket(16, socket.SOCK_RAW, protocol))
+    made[name] = attempt(f"socket(AF_NETLINK, {name})", lambda: socket.socket(16, socket.SOCK_RAW, protocol))
+# Where the runtime's own kernel made them (gVisor): they must change nothing
+# and carry no kernel events.
+def add_address():
+    """RTM_NEWADDR 10.9.9.9/32 on interface 1 (lo); raises the kernel's answer."""
+    RTM_NEWADDR, NLM_F_REQUEST, NLM_F_ACK, NLM_F_EXCL, NLM_F_CREATE, NLMSG_ERROR = 20, 1, 4, 0x200, 0x400, 2
+    body = struct.pack("=BBBBI", socket.AF_INET, 32, 0, 0, 1)
+    body += struct.pack("=HH4s", 8, 2, socket.inet_aton("10.9.9.9"))  # IFA_LOCAL
+    flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_EXCL | NLM_F_CREATE
+    route = made["NETLINK_ROUTE"]
+    route.settimeout(2)
+    route.send(struct.pack("=IHHII", 16 + len(body), RTM_NEWADDR, flags, 1, 0) + body)
+    reply = route.recv(65536)
+    if struct.unpack_from("=H", reply, 4)[0] == NLMSG_ERROR and struct.unpack_from("=i", reply, 16)[0]:
+        code = -struct.unpack_from("=i", reply, 16)[0]
+        raise OSError(code, os.strerror(code))
+if made["NETLINK_ROUTE"] is not None:
+    print("interfaces:", interfaces())
+    attempt("RTM_NEWADDR 10.9.9.9 on lo", add_address)
+if made["NETLINK_KOBJECT_UEVENT"] is not None:
+    attempt("bind NETLINK_KOBJECT_UEVENT to its events", lambda: made["NETLINK_KOBJECT_UEVENT"].bind((0, 1)))
 )py",
         .stdout_lines = {Denied("socket(AF_NETLINK, NETLINK_ROUTE)", kSockets),
                          Denied("socket(AF_NETLINK, NETLINK_AUDIT)", kSockets),
@@ -72,19 +133,51 @@ for name, protocol in [("NETLINK_ROUTE", 0), ("NETLINK_AUDIT", 9), ("NETLINK_KOB
                          Denied("socket(AF_NETLINK, NETLINK_NETFILTER)", kSockets),
                          Denied("socket(AF_NETLINK, NETLINK_XFRM)", kSockets),
                          Denied("socket(AF_NETLINK, NETLINK_CRYPTO)", kSockets)},
+        .under_gvisor =
+            GvisorVerdict{
+                .difference =
+                    "gVisor's own kernel serves NETLINK_ROUTE and NETLINK_KOBJECT_UEVENT (and "
+                    "none of the others: EPROTONOSUPPORT); what they reach is gVisor's netstack, "
+                    "which shows only lo and refuses changes (EACCES), and no uevent can be "
+                    "subscribed to (EACCES)",
+                .stdout_lines = {"socket\\(AF_NETLINK, NETLINK_ROUTE\\): ok",
+                                 Denied("socket(AF_NETLINK, NETLINK_AUDIT)", "EPROTONOSUPPORT"),
+                                 "socket\\(AF_NETLINK, NETLINK_KOBJECT_UEVENT\\): ok",
+                                 Denied("socket(AF_NETLINK, NETLINK_NETFILTER)", "EPROTONOSUPPORT"),
+                                 Denied("socket(AF_NETLINK, NETLINK_XFRM)", "EPROTONOSUPPORT"),
+                                 Denied("socket(AF_NETLINK, NETLINK_CRYPTO)", "EPROTONOSUPPORT"),
+                                 "interfaces: lo", Denied("RTM_NEWADDR 10.9.9.9 on lo", "EACCES"),
+                                 Denied("bind NETLINK_KOBJECT_UEVENT to its events", "EACCES")},
+            },
     },
     {
         .name = "Ipv6SocketsAreDenied",
         .verdict = "AF_INET6 sockets (TCP, UDP, raw) fail with EPERM",
         .script = R"py(import socket
 from hostile import *
-attempt("socket(AF_INET6, SOCK_STREAM)", lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM))
-attempt("socket(AF_INET6, SOCK_DGRAM)", lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM))
-attempt("socket(AF_INET6, SOCK_RAW, IPPROTO_ICMPV6)", lambda: socket.socket(socket.AF_INET6, socket.SOCK_RAW, 58))
+made = [
+    attempt("socket(AF_INET6, SOCK_STREAM)", lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM)),
+    attempt("socket(AF_INET6, SOCK_DGRAM)", lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)),
+    attempt("socket(AF_INET6, SOCK_RAW, IPPROTO_ICMPV6)", lambda: socket.socket(socket.AF_INET6, socket.SOCK_RAW, 58)),
+]
+if any(s is not None for s in made):  # the runtime's own kernel made them: no way out then
+    print("interfaces:", interfaces())
+    attempt("connect [2001:db8::1]:9", lambda: way_out(socket.AF_INET6, socket.SOCK_STREAM))
+    attempt("udp to [2001:db8::1]:9", lambda: way_out(socket.AF_INET6, socket.SOCK_DGRAM))
 )py",
         .stdout_lines = {Denied("socket(AF_INET6, SOCK_STREAM)", kSockets),
                          Denied("socket(AF_INET6, SOCK_DGRAM)", kSockets),
                          Denied("socket(AF_INET6, SOCK_RAW, IPPROTO_ICMPV6)", kSockets)},
+        .under_gvisor =
+            GvisorVerdict{
+                .difference =
+                    kGvisorNetstack + std::string(" (raw sockets need CAP_NET_RAW: EPERM)"),
+                .stdout_lines = {"socket\\(AF_INET6, SOCK_STREAM\\): ok",
+                                 "socket\\(AF_INET6, SOCK_DGRAM\\): ok",
+                                 Denied("socket(AF_INET6, SOCK_RAW, IPPROTO_ICMPV6)", "EPERM"),
+                                 "interfaces: lo", Denied("connect [2001:db8::1]:9", kNoRoute),
+                                 Denied("udp to [2001:db8::1]:9", kNoRoute)},
+            },
     },
     {
         .name = "OtherSocketFamiliesAreDenied",
@@ -109,6 +202,22 @@ attempt("socketpair(AF_INET)", lambda: syscall(53, socket.AF_INET, socket.SOCK_S
                          Denied("socket(AF_APPLETALK)", kSockets),
                          Denied("socket(AF_AX25)", kSockets),
                          Denied("socketpair(AF_INET)", "EPERM|EOPNOTSUPP")},
+        .under_gvisor =
+            GvisorVerdict{
+                .difference = "gVisor's kernel implements none of these families "
+                              "(EAFNOSUPPORT) and no AF_INET socketpair (ESOCKTNOSUPPORT)",
+                .stdout_lines = {Denied("socket(AF_VSOCK)", "EAFNOSUPPORT"),
+                                 Denied("socket(AF_ALG)", "EAFNOSUPPORT"),
+                                 Denied("socket(AF_KEY)", "EAFNOSUPPORT"),
+                                 Denied("socket(AF_BLUETOOTH)", "EAFNOSUPPORT"),
+                                 Denied("socket(AF_TIPC)", "EAFNOSUPPORT"),
+                                 Denied("socket(AF_RDS)", "EAFNOSUPPORT"),
+                                 Denied("socket(AF_CAN)", "EAFNOSUPPORT"),
+                                 Denied("socket(AF_X25)", "EAFNOSUPPORT"),
+                                 Denied("socket(AF_APPLETALK)", "EAFNOSUPPORT"),
+                                 Denied("socket(AF_AX25)", "EAFNOSUPPORT"),
+                                 Denied("socketpair(AF_INET)", "ESOCKTNOSUPPORT")},
+            },
     },
     {
         .name = "UnixSocketsStillWork",
@@ -158,6 +267,20 @@ attempt("unix socket file", lambda: unix("{UNIX_PATH}"))
                          Denied("udp 127.0.0.1", "EPERM"),
                          Denied("abstract unix", "ECONNREFUSED|ENOENT"),
                          Denied("unix socket file", "ENOENT|ECONNREFUSED|EACCES")},
+        .under_gvisor =
+            GvisorVerdict{
+                .difference =
+                    "gVisor's netstack gives the program inet sockets on a loopback of its own, "
+                    "not the host's: nothing listens on the host's ports there (ECONNREFUSED) and "
+                    "the UDP datagram is sent into gVisor's loopback (ok), never reaching the "
+                    "host's listener (checked on the host after the run); gVisor's abstract "
+                    "socket namespace is its own too",
+                .stdout_lines = {Denied("tcp 127.0.0.1", "ECONNREFUSED"),
+                                 Denied("tcp [::1]", "ECONNREFUSED"),
+                                 Denied("tcp [::ffff:127.0.0.1]", "ECONNREFUSED"),
+                                 "udp 127\\.0\\.0\\.1: ok", Denied("abstract unix", "ECONNREFUSED"),
+                                 Denied("unix socket file", "ENOENT")},
+            },
     },
     {
         .name = "NodeCannotReachTheHost",
@@ -185,6 +308,23 @@ try {
               EXPECT_EQ(result.stdout_bytes.find("tcp: connected"), std::string::npos);
               EXPECT_NE(result.stdout_bytes.find("udp: EPERM"), std::string::npos);
               EXPECT_EQ(result.stdout_bytes.find("udp: sent"), std::string::npos);
+            },
+        .under_gvisor =
+            GvisorVerdict{
+                .difference = "gVisor's netstack gives node sockets on a loopback of its own: "
+                              "the TCP connection is refused there (ECONNREFUSED) and the "
+                              "datagram is sent into it, never reaching the host's listener "
+                              "(checked on the host after the run)",
+                .check =
+                    [](const Result& result, const Description&) {
+                      EXPECT_NE(result.stdout_bytes.find("tcp: ECONNREFUSED\n"), std::string::npos);
+                      EXPECT_EQ(result.stdout_bytes.find("tcp: connected"), std::string::npos);
+                      EXPECT_NE(result.stdout_bytes.find("udp: sent\n"), std::string::npos);
+                      EXPECT_EQ(
+                          std::count(result.stdout_bytes.begin(), result.stdout_bytes.end(), '\n'),
+                          2)
+                          << "one line for each of tcp and udp";
+                    },
             },
     },
 };

@@ -11,6 +11,17 @@ namespace {
 
 constexpr const char* kProcWrite = "EACCES|EROFS|EPERM|ENOENT";
 
+// The "/tmp size: N" and "/work size: N" lines match the configured sizes.
+void TmpfsSizesAsConfigured(const Result& result, const Description& description) {
+  std::smatch match;
+  if (std::regex_search(result.stdout_bytes, match, std::regex("/tmp size: (\\d+)"))) {
+    EXPECT_EQ(std::stoll(match[1]), description.limits.tmp_bytes);
+  }
+  if (std::regex_search(result.stdout_bytes, match, std::regex("/work size: (\\d+)"))) {
+    EXPECT_EQ(std::stoll(match[1]), description.limits.work_bytes);
+  }
+}
+
 const Program kProcPrograms[] = {
     {
         .name = "HostFilesAreUnreachableThroughProc",
@@ -165,6 +176,18 @@ print("visible:", len(other_pids()), "other process(es)")
 print("reached:", " ".join(reached) or "nothing")
 )py",
         .stdout_lines = {"visible: \\d+ other process\\(es\\)", "reached: nothing"},
+        .under_gvisor =
+            GvisorVerdict{
+                .difference =
+                    "gVisor 2022-12-19 does not hide a non-dumpable process's environ, fd, fdinfo "
+                    "and maps from a process of another uid (its later releases make environ "
+                    "0400): a step can list the agent's descriptors, read its memory map (its "
+                    "address layout) and its environment (PATH, LANG, HOME only). What guards "
+                    "the report still holds: its memory, root and executable cannot be opened, "
+                    "process_vm_readv fails, so the report key stays out of reach",
+                .stdout_lines = {"visible: \\d+ other process\\(es\\)",
+                                 "reached: (nothing|(\\d+:(environ|fd|fdinfo|maps) ?)+)"},
+            },
     },
     {
         .name = "ExecutablesCannotBeOverwrittenThroughProc",
@@ -274,15 +297,20 @@ print("/work size:", sizes.get("/work", "unknown"))
         .stdout_lines = {"/ is read-only: yes", "writable mounts: (/dev )?(/dev/shm )?/tmp /work",
                          "writable mounts lacking options: none", "/tmp size: \\d+",
                          "/work size: \\d+"},
-        .check =
-            [](const Result& result, const Description& description) {
-              std::smatch match;
-              if (std::regex_search(result.stdout_bytes, match, std::regex("/tmp size: (\\d+)"))) {
-                EXPECT_EQ(std::stoll(match[1]), description.limits.tmp_bytes);
-              }
-              if (std::regex_search(result.stdout_bytes, match, std::regex("/work size: (\\d+)"))) {
-                EXPECT_EQ(std::stoll(match[1]), description.limits.work_bytes);
-              }
+        .check = TmpfsSizesAsConfigured,
+        .under_gvisor =
+            GvisorVerdict{
+                .difference =
+                    "gVisor (this version) neither shows nor applies nosuid and nodev on its "
+                    "tmpfs mounts (/dev is gVisor's own tmpfs, writable by root only); noexec is "
+                    "there. Set-id bits gain nothing anyway (no_new_privs is set and the program "
+                    "cannot give a file to another owner: SetuidGainsNothing) and a device node "
+                    "reaches only devices gVisor emulates (DevicesAreOutOfReach)",
+                .stdout_lines = {"/ is read-only: yes", "writable mounts: /dev /tmp /work",
+                                 "writable mounts lacking options: /dev\\(nosuid\\) "
+                                 "/tmp\\(nodev,nosuid\\) /work\\(nodev,nosuid\\)",
+                                 "/tmp size: \\d+", "/work size: \\d+"},
+                .check = TmpfsSizesAsConfigured,
             },
     },
 };

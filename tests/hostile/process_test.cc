@@ -16,6 +16,23 @@ const std::string kFakeReport =
     R"({"version":1,"outcome":"completed","steps":[{"exit_code":0,"stdout":"Zm9yZ2Vk"}],"artifacts":[]})" +
     std::string("\x00\x00\x00\x40", 4) + std::string(64, 'f');
 
+// Under gVisor the memory cgroup holds gVisor's kernel and the guest together,
+// and with the ptrace platform each guest process costs the sandbox a few MiB
+// and 5-8 host tasks; a bomb therefore ends with the whole sandbox killed at
+// its memory limit: exit 137, no steps, and the provider's sentence.
+GvisorVerdict WholeSandboxKilled(std::string difference) {
+  return {.difference = std::move(difference),
+          .outcome = std::nullopt,
+          .exit_code = 137,
+          .step_count = 0,
+          .check = [](const Result& result, const Description&) {
+            EXPECT_FALSE(result.timed_out);
+            EXPECT_NE(result.stderr_bytes.find("The whole sandbox was killed (SIGKILL)"),
+                      std::string::npos)
+                << "the provider does not say why nothing came back";
+          }};
+}
+
 int64_t Captured(const Result& result, const std::string& pattern) {
   std::smatch match;
   std::string out;
@@ -64,6 +81,12 @@ except OSError as e:
             [](const Result& result, const Description& description) {
               EXPECT_LT(Captured(result, "after (\\d+)"), description.limits.pids);
             },
+        .under_gvisor = WholeSandboxKilled(
+            "the guest's process limit is RLIMIT_NPROC (= pids), but each guest process costs "
+            "the sandbox a few MiB of host memory, so the memory limit of the whole sandbox "
+            "(gVisor and guest together) kills it long before the program reaches the limit; "
+            "the bomb is contained, the run is lost (ThreadsStopAtThePidsLimit and the "
+            "self-check's pids_limit show the limit itself holds)"),
     },
     {
         .name = "ThreadsStopAtThePidsLimit",
@@ -85,6 +108,18 @@ os._exit(0)
         .check =
             [](const Result& result, const Description& description) {
               EXPECT_LT(Captured(result, "after (\\d+)"), description.limits.pids);
+            },
+        .under_gvisor =
+            GvisorVerdict{
+                .difference = "gVisor enforces RLIMIT_NPROC (= pids) but refuses the clone that "
+                              "would pass it one task later than Linux: the program may "
+                              "start pids threads besides its main one, where Linux stops it "
+                              "below pids",
+                .stdout_lines = {"threads: refused after \\d+"},
+                .check =
+                    [](const Result& result, const Description& description) {
+                      EXPECT_LE(Captured(result, "after (\\d+)"), description.limits.pids);
+                    },
             },
     },
     {
@@ -108,6 +143,10 @@ while True:
               int64_t mib = std::stoll(out.substr(last + 10));
               EXPECT_LE(mib, description.limits.memory_bytes >> 20);
             },
+        .under_gvisor = WholeSandboxKilled(
+            "the memory limit holds gVisor's kernel and the guest together, so the bomb gets the "
+            "whole sandbox killed (exit 137, not a timeout) and the lines it printed are lost "
+            "with it"),
     },
     {
         .name = "KillingEverythingSparesTheAgent",
@@ -279,6 +318,15 @@ attempt("1 MiB of arguments", lambda: run(["/bin/true"] + ["z" * 1023] * (1 << 1
         .stdout_lines = {Denied("one 200 KiB argument", "E2BIG"),
                          Denied("one 200 KiB environment variable", "E2BIG"),
                          Denied("8 MiB of arguments", "E2BIG"), Denied("1 MiB of arguments", "ok")},
+        .under_gvisor =
+            GvisorVerdict{
+                .difference = "gVisor's execve refuses the same oversized arguments and "
+                              "environment with ENAMETOOLONG where Linux says E2BIG",
+                .stdout_lines = {Denied("one 200 KiB argument", "ENAMETOOLONG"),
+                                 Denied("one 200 KiB environment variable", "ENAMETOOLONG"),
+                                 Denied("8 MiB of arguments", "ENAMETOOLONG"),
+                                 Denied("1 MiB of arguments", "ok")},
+            },
     },
     {
         .name = "AHugeStepArgvWithinTheRequestLimitsRuns",

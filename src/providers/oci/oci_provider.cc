@@ -458,12 +458,25 @@ class OciProvider final : public Provider {
     auto listed = oci::RunCommand(runtime.SpawnFor(runtime.ListArgv()), Clock::now() + kProbeBudget);
     if (listed.ok()) {
       std::istringstream ids(listed->output);
+      std::vector<std::string> undeleted;
       for (std::string id; std::getline(ids, id);) {
         if (id.rfind(oci::kContainerIdPrefix, 0) != 0) continue;
         auto deleted = oci::RunCommand(runtime.SpawnFor(runtime.DeleteArgv(id)),
                                        Clock::now() + kProbeBudget);
         if (!deleted.ok() || !WIFEXITED(deleted->status) || WEXITSTATUS(deleted->status) != 0) {
-          problems += "could not delete container " + id + "; ";
+          undeleted.push_back(id);
+        }
+      }
+      // A delete fails too when the container's own runtime removed it
+      // meanwhile (its agent exits once the dead provider's channel closes):
+      // only one still listed is a problem.
+      if (!undeleted.empty()) {
+        auto again =
+            oci::RunCommand(runtime.SpawnFor(runtime.ListArgv()), Clock::now() + kProbeBudget);
+        for (const std::string& id : undeleted) {
+          if (!again.ok() || ("\n" + again->output).find("\n" + id + "\n") != std::string::npos) {
+            problems += "could not delete container " + id + "; ";
+          }
         }
       }
     } else {

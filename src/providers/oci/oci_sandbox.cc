@@ -95,7 +95,12 @@ Expected<std::unique_ptr<OciSandbox>> OciSandbox::Start(const Runtime& runtime,
   output_write.Reset();
 
   auto ready = guest::ReadFrame(sandbox->channel(), deadline);
-  if (ready.ok() && *ready == guest::kReadyFrame) return sandbox;
+  if (ready.ok() && *ready == guest::kReadyFrame) {
+    // crun may write its pid file only after the agent has spoken: Healthy()
+    // tries again then.
+    sandbox->init_ = sandbox->OpenInit(nullptr);
+    return sandbox;
+  }
   std::string why = ready.ok() ? "the agent sent something other than its ready frame"
                                : ready.error().message();
   bool late = !ready.ok() && ready.error().code() == ErrorCode::kDeadlineExceeded;
@@ -116,6 +121,19 @@ OciSandbox::~OciSandbox() {
 
 bool OciSandbox::Healthy() const {
   if (destroyed_ || !channel_.valid() || !process_ || process_->Exited()) return false;
+  // The container's init (the agent; runsc's sandbox process) may be dead
+  // while the runtime, still holding the channel's other end, has not
+  // noticed yet.
+  if (!init_.valid()) {
+    bool named = false;
+    init_ = OpenInit(&named);
+    // Named by the pid file but gone, or no longer the runtime's child: dead.
+    if (named && !init_.valid()) return false;
+  }
+  if (init_.valid()) {
+    pollfd init{init_.get(), POLLIN, 0};
+    if (poll(&init, 1, 0) != 0) return false;
+  }
   pollfd entry{channel_.get(), POLLIN, 0};
   int ready = poll(&entry, 1, 0);
   return ready == 0;  // any event (data, hang-up, error) unfits it
@@ -131,18 +149,23 @@ std::string OciSandbox::Diagnostics() {
   return diagnostics_;
 }
 
-void OciSandbox::SignalInit() {
-  if (!process_ || process_->Exited()) return;
+UniqueFd OciSandbox::OpenInit(bool* named) const {
+  if (!process_ || process_->Exited()) return UniqueFd();
   std::ifstream pid_file(bundle_ + "/pid");
   long pid = 0;
-  if (!(pid_file >> pid) || pid <= 1) return;
-  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
-  if (pidfd < 0) return;
-  UniqueFd owned(pidfd);
+  if (!(pid_file >> pid) || pid <= 1) return UniqueFd();
+  if (named != nullptr) *named = true;
+  UniqueFd owned(static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0)));
+  if (!owned.valid()) return UniqueFd();
   // The pidfd pins the process; checking its parent after opening it makes
   // sure it is still this runtime's container and not a reused pid.
-  if (ParentOf(static_cast<pid_t>(pid)) != process_->pid()) return;
-  syscall(SYS_pidfd_send_signal, owned.get(), SIGKILL, nullptr, 0);
+  if (ParentOf(static_cast<pid_t>(pid)) != process_->pid()) return UniqueFd();
+  return owned;
+}
+
+void OciSandbox::SignalInit() {
+  UniqueFd init = OpenInit(nullptr);
+  if (init.valid()) syscall(SYS_pidfd_send_signal, init.get(), SIGKILL, nullptr, 0);
 }
 
 Status OciSandbox::Destroy(Deadline deadline) {

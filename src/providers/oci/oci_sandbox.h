@@ -51,8 +51,9 @@ class OciSandbox {
   // The container's cgroup path (cgroupsPath in config.json).
   const std::string& cgroup_path() const { return cgroup_path_; }
 
-  // Still fit to take a job: the runtime runs and the agent has neither
-  // hung up nor written anything since it announced itself.
+  // Still fit to take a job: the runtime and the container's init run and
+  // the agent has neither hung up nor written anything since it announced
+  // itself.
   bool Healthy() const;
   // Waits until the runtime exits or `deadline`; its wait status (the
   // runtime exits with the container's status: 137 when the whole sandbox
@@ -67,12 +68,18 @@ class OciSandbox {
   OciSandbox(const Runtime& runtime, std::string id, std::string bundle, std::string cgroup_path)
       : runtime_(runtime), id_(std::move(id)), bundle_(std::move(bundle)),
         cgroup_path_(std::move(cgroup_path)) {}
+  // A pidfd of the container's init (the pid file's process, checked to be
+  // the runtime's child), or an invalid one; `*named` (when given) is set
+  // when the pid file names a process.
+  guest::agent::UniqueFd OpenInit(bool* named) const;
   void SignalInit();
 
   const Runtime& runtime_;
   const std::string id_, bundle_, cgroup_path_;
   guest::agent::UniqueFd channel_;
   guest::agent::UniqueFd output_;  // the runtime's stdout+stderr (non-blocking)
+  // pidfd of the container's init once known (Healthy() may open it late).
+  mutable guest::agent::UniqueFd init_;
   std::optional<ChildProcess> process_;
   std::string diagnostics_;
   bool destroyed_ = false;

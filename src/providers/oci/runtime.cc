@@ -176,8 +176,11 @@ Expected<Runtime> ProbeRuntime(RuntimeKind kind, const RuntimeOptions& options, 
   }
   PLIMSOLL_RETURN_IF_ERROR(MakePrivateDirectory(options.state_dir));
   runtime.state_root_ = options.state_dir + "/" + name;
-  runtime.bundles_dir_ = options.state_dir + "/bundles";
+  // Bundles per runtime, like the state roots: Reconcile removes the
+  // leftovers its bundles name, never another runtime's sharing the state dir.
+  runtime.bundles_dir_ = options.state_dir + "/bundles/" + name;
   PLIMSOLL_RETURN_IF_ERROR(MakePrivateDirectory(runtime.state_root_));
+  PLIMSOLL_RETURN_IF_ERROR(MakePrivateDirectory(options.state_dir + "/bundles"));
   PLIMSOLL_RETURN_IF_ERROR(MakePrivateDirectory(runtime.bundles_dir_));
   return runtime;
 }

@@ -3,9 +3,9 @@
 //
 // Every container we start lives under our own state root
 // (`--root <state_dir>/<runtime>`), with a bundle under
-// `<state_dir>/bundles/<id>` and a cgroup under `/plimsoll-oci/<id>`, and has
-// an id that starts with kContainerIdPrefix, so Reconcile can find and
-// remove what a crashed provider left without touching anything else.
+// `<state_dir>/bundles/<runtime>/<id>` and a cgroup under `/plimsoll-oci/<id>`,
+// and has an id that starts with kContainerIdPrefix, so Reconcile can find
+// and remove what a crashed provider left without touching anything else.
 //
 //   runc  --root R run --bundle B --pid-file P --preserve-fds 1 ID   (channel on fd 3)
 //   crun  --root R run --bundle B --pid-file P --preserve-fds 1 ID   (channel on fd 3,
