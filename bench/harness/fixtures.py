@@ -11,6 +11,12 @@ The JavaScript rows use plimsoll's guest image instead (never written to): `{ima
 directory ($PLIMSOLL_IMAGE, else <plimsoll_bin>/../image, i.e. the build tree's), `{image_rootfs}`
 its rootfs, `{qjs_script}` a file holding JS_SNIPPET (given to qjs on stdin) and `{qjs_bundle}` an
 OCI bundle like `{bundle}` whose read-only root is the image rootfs and whose process is `qjs -`.
+
+The `oci` provider's raw baselines use `{oci_qjs_bundle_runc}`, `{oci_qjs_bundle_crun}` and
+`{oci_qjs_bundle_runsc}`: the bundle the provider itself writes for that runtime (written by
+`{plimsoll_bin}/plimsoll-oci-bundle`, linking the provider's own bundle writer), with `qjs -` as the
+process. `{hybrid_cgroup2}` is the cgroup2 mount point on a hybrid-cgroup host (where the provider
+hides it from crun), else "".
 """
 
 import json
@@ -193,6 +199,46 @@ class Fixtures:
         with open(os.path.join(bundle, "config.json"), "w", encoding="utf-8") as handle:
             json.dump(config, handle, indent=2)
         return bundle
+
+    def _oci_qjs_bundle(self, runtime):
+        """The oci provider's own config.json for runtime, with `qjs -` as the process."""
+        tool = os.path.join(self._value("plimsoll_bin"), "plimsoll-oci-bundle")
+        if not os.path.exists(tool):
+            raise FixtureError(f"{tool} does not exist (built with the release tree)")
+        bundle = os.path.join(self.workdir, f"oci-qjs-bundle-{runtime}")
+        argv = [tool, "--runtime", runtime, "--rootfs", self._value("image_rootfs"),
+                "--out", bundle, "--cgroups-path", f"/plimsoll-oci-bench/{runtime}-qjs",
+                "--", IMAGE_QJS, "-"]
+        out = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=60)
+        if out.returncode != 0:
+            raise FixtureError(f"plimsoll-oci-bundle failed: {(out.stderr or out.stdout).strip()}")
+        return bundle
+
+    def _build_oci_qjs_bundle_runc(self):
+        return self._oci_qjs_bundle("runc")
+
+    def _build_oci_qjs_bundle_crun(self):
+        return self._oci_qjs_bundle("crun")
+
+    def _build_oci_qjs_bundle_runsc(self):
+        return self._oci_qjs_bundle("runsc")
+
+    def _build_hybrid_cgroup2(self):
+        """As the provider's HybridCgroup2MountPoint(): the first cgroup2 mount point when cgroup
+        v1 hierarchies are mounted too, else ""."""
+        cgroup2, v1 = "", False
+        try:
+            with open("/proc/self/mountinfo", encoding="utf-8") as handle:
+                for line in handle:
+                    left, _, right = line.partition(" - ")
+                    fields, fstype = left.split(), right.split()[:1]
+                    if fstype == ["cgroup2"] and not cgroup2 and len(fields) > 4:
+                        cgroup2 = fields[4]
+                    if fstype == ["cgroup"]:
+                        v1 = True
+        except OSError:
+            return ""
+        return cgroup2 if v1 else ""
 
     def _build_python(self):
         return sys.executable

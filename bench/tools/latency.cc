@@ -12,17 +12,28 @@
 // warm-ups, as plimsolld does at startup.
 //
 //   plimsoll-latency [--provider NAME] [--scenario NAME] [--runs N]
-//                    [--warmup N] [--code JS]
+//                    [--warmup N] [--code JS] [--env NAME=VALUE]...
+//                    [--interval-ms N]
 //
 // Defaults: provider embedded, scenario "latency", code console.log(6*7);
 // runs/warm-ups from --runs/--warmup, else $PLIMSOLL_BENCH_RUNS /
 // $PLIMSOLL_BENCH_WARMUP, else 1000 / 20. Exit status: 0; 1 when a run
 // fails (an "error" line says why); 2 for usage errors.
+//
+// --env NAME=VALUE (repeatable) sets a variable in this process before the
+// provider is opened: the provider's configuration, e.g.
+// SANDBOX_OCI_POOL_SIZE=0, visible in the argv bench/run.py records.
+// --interval-ms N sleeps N ms before every run, warm-ups included (untimed):
+// pacing, so that background work a run leaves (a warm pool refilling, a
+// container torn down off the answer's path) is done before the next one.
+// At the end the provider's "pool" detail, if any, goes to stderr (e.g.
+// "2 of 2 ready (enabled); 25 handed out, 0 found empty, ...").
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "plimsoll/sandbox.h"
@@ -40,7 +51,7 @@ int Fail(const std::string& scenario, const std::string& reason) {
 int Usage(const char* message) {
   std::fprintf(stderr,
                "plimsoll-latency: %s\nusage: plimsoll-latency [--provider NAME] [--scenario NAME] "
-               "[--runs N] [--warmup N] [--code JS]\n",
+               "[--runs N] [--warmup N] [--code JS] [--env NAME=VALUE]... [--interval-ms N]\n",
                message);
   return 2;
 }
@@ -53,6 +64,7 @@ int main(int argc, char** argv) {
   std::string code = "console.log(6*7)";
   long runs = plimsoll::bench::EnvCount("PLIMSOLL_BENCH_RUNS", 1000);
   long warmup = plimsoll::bench::EnvCount("PLIMSOLL_BENCH_WARMUP", 20);
+  long interval_ms = 0;
   for (int i = 1; i < argc; ++i) {
     std::string_view flag = argv[i];
     if (i + 1 >= argc) return Usage("every flag takes a value");
@@ -63,11 +75,17 @@ int main(int argc, char** argv) {
       scenario = value;
     } else if (flag == "--code") {
       code = value;
-    } else if (flag == "--runs" || flag == "--warmup") {
+    } else if (flag == "--env") {
+      std::string_view assignment = value;
+      size_t equals = assignment.find('=');
+      if (equals == 0 || equals == std::string_view::npos) return Usage("--env takes NAME=VALUE");
+      std::string name(assignment.substr(0, equals));
+      if (setenv(name.c_str(), value + equals + 1, 1) != 0) return Usage("--env: bad name");
+    } else if (flag == "--runs" || flag == "--warmup" || flag == "--interval-ms") {
       char* end = nullptr;
       long count = std::strtol(value, &end, 10);
       if (*value == '\0' || *end != '\0' || count < 0) return Usage("counts are whole numbers");
-      (flag == "--runs" ? runs : warmup) = count;
+      (flag == "--runs" ? runs : flag == "--warmup" ? warmup : interval_ms) = count;
     } else {
       return Usage("unknown flag");
     }
@@ -84,6 +102,7 @@ int main(int argc, char** argv) {
   std::vector<double> samples;
   samples.reserve(static_cast<size_t>(runs));
   for (long i = 0; i < warmup + runs; ++i) {
+    if (interval_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
     auto start = std::chrono::steady_clock::now();
     auto result = sandbox->Run(request);
     auto elapsed = std::chrono::steady_clock::now() - start;
@@ -96,5 +115,9 @@ int main(int argc, char** argv) {
     if (i >= warmup) samples.push_back(std::chrono::duration<double, std::milli>(elapsed).count());
   }
   PrintSamples(scenario, "ms", samples);
+  for (const auto& [key, detail] : sandbox->Describe().details) {
+    if (key != "pool") continue;
+    std::fprintf(stderr, "plimsoll-latency: %s: pool %s\n", scenario.c_str(), detail.c_str());
+  }
   return 0;
 }

@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import unittest
 
 BIN = None
@@ -50,6 +51,48 @@ class ToolsTest(unittest.TestCase):
                            "inproc", "--runs", "1")
         self.assertEqual(out.returncode, 1)
         self.assertIn("error", records["inproc"])
+
+    def test_in_process_latency_env_and_pacing(self):
+        # --env reaches the provider's configuration: a bad pool size is its refusal.
+        out, records = run("plimsoll-latency", "--provider", "oci:runc", "--env",
+                           "SANDBOX_OCI_POOL_SIZE=lots", "--scenario", "oci", "--runs", "1")
+        self.assertEqual(out.returncode, 1)
+        self.assertIn("SANDBOX_OCI_POOL_SIZE", records["oci"]["error"])
+        out, records = run("plimsoll-latency", "--provider", "embedded", "--env", "UNUSED=1",
+                           "--interval-ms", "20", "--scenario", "paced", "--runs", "3",
+                           "--warmup", "0")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assert_samples(records, "paced", 3)
+        out, _ = run("plimsoll-latency", "--env", "NOEQUALS", "--runs", "1")
+        self.assertEqual(out.returncode, 2)
+
+    def test_oci_bundle_tool(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rootfs = os.path.join(tmp, "rootfs")
+            os.mkdir(rootfs)
+            for runtime, seccomp in (("runc", True), ("runsc", False)):
+                bundle = os.path.join(tmp, runtime)
+                out, _ = run("plimsoll-oci-bundle", "--runtime", runtime, "--rootfs", rootfs,
+                             "--out", bundle, "--cgroups-path", "/bench/x", "--",
+                             "/usr/local/bin/qjs", "-")
+                self.assertEqual(out.returncode, 0, out.stderr)
+                with open(os.path.join(bundle, "config.json"), encoding="utf-8") as handle:
+                    config = json.load(handle)
+                self.assertEqual(config["process"]["args"], ["/usr/local/bin/qjs", "-"])
+                self.assertEqual(config["root"], {"path": rootfs, "readonly": True})
+                self.assertEqual(config["linux"]["cgroupsPath"], "/bench/x")
+                self.assertEqual("seccomp" in config["linux"], seccomp)
+                namespaces = {entry["type"] for entry in config["linux"]["namespaces"]}
+                self.assertEqual("user" in namespaces, seccomp)
+            out, _ = run("plimsoll-oci-bundle", "--runtime", "docker", "--rootfs", rootfs,
+                         "--out", os.path.join(tmp, "x"), "--", "/bin/true")
+            self.assertEqual(out.returncode, 2)
+
+    def test_hide_mount_tool_execs(self):
+        out, _ = run("plimsoll-hide-mount", "", "--", "sh", "-c", "exit 3")
+        self.assertEqual(out.returncode, 3, out.stderr)
+        out, _ = run("plimsoll-hide-mount", "/nonexistent-mount-point", "--", "true")
+        self.assertEqual(out.returncode, 0 if os.geteuid() == 0 else 126, out.stderr)
 
     def test_http_latency_rows(self):
         out, records = run("plimsoll-http-bench", "--daemon", os.path.join(BIN, "plimsolld"),

@@ -272,6 +272,25 @@ print("orphan started")
             },
     },
     {
+        .name = "StepsInheritOnlyTheStandardDescriptors",
+        .verdict = "a step holds descriptors 0, 1 and 2 and nothing else: not the agent's "
+                   "channel, its pipes or /work (the agent marks every other descriptor "
+                   "close-on-exec, listing them from /proc/self/fd where close_range(2) is "
+                   "missing, as under gVisor)",
+        .script = R"py(import os
+def still_open(name):
+    try:
+        os.readlink(f"/proc/self/fd/{name}")
+        return True
+    except OSError:
+        return False
+# The listing's own descriptor is closed once listdir returns.
+held = sorted(int(name) for name in os.listdir("/proc/self/fd") if still_open(name))
+print("held:", " ".join(map(str, held)))
+)py",
+        .stdout_lines = {"held: 0 1 2"},
+    },
+    {
         .name = "DescriptorExhaustionStopsAtTheLimit",
         .verdict = "opening descriptors without bound fails with EMFILE (the per-process limit, "
                    "never ENFILE: the host's table is not touched), the hard limit cannot be "

@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "guest/agent/descriptors.h"
+
 namespace plimsoll::guest::agent {
 namespace {
 
@@ -44,9 +46,7 @@ bool ForkAgentUnderInit(const char** problem) {
   }
   if (agent == 0) return true;
   // The init keeps nothing: not the channel, not stdout/stderr.
-  if (syscall(SYS_close_range, 0U, ~0U, 0U) != 0) {
-    for (int fd = 0; fd < 1024; ++fd) close(fd);
-  }
+  CloseFrom(0);
   ReapUntilTheAgentExits(agent);
 }
 

@@ -19,13 +19,11 @@
 #include <string_view>
 #include <vector>
 
+#include "guest/agent/descriptors.h"
 #include "guest/agent/reaper.h"
 #include "guest/agent/unique_fd.h"
 #include "guest/protocol.h"
 
-#ifndef CLOSE_RANGE_CLOEXEC
-#define CLOSE_RANGE_CLOEXEC (1U << 2)
-#endif
 
 namespace plimsoll::guest::agent {
 namespace {
@@ -124,16 +122,7 @@ bool SetLimit(int resource, int64_t value) {
   }
   // Everything above 2 goes at exec, the agent channel first among them. The
   // failure pipe is already close-on-exec, so it survives until exec.
-  if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-    rlimit files{};
-    int top = 65536;
-    if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
-      top = static_cast<int>(std::min<rlim_t>(files.rlim_cur, 1 << 20));
-    }
-    for (int fd = 3; fd < top; ++fd) {
-      if (fd != fail) close(fd);
-    }
-  }
+  MarkCloseOnExecFrom(3);
   umask(022);
   if (!SetLimit(RLIMIT_CORE, 0) || !SetLimit(RLIMIT_NOFILE, options.nofile) ||
       (options.fsize_bytes > 0 && !SetLimit(RLIMIT_FSIZE, options.fsize_bytes)) ||
