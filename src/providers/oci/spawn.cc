@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -35,6 +36,14 @@ int PollMilliseconds(Deadline deadline) {
   auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
   return static_cast<int>(std::clamp<int64_t>(left, 0, INT_MAX));
 }
+
+// The kernel's struct sigaction (rt_sigaction(2)); all zero is SIG_DFL.
+struct KernelSigaction {
+  void (*handler)(int) = SIG_DFL;
+  unsigned long flags = 0;
+  void (*restorer)() = nullptr;
+  uint64_t mask = 0;
+};
 
 // Steps the vfork child reports on the error pipe: {step, errno}.
 enum ChildStep : int { kStepMount = 1, kStepDescriptors, kStepExec };
@@ -154,11 +163,12 @@ Expected<ChildProcess> Spawn(const SpawnOptions& options) {
   pid_t pid = vfork();
   if (pid == 0) {
     // The child: system calls only, on memory prepared above.
+    // The raw call: glibc's sigaction refuses its own signals 32 and 33,
+    // and an ignored one would survive execve.
     for (int signal_number = 1; signal_number < NSIG; ++signal_number) {
       if (signal_number == SIGKILL || signal_number == SIGSTOP) continue;
-      struct sigaction action {};
-      action.sa_handler = SIG_DFL;
-      sigaction(signal_number, &action, nullptr);
+      KernelSigaction action{};
+      syscall(SYS_rt_sigaction, signal_number, &action, nullptr, sizeof action.mask);
     }
     sigset_t none;
     sigemptyset(&none);
