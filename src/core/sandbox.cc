@@ -47,16 +47,21 @@ Expected<Evidence> Sandbox::CollectEvidence(std::chrono::milliseconds budget) {
     return Refusal(NotDispatched::kEnvironment, std::move(why));
   };
   const std::string name(provider_->name());
+  auto failed_check = [](std::string check, std::string detail) {
+    Evidence failed;
+    failed.checks.push_back({std::move(check), false, std::move(detail)});
+    return failed;
+  };
 
   Status preflight = provider_->Preflight();
   if (!preflight.ok()) {
     return unconfirmed(
-        Evidence{.checks = {{"preflight", false, preflight.error().message()}}},
+        failed_check("preflight", preflight.error().message()),
         "The " + name + " provider failed its preflight: " + preflight.error().message());
   }
   auto evidence = provider_->SmokeTest(std::chrono::steady_clock::now() + budget);
   if (!evidence.ok()) {
-    return unconfirmed(Evidence{.checks = {{"smoke_test", false, evidence.error().message()}}},
+    return unconfirmed(failed_check("smoke_test", evidence.error().message()),
                        "The " + name + " provider's sandbox could not be confirmed: " +
                            evidence.error().message());
   }

@@ -5,11 +5,13 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <mutex>
 #include <optional>
 
+#include "guest/exchange.h"
 #include "guest/protocol.h"
 #include "image/image.h"
 #include "providers/linux/cgroup.h"
@@ -56,6 +58,14 @@ Error EnvironmentRefusal(const std::string& message) {
 bool IsExecutableFile(const std::string& path) {
   struct stat st {};
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111) != 0;
+}
+
+bool SameProgram(const SeccompProgram& a, const SeccompProgram& b) {
+  return a.instructions.size() == b.instructions.size() &&
+         std::equal(a.instructions.begin(), a.instructions.end(), b.instructions.begin(),
+                    [](const sock_filter& x, const sock_filter& y) {
+                      return x.code == y.code && x.jt == y.jt && x.jf == y.jf && x.k == y.k;
+                    });
 }
 
 // What every run needs, prepared once.
@@ -149,22 +159,13 @@ class LinuxProvider final : public Provider {
     evidence.checks = *checks;
 
     // 2. The limits the kernel holds for that run's cgroup (read from the host).
-    evidence.checks.push_back(CgroupCheck(cgroup_values));
+    evidence.checks.push_back(CgroupLimitsCheck(limits_, limits_.pids, cgroup_values));
 
     // 3. The memory limit acts: a hoarder is killed with 137.
-    Request hoard;
-    hoard.python = PythonPayload{"b = bytearray(" +
-                                 std::to_string(limits_.memory_bytes + (int64_t{64} << 20)) +
-                                 ")\nprint('survived')"};
-    hoard.timeout_ms = 10'000;
-    auto hoarded = RunJob(**prepared, hoard,
-                          std::min(deadline, Clock::now() + std::chrono::seconds(12)), nullptr);
+    auto hoarded = RunJob(**prepared, MemoryProbeRequest(limits_),
+                          std::min(deadline, Clock::now() + std::chrono::seconds(22)), nullptr);
     if (!hoarded.ok()) return hoarded.error().WithContext("The memory probe failed");
-    evidence.checks.push_back(
-        {"memory_limit_enforced", hoarded->exit_code == kExitOutOfMemory,
-         "allocating memory_bytes + 64 MiB: exit " + std::to_string(hoarded->exit_code) +
-             (hoarded->stdout_bytes.empty() ? std::string()
-                                            : ", stdout " + hoarded->stdout_bytes)});
+    evidence.checks.push_back(MemoryProbeCheck(*hoarded));
 
     bool all = evidence.AllChecksPassed();
     evidence.tier = all ? Tier::kContainer : Tier::kUnknown;
@@ -233,7 +234,15 @@ class LinuxProvider final : public Provider {
     fresh_prepared->seccomp = std::move(*program);
     fresh_prepared->seccomp_source = source;
     fresh_prepared->seccomp_rules = policy->rules.size();
-    // Runs in flight keep the old one alive: retire rather than free it.
+    // Unchanged (the usual answer to /readyz's preflight): keep the current
+    // one. Changed: runs in flight keep the old one alive, so retire it.
+    if (prepared_ && prepared_->image.identity == fresh_prepared->image.identity &&
+        prepared_->image.rootfs == fresh_prepared->image.rootfs &&
+        prepared_->seccomp_source == fresh_prepared->seccomp_source &&
+        SameProgram(prepared_->seccomp, fresh_prepared->seccomp) &&
+        prepared_->cgroups.Describe() == fresh_prepared->cgroups.Describe()) {
+      return prepared_.get();
+    }
     if (prepared_) retired_.push_back(std::move(prepared_));
     prepared_ = std::move(fresh_prepared);
     return prepared_.get();
@@ -269,72 +278,23 @@ class LinuxProvider final : public Provider {
     result.isolation = Tier::kContainer;
     result.environment = prepared.image.identity;
     result.kind = *request.kind();
-    Deadline report_deadline = deadline + kReportGrace;
-    Status sent = guest::WriteFrame(container->channel(), guest::EncodeJob(*job), report_deadline);
-    std::optional<Error> failure;
-    if (sent.ok()) {
-      auto report = guest::ReadSealedReport(container->channel(), key, report_deadline);
-      if (report.ok()) {
-        guest::FillResult(request, *report, &result);
-        // The sealed report is all the sandbox had to give: it is killed
-        // now and dismantled off the answer's path (teardown.h).
-        teardown_.Finish(std::move(*container));
-        result.duration_ms = MillisecondsSince(start);
-        return result;
-      }
-      failure = report.error();
-    } else {
-      failure = sent.error();
+    Status exchanged =
+        guest::ExchangeJob(container->channel(), *job, request, deadline + kReportGrace, &result);
+    if (exchanged.ok()) {
+      // The sealed report is all the sandbox had to give: it is killed now
+      // and dismantled off the answer's path (teardown.h).
+      teardown_.Finish(std::move(*container));
+      result.duration_ms = MillisecondsSince(start);
+      return result;
     }
     std::string diagnostics = container->Diagnostics();
     Status killed = container->Kill();
     result.duration_ms = MillisecondsSince(start);
-    if (failure->code() == ErrorCode::kDeadlineExceeded) {
-      result.exit_code = kExitTimedOut;
-      result.timed_out = true;
-      if (request.project) result.outcome = ProjectOutcome::kTimedOut;
-      return result;
-    }
     std::string message =
-        "The guest agent gave no valid report (" + failure->message() + ")" +
+        "The guest agent gave no valid report (" + exchanged.error().message() + ")" +
         (diagnostics.empty() ? "" : "; agent stderr: " + diagnostics.substr(0, 1000));
     if (!killed.ok()) message += "; cleanup failed: " + killed.error().message();
-    if (request.project) {
-      result.outcome = ProjectOutcome::kProtocolError;
-      result.exit_code = 1;
-      result.stderr_bytes = message;
-      return result;
-    }
-    return Failure(ErrorCode::kInternal, message);
-  }
-
-  EvidenceCheck CgroupCheck(const std::vector<std::pair<std::string, std::string>>& values) const {
-    std::string detail;
-    bool memory = false, pids = false, swap = false;
-    for (const auto& [file, value] : values) {
-      detail += (detail.empty() ? "" : ", ") + file + "=" + value;
-      if ((file == "memory.max" || file == "memory.limit_in_bytes") &&
-          value == std::to_string(limits_.memory_bytes))
-        memory = true;
-      if ((file == "memory.memsw.limit_in_bytes" &&
-           value == std::to_string(limits_.memory_bytes)) ||
-          (file == "memory.swap.max" && value == "0")) {
-        swap = true;
-      }
-      if (file == "pids.max" && value == std::to_string(limits_.pids)) pids = true;
-    }
-    if (!swap) {
-      // Without swap accounting the kernel cannot bound swap per cgroup; that
-      // is only acceptable when the host has no swap at all.
-      std::ifstream swaps("/proc/swaps");
-      std::string header, entry;
-      std::getline(swaps, header);
-      if (!std::getline(swaps, entry) || entry.empty()) {
-        swap = true;
-        detail += ", no swap accounting but the host has no swap";
-      }
-    }
-    return {"cgroup_limits_configured", memory && pids && swap, detail};
+    return guest::AnswerFailedExchange(request, exchanged.error(), message, std::move(result));
   }
 
   const Limits limits_;

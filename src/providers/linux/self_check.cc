@@ -2,6 +2,8 @@
 
 #include <sys/utsname.h>
 
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 namespace plimsoll::linux_sandbox {
@@ -388,6 +390,52 @@ Expected<std::vector<EvidenceCheck>> ParseSelfCheckOutput(std::string_view stdou
     if (!found) checks.push_back({name, false, "the self-check did not report this check"});
   }
   return checks;
+}
+
+Request MemoryProbeRequest(const Limits& limits) {
+  Request hoard;
+  hoard.python = PythonPayload{"b = bytearray(" +
+                               std::to_string(limits.memory_bytes + (int64_t{64} << 20)) +
+                               ")\nprint('survived')"};
+  hoard.timeout_ms = 20'000;
+  return hoard;
+}
+
+EvidenceCheck MemoryProbeCheck(const Result& probe) {
+  return {"memory_limit_enforced", probe.exit_code == kExitOutOfMemory,
+          "allocating memory_bytes + 64 MiB: exit " + std::to_string(probe.exit_code) +
+              (probe.stdout_bytes.empty() ? std::string() : ", stdout " + probe.stdout_bytes)};
+}
+
+EvidenceCheck CgroupLimitsCheck(const Limits& limits, int64_t pids_limit,
+                                const std::vector<std::pair<std::string, std::string>>& values) {
+  std::string detail;
+  bool memory = false, pids = false, swap = false;
+  for (const auto& [file, value] : values) {
+    detail += (detail.empty() ? "" : ", ") + file + "=" + value;
+    if ((file == "memory.max" || file == "memory.limit_in_bytes") &&
+        value == std::to_string(limits.memory_bytes)) {
+      memory = true;
+    }
+    if ((file == "memory.memsw.limit_in_bytes" && value == std::to_string(limits.memory_bytes)) ||
+        (file == "memory.swap.max" && value == "0")) {
+      swap = true;
+    }
+    if (file == "pids.max" && value == std::to_string(pids_limit)) pids = true;
+  }
+  if (!swap) {
+    // Without swap accounting the kernel cannot bound swap per cgroup; that
+    // is only acceptable when the host has no swap at all.
+    std::ifstream swaps("/proc/swaps");
+    std::string header, entry;
+    std::getline(swaps, header);
+    if (!std::getline(swaps, entry) || entry.empty()) {
+      swap = true;
+      detail += ", no swap accounting but the host has no swap";
+    }
+  }
+  if (detail.empty()) detail = "no cgroup of the sandbox was found";
+  return {"cgroup_limits_configured", memory && pids && swap, detail};
 }
 
 }  // namespace plimsoll::linux_sandbox

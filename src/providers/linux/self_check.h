@@ -50,6 +50,7 @@
 #include "plimsoll/limits.h"
 #include "plimsoll/provider.h"
 #include "plimsoll/request.h"
+#include "plimsoll/result.h"
 
 namespace plimsoll::linux_sandbox {
 
@@ -75,6 +76,20 @@ Expected<std::vector<EvidenceCheck>> ParseSelfCheckOutput(
 // The names every complete run under `profile` reports (a missing one fails
 // the smoke test). The reference lives for the whole program.
 const std::vector<std::string>& SelfCheckNames(SelfCheckProfile profile = SelfCheckProfile::kLinux);
+
+// The memory probe every smoke test runs after the self-check: a python
+// snippet allocating Limits::memory_bytes + 64 MiB.
+Request MemoryProbeRequest(const Limits& limits);
+// Its check, "memory_limit_enforced": the probe was killed with 137.
+EvidenceCheck MemoryProbeCheck(const Result& probe);
+
+// "cgroup_limits_configured": the limits the kernel holds for a sandbox's
+// cgroup (file name -> value, read from the host: v1 memory.limit_in_bytes,
+// memory.memsw.limit_in_bytes, pids.max or v2 memory.max, memory.swap.max,
+// pids.max) are the configured memory, no swap beyond it (or no swap on the
+// host at all), and `pids_limit`.
+EvidenceCheck CgroupLimitsCheck(const Limits& limits, int64_t pids_limit,
+                                const std::vector<std::pair<std::string, std::string>>& values);
 
 }  // namespace plimsoll::linux_sandbox
 

@@ -17,6 +17,7 @@
 #include <optional>
 #include <sstream>
 
+#include "guest/exchange.h"
 #include "guest/protocol.h"
 #include "image/image.h"
 #include "providers/linux/seccomp.h"
@@ -68,6 +69,10 @@ std::string Sha256Hex(std::string_view bytes) {
     hex += kHex[byte & 15];
   }
   return hex;
+}
+
+int64_t MillisecondsSince(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
 }
 
 std::string Trim(std::string text) {
@@ -238,22 +243,16 @@ class OciProvider final : public Provider {
     evidence.checks = *checks;
 
     // 2. The limits the kernel holds for that container's cgroup.
-    evidence.checks.push_back(CgroupCheck(ready.config.pids_limit, cgroup_values));
-
-    // 3. The memory limit acts: a hoarder is killed with 137.
-    Request hoard;
-    hoard.python = PythonPayload{"b = bytearray(" +
-                                 std::to_string(limits_.memory_bytes + (int64_t{64} << 20)) +
-                                 ")\nprint('survived')"};
-    hoard.timeout_ms = 20'000;
-    auto hoarded = RunJob(ready, hoard, std::min(deadline, Clock::now() + std::chrono::seconds(25)),
-                          nullptr, /*use_pool=*/false);
-    if (!hoarded.ok()) return hoarded.error().WithContext("The memory probe failed");
     evidence.checks.push_back(
-        {"memory_limit_enforced", hoarded->exit_code == kExitOutOfMemory,
-         "allocating memory_bytes + 64 MiB: exit " + std::to_string(hoarded->exit_code) +
-             (hoarded->stdout_bytes.empty() ? std::string()
-                                            : ", stdout " + hoarded->stdout_bytes)});
+        linux_sandbox::CgroupLimitsCheck(limits_, ready.config.pids_limit, cgroup_values));
+
+    // 3. The memory limit acts: a hoarder is killed with 137 (under runsc the
+    // whole sandbox is: see RunJob).
+    auto hoarded = RunJob(ready, linux_sandbox::MemoryProbeRequest(limits_),
+                          std::min(deadline, Clock::now() + std::chrono::seconds(25)), nullptr,
+                          /*use_pool=*/false);
+    if (!hoarded.ok()) return hoarded.error().WithContext("The memory probe failed");
+    evidence.checks.push_back(linux_sandbox::MemoryProbeCheck(*hoarded));
 
     bool all = evidence.AllChecksPassed();
     if (!all) {
@@ -320,7 +319,13 @@ class OciProvider final : public Provider {
     fresh_prepared->config_digest = Sha256Hex(*json);
     fresh_prepared->image = std::move(*image);
     fresh_prepared->runtime = std::move(*runtime);
-    // Runs and pooled starts in flight keep the old one alive.
+    // Unchanged (the usual answer to /readyz's preflight): keep the current
+    // one. Changed: runs and pooled starts in flight keep the old one alive.
+    if (prepared_ && prepared_->config_digest == fresh_prepared->config_digest &&
+        prepared_->image.identity == fresh_prepared->image.identity &&
+        prepared_->runtime.Describe() == fresh_prepared->runtime.Describe()) {
+      return prepared_.get();
+    }
     if (prepared_) retired_.push_back(std::move(prepared_));
     prepared_ = std::move(fresh_prepared);
     return prepared_.get();
@@ -365,43 +370,27 @@ class OciProvider final : public Provider {
     result.isolation = ClaimedTier(settings_.runtime);
     result.environment = prepared.image.identity;
     result.kind = *request.kind();
-    Deadline report_deadline = deadline + kReportGrace;
-    Status sent = guest::WriteFrame(sandbox->channel(), guest::EncodeJob(*job), report_deadline);
-    std::optional<Error> failure;
-    if (sent.ok()) {
-      auto report = guest::ReadSealedReport(sandbox->channel(), key, report_deadline);
-      if (report.ok()) {
-        guest::FillResult(request, *report, &result);
-        // The agent exits after its report; the container is removed off
-        // the answer's path.
-        destroyer_.Add(std::move(sandbox));
-        result.duration_ms =
-            std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
-        return result;
-      }
-      failure = report.error();
-    } else {
-      failure = sent.error();
+    Status exchanged =
+        guest::ExchangeJob(sandbox->channel(), *job, request, deadline + kReportGrace, &result);
+    if (exchanged.ok()) {
+      // The agent exits after its report; the container is removed off the
+      // answer's path.
+      destroyer_.Add(std::move(sandbox));
+      result.duration_ms = MillisecondsSince(start);
+      return result;
     }
     // A container killed as a whole (SIGKILL: under runsc the memory cgroup
     // holds gVisor and the guest together, so its OOM kill ends the sandbox)
     // closes the channel without a report; the runtime then exits with 137.
     bool killed_whole = false;
-    if (failure->code() != ErrorCode::kDeadlineExceeded) {
+    if (exchanged.error().code() != ErrorCode::kDeadlineExceeded) {
       auto status = sandbox->WaitForExit(Clock::now() + std::chrono::seconds(2));
       killed_whole = status && ((WIFEXITED(*status) && WEXITSTATUS(*status) == kExitOutOfMemory) ||
                                 (WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL));
     }
     std::string diagnostics = sandbox->Diagnostics();
     Status destroyed = sandbox->Destroy(Clock::now() + std::chrono::seconds(15));
-    result.duration_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
-    if (failure->code() == ErrorCode::kDeadlineExceeded) {
-      result.exit_code = kExitTimedOut;
-      result.timed_out = true;
-      if (request.project) result.outcome = ProjectOutcome::kTimedOut;
-      return result;
-    }
+    result.duration_ms = MillisecondsSince(start);
     if (killed_whole) {
       result.exit_code = kExitOutOfMemory;
       result.stderr_bytes =
@@ -410,45 +399,10 @@ class OciProvider final : public Provider {
       return result;
     }
     std::string message =
-        "The guest agent gave no valid report (" + failure->message() + ")" +
+        "The guest agent gave no valid report (" + exchanged.error().message() + ")" +
         (diagnostics.empty() ? "" : "; runtime and agent said: " + diagnostics.substr(0, 1000));
     if (!destroyed.ok()) message += "; cleanup failed: " + destroyed.error().message();
-    if (request.project) {
-      result.outcome = ProjectOutcome::kProtocolError;
-      result.exit_code = 1;
-      result.stderr_bytes = message;
-      return result;
-    }
-    return Failure(ErrorCode::kInternal, message);
-  }
-
-  EvidenceCheck CgroupCheck(int64_t pids_limit,
-                            const std::vector<std::pair<std::string, std::string>>& values) const {
-    std::string detail;
-    bool memory = false, pids = false, swap = false;
-    for (const auto& [file, value] : values) {
-      detail += (detail.empty() ? "" : ", ") + file + "=" + value;
-      if ((file == "memory.max" || file == "memory.limit_in_bytes") &&
-          value == std::to_string(limits_.memory_bytes))
-        memory = true;
-      if ((file == "memory.memsw.limit_in_bytes" &&
-           value == std::to_string(limits_.memory_bytes)) ||
-          (file == "memory.swap.max" && value == "0")) {
-        swap = true;
-      }
-      if (file == "pids.max" && value == std::to_string(pids_limit)) pids = true;
-    }
-    if (!swap) {
-      std::ifstream swaps("/proc/swaps");
-      std::string header, entry;
-      std::getline(swaps, header);
-      if (!std::getline(swaps, entry) || entry.empty()) {
-        swap = true;
-        detail += ", no swap accounting but the host has no swap";
-      }
-    }
-    if (detail.empty()) detail = "no cgroup of the container was found";
-    return {"cgroup_limits_configured", memory && pids && swap, detail};
+    return guest::AnswerFailedExchange(request, exchanged.error(), message, std::move(result));
   }
 
   // Containers, bundles and cgroups under our names that a crashed
