@@ -6,12 +6,12 @@
 #include "providers/disabled/disabled_provider.h"
 #include "providers/embedded/embedded_provider.h"
 #include "providers/linux/linux_provider.h"
+#include "providers/microvm/microvm_provider.h"
 #include "providers/oci/oci_provider.h"
 
 namespace plimsoll {
-
 std::vector<std::string_view> ProviderNames() {
-  return {"disabled", "embedded", "linux", "oci"};
+  return {"disabled", "embedded", "linux", "oci", "microvm"};
 }
 
 Expected<std::unique_ptr<Provider>> MakeProvider(std::string_view name, const Limits& limits) {
@@ -24,6 +24,8 @@ Expected<std::unique_ptr<Provider>> MakeProvider(std::string_view name, const Li
     if (!settings.ok()) return settings.error();
     return MakeOciProvider(limits, *settings);
   }
+  // "microvm" takes its accelerator and pool size from SANDBOX_MICROVM_*.
+  if (name == "microvm") return MakeMicrovmProvider(limits);
   std::string valid;
   for (std::string_view known : ProviderNames()) {
     if (!valid.empty()) valid += ", ";

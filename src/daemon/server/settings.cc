@@ -15,12 +15,17 @@ namespace plimsoll::daemon {
 namespace {
 
 // Every PLIMSOLL_* / SANDBOX_* variable this build reads, in any component.
-constexpr std::array<std::string_view, 28> kKnownVariables = {
+constexpr std::array<std::string_view, 33> kKnownVariables = {
     "SANDBOX_PROVIDER",
     "SANDBOX_OCI_RUNTIME",  // the oci provider (docs/oci-provider.md)
     "SANDBOX_OCI_POOL_SIZE",
     "SANDBOX_OCI_RUNSC_PLATFORM",
     "SANDBOX_OCI_STATE_DIR",
+    "SANDBOX_MICROVM_ACCEL",  // the microvm provider (docs/microvm.md)
+    "SANDBOX_MICROVM_POOL_SIZE",
+    "SANDBOX_MICROVM_STATE_DIR",
+    "PLIMSOLL_MICROVM_DIR",
+    "PLIMSOLL_MICROVM_STRICT_PIN",
     "SANDBOX_MIN_ISOLATION",
     "PLIMSOLL_LISTEN",
     "PLIMSOLL_UNIX_SOCKET",

@@ -606,7 +606,7 @@ using linux_sandbox::SelfCheckProfile;
 using linux_sandbox::SelfCheckProject;
 
 constexpr SelfCheckProfile kAllProfiles[] = {SelfCheckProfile::kLinux, SelfCheckProfile::kOciRunc,
-                                             SelfCheckProfile::kGvisor};
+                                             SelfCheckProfile::kGvisor, SelfCheckProfile::kMicrovm};
 
 std::string PassingOutput(const std::vector<std::string>& names) {
   std::string out;

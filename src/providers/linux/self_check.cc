@@ -21,7 +21,8 @@ TMP, WORK, PIDS = int(args["--tmp"]), int(args["--work"]), int(args["--pids"])
 # linux: our own namespace wall; oci-runc: runc or crun with our config.json;
 # gvisor: runsc, where the guest is served by gVisor's kernel (the Sentry).
 PROFILE, HOST_RELEASE = args.get("--profile", "linux"), args.get("--host-release", "")
-if PROFILE not in ("linux", "oci-runc", "gvisor"):
+# microvm: plimsoll-guest in a QEMU microvm, served by the guest's own Linux.
+if PROFILE not in ("linux", "oci-runc", "gvisor", "microvm"):
     sys.exit("unknown profile " + PROFILE)
 
 def report(name, passed, detail):
@@ -130,7 +131,8 @@ ALLOWED = {
                 "/dev/{null,zero,full,random,urandom,tty} (those character devices), "
                 "/proc/* masked by the character device 1:3",
     "gvisor": "/tmp,/work (tmpfs noexec), /proc (noexec), /dev (gVisor tmpfs, noexec), "
-              "/sys (gVisor sysfs), /dev/pts (gVisor devpts)"}[PROFILE]
+              "/sys (gVisor sysfs), /dev/pts (gVisor devpts)",
+    "microvm": "/tmp,/work (tmpfs nosuid,nodev,noexec), /proc (nosuid,nodev,noexec)"}[PROFILE]
 report("only_tmpfs_writable", not bad,
        "allowed writable: %s; writable mounts: %s; unexpected: %s" % (
            ALLOWED, ",".join(sorted(m["point"] for m in writable)), bad or "none"))
@@ -141,9 +143,10 @@ report("loopback_only", interfaces == ["lo"], "interfaces: " + ",".join(interfac
 
 with open("/proc/net/route") as f:
     routes = f.readlines()[1:]
-if PROFILE == "gvisor":
+if PROFILE in ("gvisor", "microvm"):
     # No seccomp filter is visible to the guest, so sockets can be made;
-    # gVisor's netstack (--network=none) must have no way out.
+    # gVisor's netstack (--network=none) and a VM without any network device
+    # must have no way out.
     outcomes = []
     for family, address in ((socket.AF_INET, ("192.0.2.1", 9)), (socket.AF_INET6, ("2001:db8::1", 9))):
         try:
@@ -157,7 +160,10 @@ if PROFILE == "gvisor":
             outcomes.append("%s timed out" % address[0])
         except OSError as e:
             outcomes.append("%s refused: %s" % (address[0], error_name(e)))
-    report("no_route_out", not routes and all(o.endswith(("EHOSTUNREACH", "ENETUNREACH")) for o in outcomes),
+    # A Linux guest with only lo refuses IPv6 to a global address with
+    # EADDRNOTAVAIL (no source address); gVisor says ENETUNREACH.
+    unreachable = ("EHOSTUNREACH", "ENETUNREACH") + (("EADDRNOTAVAIL",) if PROFILE == "microvm" else ())
+    report("no_route_out", not routes and all(o.endswith(unreachable) for o in outcomes),
            "%d IPv4 routes; connect to %s" % (len(routes), ", ".join(outcomes)))
 else:
     try:
@@ -182,7 +188,8 @@ def fork_until_refused(most):
         os.waitpid(pid, 0)
     return failure, len(children)
 
-if PROFILE == "gvisor":
+if PROFILE in ("gvisor", "microvm"):
+    # microvm: no cgroup in the guest; the agent's RLIMIT_NPROC is the limit.
     # The cgroup's pids limit is raised for gVisor's own threads, so the
     # guest's limit is RLIMIT_NPROC (the agent sets it to pids for steps).
     # Forking up to it would exhaust the host cgroup first (under the ptrace
@@ -221,7 +228,21 @@ try:
 except ImportError:
     libc = None
 
-if PROFILE == "gvisor":
+if PROFILE == "microvm":
+    # The VM is the wall: no seccomp filter inside (QEMU's own -sandbox
+    # confines the VMM on the host). What the guest can see is that its
+    # kernel is its own: another release than the host's. The CPU's
+    # hypervisor flag is reported (the provider's KVM claim reads it).
+    release = os.uname().release
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        flags = []
+    report("guest_kernel_is_own", bool(HOST_RELEASE) and release != HOST_RELEASE,
+           "guest release %s, host release %s; hypervisor flag: %s" % (
+               release, HOST_RELEASE or "not given", "present" if "hypervisor" in flags else "absent"))
+elif PROFILE == "gvisor":
     # gVisor applies seccomp to its Sentry, which the guest cannot see
     # (Seccomp: 0 here); what the guest can see is that its kernel is not
     # the host's: another release, and gVisor's own boot log.
@@ -307,6 +328,8 @@ const char* ProfileArgument(SelfCheckProfile profile) {
       return "oci-runc";
     case SelfCheckProfile::kGvisor:
       return "gvisor";
+    case SelfCheckProfile::kMicrovm:
+      return "microvm";
     case SelfCheckProfile::kLinux:
       break;
   }
@@ -331,7 +354,7 @@ ProjectPayload SelfCheckProject(const Limits& limits, SelfCheckProfile profile) 
                                    "--work",    std::to_string(limits.work_bytes),
                                    "--pids",    std::to_string(limits.pids),
                                    "--profile", ProfileArgument(profile)};
-  if (profile == SelfCheckProfile::kGvisor) {
+  if (profile == SelfCheckProfile::kGvisor || profile == SelfCheckProfile::kMicrovm) {
     step.push_back("--host-release");
     step.push_back(HostKernelRelease());
   }
@@ -361,6 +384,17 @@ const std::vector<std::string>& SelfCheckNames(SelfCheckProfile profile) {
                                                   "host_kernel_interfaces_absent",
                                                   "no_new_privileges",
                                                   "unprivileged_no_capabilities"};
+  static const std::vector<std::string> microvm = {"root_read_only",
+                                                   "tmp_is_bounded_tmpfs",
+                                                   "work_is_bounded_tmpfs",
+                                                   "only_tmpfs_writable",
+                                                   "loopback_only",
+                                                   "no_route_out",
+                                                   "pids_limit",
+                                                   "guest_kernel_is_own",
+                                                   "no_new_privileges",
+                                                   "unprivileged_no_capabilities"};
+  if (profile == SelfCheckProfile::kMicrovm) return microvm;
   return profile == SelfCheckProfile::kGvisor ? gvisor : container;
 }
 

@@ -39,6 +39,14 @@
 //    gVisor's own threads) and proves gVisor enforces it with the soft limit
 //    lowered to 16: forking to the full limit would exhaust the sandbox's
 //    host cgroup first.
+//  - kMicrovm ("microvm"): plimsoll-guest in a QEMU microvm (docs/microvm.md),
+//    served by the guest's own Linux; the VM is the wall. The root is a
+//    read-only EROFS disk; /tmp, /work and /proc as under kLinux; nothing else
+//    writable (/dev is a read-only tmpfs with mknod'ed nodes). No
+//    seccomp_filter and no cgroup inside: instead guest_kernel_is_own (another
+//    kernel release than the host's; its detail reports the CPU's hypervisor
+//    flag). no_route_out and pids_limit as under kGvisor (sockets can be made,
+//    connects must fail unreachable; RLIMIT_NPROC, set by the agent to pids).
 #ifndef PLIMSOLL_PROVIDERS_LINUX_SELF_CHECK_H_
 #define PLIMSOLL_PROVIDERS_LINUX_SELF_CHECK_H_
 
@@ -59,6 +67,7 @@ enum class SelfCheckProfile {
   kLinux,    // the linux provider's own namespaces
   kOciRunc,  // runc and crun with our config.json
   kGvisor,   // runsc (gVisor): the guest is served by gVisor's kernel
+  kMicrovm,  // the microvm provider: the guest's own Linux in a QEMU VM
 };
 
 // The project that runs the script with the configured limits and the

@@ -1,0 +1,53 @@
+// The `microvm` provider: plimsoll's agent in a QEMU microvm booting Debian's
+// cloud kernel and the guest image as a read-only disk (docs/microvm.md),
+// one VM per run, with a warm pool of booted VMs.
+//
+// Tier: under KVM `vm`, only once the smoke test proved a hardware-virtualised
+// guest (QEMU started with -accel kvm and the guest sees the hypervisor CPU
+// flag and its own kernel); under TCG (software emulation) `kernel`, never
+// `vm`: QEMU's security policy does not treat TCG as a security boundary.
+//
+// Configuration (environment, read once at construction):
+//   SANDBOX_MICROVM_ACCEL       kvm | tcg | auto (default auto: a bounded
+//                               test boot under KVM, else TCG, the reason
+//                               recorded)
+//   SANDBOX_MICROVM_POOL_SIZE   VMs booted ahead (default 1; 0: off)
+//   SANDBOX_MICROVM_STATE_DIR   the VMs' directories (default
+//                               /run/plimsoll/microvm)
+//   PLIMSOLL_MICROVM_DIR        the guest artifacts (default: `microvm` next
+//                               to the located guest image, i.e.
+//                               <build>/microvm)
+#ifndef PLIMSOLL_PROVIDERS_MICROVM_MICROVM_PROVIDER_H_
+#define PLIMSOLL_PROVIDERS_MICROVM_MICROVM_PROVIDER_H_
+
+#include <memory>
+#include <string>
+
+#include "plimsoll/provider.h"
+
+namespace plimsoll {
+
+enum class MicrovmAccel { kAuto, kKvm, kTcg };
+
+struct MicrovmSettings {
+  MicrovmAccel accel = MicrovmAccel::kAuto;
+  size_t pool_size = 1;
+  std::string state_dir = "/run/plimsoll/microvm";
+};
+
+// Memory a VM gets on top of Limits::memory_bytes, for the guest kernel, the
+// init and the agent (measured: the guest kernel and init take ~40 MiB).
+inline constexpr int64_t kMicrovmOverheadBytes = int64_t{64} << 20;
+
+// Bad values are refusals (kEnvironment) naming the variable.
+Expected<MicrovmSettings> MicrovmSettingsFromEnvironment();
+
+// Cheap: nothing is touched until Reconcile/Preflight/SmokeTest/Run.
+std::unique_ptr<Provider> MakeMicrovmProvider(const Limits& limits,
+                                              const MicrovmSettings& settings);
+// With the settings from the environment (MicrovmSettingsFromEnvironment).
+Expected<std::unique_ptr<Provider>> MakeMicrovmProvider(const Limits& limits);
+
+}  // namespace plimsoll
+
+#endif  // PLIMSOLL_PROVIDERS_MICROVM_MICROVM_PROVIDER_H_

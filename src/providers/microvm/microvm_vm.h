@@ -1,0 +1,102 @@
+// One VM of the `microvm` provider: QEMU's microvm machine booting the guest
+// artifacts (docs/microvm.md), with plimsoll-guest waiting on a virtio-serial
+// port for exactly one job.
+//
+// Start() makes the VM's directory (<state_dir>/vm-<16 hex>: QEMU's pid file
+// `pid`, written by us, and the serial console `console.log`), starts QEMU
+// (oci::Spawn: no descriptor of ours reaches it but the guest end of a
+// socketpair as its fd 3, `-chardev socket,fd=3`; stdout/stderr to a pipe we
+// drain) and returns once the agent's ready frame (guest::kReadyFrame) has
+// arrived: the guest has booted and waits for its job. Nothing runs before.
+//
+// Destroy() ends it whatever state it is in: closes the channel (a waiting
+// agent exits and the VM powers off by itself), SIGKILLs QEMU through its
+// pidfd when it has not exited within a moment, reaps it and removes the
+// directory. The destructor calls Destroy() if nobody did.
+//
+// Thread-safety: one thread at a time per VM.
+//
+// Usage:
+//   auto vm = MicrovmVm::Start(config, deadline);
+//   guest::ExchangeJob(vm->channel(), job, request, deadline, &result);
+//   vm->Destroy(deadline);
+#ifndef PLIMSOLL_PROVIDERS_MICROVM_MICROVM_VM_H_
+#define PLIMSOLL_PROVIDERS_MICROVM_MICROVM_VM_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "guest/agent/unique_fd.h"
+#include "plimsoll/error.h"
+#include "providers/oci/spawn.h"
+
+namespace plimsoll::microvm {
+
+using Deadline = std::chrono::steady_clock::time_point;
+
+// Prefix of every VM directory under the state directory (Reconcile looks
+// for these).
+inline constexpr const char* kVmDirectoryPrefix = "vm-";
+
+struct VmConfig {
+  std::string qemu;          // absolute path of qemu-system-x86_64
+  std::string kernel;        // vmlinuz
+  std::string initramfs;     // initramfs.cpio.gz
+  std::string disk;          // rootfs.erofs
+  std::string accelerator;   // "tcg" or "kvm"
+  int64_t memory_mib = 320;  // -m
+  int64_t cpus = 1;          // -smp
+  int64_t tmp_mib = 16;      // plimsoll.tmp_mb
+  int64_t work_mib = 128;    // plimsoll.work_mb
+  std::string state_dir;     // where the VM's directory is made
+};
+
+// QEMU's command line for `config`, its console at `console`, the agent's
+// channel on fd 3.
+std::vector<std::string> QemuArgv(const VmConfig& config, const std::string& console);
+
+class MicrovmVm {
+ public:
+  // Errors are refusals (nothing ran): kCapacity when the deadline passed
+  // during the boot, kEnvironment otherwise; with QEMU's and the console's
+  // last words.
+  static Expected<std::unique_ptr<MicrovmVm>> Start(const VmConfig& config, Deadline deadline);
+  MicrovmVm(const MicrovmVm&) = delete;
+  MicrovmVm& operator=(const MicrovmVm&) = delete;
+  ~MicrovmVm();
+
+  int channel() const { return channel_.get(); }
+  const std::string& directory() const { return directory_; }
+  pid_t pid() const { return process_ ? process_->pid() : -1; }
+  // From starting QEMU to the ready frame.
+  std::chrono::milliseconds boot_time() const { return boot_time_; }
+
+  // Still fit to take a job: QEMU runs and the agent has neither hung up nor
+  // written anything since its ready frame.
+  bool Healthy() const;
+  // Waits until QEMU exits or `deadline`; its wait status or nullopt.
+  std::optional<int> WaitForExit(Deadline deadline);
+  // QEMU's own output and the tail of the serial console (at most ~4 KiB).
+  std::string Diagnostics();
+  // Ends the VM (see above); errors say what could not be removed.
+  Status Destroy(Deadline deadline);
+
+ private:
+  explicit MicrovmVm(std::string directory) : directory_(std::move(directory)) {}
+
+  const std::string directory_;
+  guest::agent::UniqueFd channel_;
+  guest::agent::UniqueFd output_;  // QEMU's stdout+stderr (non-blocking)
+  std::optional<oci::ChildProcess> process_;
+  std::string diagnostics_;
+  std::chrono::milliseconds boot_time_{0};
+  bool destroyed_ = false;
+};
+
+}  // namespace plimsoll::microvm
+
+#endif  // PLIMSOLL_PROVIDERS_MICROVM_MICROVM_VM_H_

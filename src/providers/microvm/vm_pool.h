@@ -1,0 +1,274 @@
+// Booted VMs waiting for runs (the `microvm` provider's warm pool), and
+// destroying used VMs off the answer's path.
+//
+// The same contract as the oci provider's WarmPool and Destroyer
+// (src/providers/oci/warm_pool.h, destroyer.h), written as templates over the
+// sandbox type so that any type with `bool Healthy() const` and
+// `Status Destroy(Deadline)` fits (the oci ones are tied to OciSandbox):
+//  - a background thread keeps up to `size` VMs booted; Take() hands one out
+//    for exactly one run (the caller destroys it afterwards) after checking
+//    Healthy(); idle ones are checked every second; an unfit one is
+//    destroyed and counted, never handed out;
+//  - the pool serves only while enabled (the provider enables it once its
+//    smoke test confirmed the wall, disables it otherwise);
+//  - an empty pool makes Take() return nullptr at once: the caller boots a VM
+//    itself within its own deadline.
+// Destroyer: one background thread; with `max_pending` waiting, Add()
+// destroys the VM itself (callers slow down instead of VMs piling up).
+//
+// Thread-safety: every method may be called from any thread.
+#ifndef PLIMSOLL_PROVIDERS_MICROVM_VM_POOL_H_
+#define PLIMSOLL_PROVIDERS_MICROVM_VM_POOL_H_
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "plimsoll/error.h"
+
+namespace plimsoll::microvm {
+
+template <typename T>
+class Destroyer {
+ public:
+  explicit Destroyer(size_t max_pending) : max_pending_(max_pending) {}
+  Destroyer(const Destroyer&) = delete;
+  Destroyer& operator=(const Destroyer&) = delete;
+  ~Destroyer() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    ready_.notify_all();
+    if (worker_.joinable()) worker_.join();
+    for (auto& item : queue_) DestroyOne(*item);
+  }
+
+  void Add(std::unique_ptr<T> item) {
+    if (!item) return;
+    {
+      std::lock_guard lock(mutex_);
+      if (!stopping_ && queue_.size() + in_progress_ < max_pending_) {
+        queue_.push_back(std::move(item));
+        if (!worker_.joinable()) worker_ = std::thread([this] { Work(); });
+      }
+    }
+    if (item) {
+      DestroyOne(*item);
+      return;
+    }
+    ready_.notify_one();
+  }
+  // Returns once everything handed over so far is destroyed.
+  void Drain() {
+    std::unique_lock lock(mutex_);
+    drained_.wait(lock, [this] { return queue_.empty() && in_progress_ == 0; });
+  }
+  std::string LastError() const {
+    std::lock_guard lock(mutex_);
+    return last_error_;
+  }
+
+ private:
+  void DestroyOne(T& item) {
+    Status destroyed = item.Destroy(std::chrono::steady_clock::now() + std::chrono::seconds(15));
+    if (!destroyed.ok()) {
+      std::lock_guard lock(mutex_);
+      last_error_ = destroyed.error().message();
+    }
+  }
+  void Work() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      std::unique_ptr<T> item = std::move(queue_.front());
+      queue_.pop_front();
+      ++in_progress_;
+      lock.unlock();
+      DestroyOne(*item);
+      item.reset();
+      lock.lock();
+      --in_progress_;
+      if (queue_.empty() && in_progress_ == 0) drained_.notify_all();
+    }
+  }
+
+  const size_t max_pending_;
+  mutable std::mutex mutex_;
+  std::condition_variable ready_, drained_;
+  std::deque<std::unique_ptr<T>> queue_;
+  size_t in_progress_ = 0;
+  bool stopping_ = false;
+  std::string last_error_;
+  std::thread worker_;
+};
+
+template <typename T>
+class WarmPool {
+ public:
+  using Factory = std::function<Expected<std::unique_ptr<T>>()>;
+  using Disposer = std::function<void(std::unique_ptr<T>)>;
+
+  struct Stats {
+    size_t size = 0;
+    size_t ready = 0;
+    size_t starting = 0;
+    bool enabled = false;
+    uint64_t handed_out = 0;
+    uint64_t empty = 0;
+    uint64_t unhealthy = 0;
+    uint64_t start_failures = 0;
+    std::string last_error;
+  };
+
+  WarmPool(size_t size, Factory factory, Disposer disposer)
+      : size_(size), factory_(std::move(factory)), disposer_(std::move(disposer)) {
+    stats_.size = size;
+  }
+  WarmPool(const WarmPool&) = delete;
+  WarmPool& operator=(const WarmPool&) = delete;
+  ~WarmPool() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    if (worker_.joinable()) worker_.join();
+    for (auto& item : ready_) disposer_(std::move(item));
+  }
+
+  void Enable() {
+    if (size_ == 0) return;
+    std::lock_guard lock(mutex_);
+    stats_.enabled = true;
+    if (!worker_.joinable()) worker_ = std::thread([this] { Work(); });
+    changed_.notify_all();
+  }
+  void Disable() {
+    std::deque<std::unique_ptr<T>> idle;
+    {
+      std::lock_guard lock(mutex_);
+      stats_.enabled = false;
+      idle.swap(ready_);
+      stats_.ready = 0;
+    }
+    changed_.notify_all();
+    for (auto& item : idle) disposer_(std::move(item));
+  }
+
+  std::unique_ptr<T> Take() {
+    std::vector<std::unique_ptr<T>> unfit;
+    std::unique_ptr<T> taken;
+    {
+      std::lock_guard lock(mutex_);
+      while (stats_.enabled && !ready_.empty()) {
+        std::unique_ptr<T> candidate = std::move(ready_.front());
+        ready_.pop_front();
+        if (candidate->Healthy()) {
+          taken = std::move(candidate);
+          break;
+        }
+        ++stats_.unhealthy;
+        unfit.push_back(std::move(candidate));
+      }
+      stats_.ready = ready_.size();
+      ++(taken ? stats_.handed_out : stats_.empty);
+    }
+    changed_.notify_all();  // time to refill
+    for (auto& item : unfit) disposer_(std::move(item));
+    return taken;
+  }
+
+  Stats stats() const {
+    std::lock_guard lock(mutex_);
+    return stats_;
+  }
+  // "1 of 1 ready (enabled); 3 handed out, ...".
+  std::string Describe() const {
+    Stats now = stats();
+    if (now.size == 0) return "off (size 0): every run boots its own VM";
+    std::string text =
+        std::to_string(now.ready) + " of " + std::to_string(now.size) + " ready" +
+        (now.starting ? ", 1 booting" : "") + " (" +
+        (now.enabled ? "enabled" : "disabled until the smoke test confirms the wall") + "); " +
+        std::to_string(now.handed_out) + " handed out, " + std::to_string(now.empty) +
+        " found empty, " + std::to_string(now.unhealthy) + " discarded as unhealthy, " +
+        std::to_string(now.start_failures) + " start failures";
+    if (!now.last_error.empty()) text += " (last: " + now.last_error.substr(0, 300) + ")";
+    return text;
+  }
+
+ private:
+  void Work() {
+    auto backoff = std::chrono::milliseconds(500);
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+      std::vector<std::unique_ptr<T>> unfit;
+      for (auto it = ready_.begin(); it != ready_.end();) {
+        if ((*it)->Healthy()) {
+          ++it;
+        } else {
+          ++stats_.unhealthy;
+          unfit.push_back(std::move(*it));
+          it = ready_.erase(it);
+        }
+      }
+      stats_.ready = ready_.size();
+      if (!unfit.empty()) {
+        lock.unlock();
+        for (auto& item : unfit) disposer_(std::move(item));
+        lock.lock();
+        continue;
+      }
+      if (!stats_.enabled || ready_.size() >= size_) {
+        changed_.wait_for(lock, std::chrono::seconds(1));
+        continue;
+      }
+      stats_.starting = 1;
+      lock.unlock();
+      auto started = factory_();
+      lock.lock();
+      stats_.starting = 0;
+      if (!started.ok()) {
+        ++stats_.start_failures;
+        stats_.last_error = started.error().message();
+        changed_.wait_for(lock, backoff, [this] { return stopping_; });
+        backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(30));
+        continue;
+      }
+      backoff = std::chrono::milliseconds(500);
+      stats_.last_error.clear();
+      if (!stats_.enabled || stopping_) {
+        lock.unlock();
+        disposer_(std::move(*started));
+        lock.lock();
+        continue;
+      }
+      ready_.push_back(std::move(*started));
+      stats_.ready = ready_.size();
+    }
+  }
+
+  const size_t size_;
+  const Factory factory_;
+  const Disposer disposer_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::unique_ptr<T>> ready_;
+  Stats stats_;
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+}  // namespace plimsoll::microvm
+
+#endif  // PLIMSOLL_PROVIDERS_MICROVM_VM_POOL_H_
