@@ -24,7 +24,7 @@
 #include "image/image.h"
 #include "providers/linux/self_check.h"
 #include "providers/microvm/microvm_vm.h"
-#include "providers/microvm/vm_pool.h"
+#include "providers/pool/warm_pool.h"
 #include "providers/oci/spawn.h"
 
 namespace plimsoll {
@@ -569,8 +569,8 @@ class MicrovmProvider final : public Provider {
   std::shared_ptr<const Prepared> prepared_;
   // Destroyed in reverse order: the pool first (its idle VMs go to the
   // destroyer), then the destroyer.
-  microvm::Destroyer<MicrovmVm> destroyer_{kMaxPendingDestroys};
-  microvm::WarmPool<MicrovmVm> pool_;
+  pool::Destroyer<MicrovmVm> destroyer_{kMaxPendingDestroys};
+  pool::WarmPool<MicrovmVm> pool_;
 };
 
 }  // namespace

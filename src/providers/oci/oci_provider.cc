@@ -22,9 +22,8 @@
 #include "image/image.h"
 #include "providers/linux/seccomp.h"
 #include "providers/linux/self_check.h"
-#include "providers/oci/destroyer.h"
 #include "providers/oci/oci_sandbox.h"
-#include "providers/oci/warm_pool.h"
+#include "providers/pool/warm_pool.h"
 
 namespace plimsoll {
 namespace {
@@ -143,7 +142,7 @@ class OciProvider final : public Provider {
     description.details = {{"runtime", std::string(oci::RuntimeKindName(settings_.runtime))},
                            {"kernel", KernelRelease()},
                            {"pool", pool_.Describe()}};
-    oci::WarmPool::Stats pool = pool_.stats();
+    auto pool = pool_.stats();
     description.pool = PoolState{.size = pool.size,
                                  .ready = pool.ready,
                                  .enabled = pool.enabled,
@@ -486,8 +485,8 @@ class OciProvider final : public Provider {
   std::vector<std::unique_ptr<Prepared>> retired_;
   // Destroyed in reverse order: the pool first (its idle sandboxes go to the
   // destroyer), then the destroyer (which finishes every container).
-  oci::Destroyer destroyer_{kMaxPendingDestroys};
-  oci::WarmPool pool_;
+  pool::Destroyer<OciSandbox> destroyer_{kMaxPendingDestroys};
+  pool::WarmPool<OciSandbox> pool_;
 };
 
 }  // namespace

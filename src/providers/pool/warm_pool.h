@@ -1,24 +1,35 @@
-// Booted VMs waiting for runs (the `microvm` provider's warm pool), and
-// destroying used VMs off the answer's path.
+// Sandboxes started ahead of the runs that use them (the warm pool of the
+// `oci` and `microvm` providers), and destroying used ones off the answer's
+// path. Templates over the sandbox type: any type with `bool Healthy() const`
+// and `Status Destroy(Deadline)` fits (OciSandbox, MicrovmVm).
 //
-// The same contract as the oci provider's WarmPool and Destroyer
-// (src/providers/oci/warm_pool.h, destroyer.h), written as templates over the
-// sandbox type so that any type with `bool Healthy() const` and
-// `Status Destroy(Deadline)` fits (the oci ones are tied to OciSandbox):
-//  - a background thread keeps up to `size` VMs booted; Take() hands one out
-//    for exactly one run (the caller destroys it afterwards) after checking
-//    Healthy(); idle ones are checked every second; an unfit one is
+// WarmPool:
+//  - a background thread keeps up to `size` sandboxes started; Take() hands
+//    one out for exactly one run (the caller destroys it afterwards) after
+//    checking Healthy(); idle ones are checked every second; an unfit one is
 //    destroyed and counted, never handed out;
-//  - the pool serves only while enabled (the provider enables it once its
-//    smoke test confirmed the wall, disables it otherwise);
-//  - an empty pool makes Take() return nullptr at once: the caller boots a VM
-//    itself within its own deadline.
+//  - the pool serves only while enabled: the provider enables it once its
+//    smoke test confirmed the wall with the same configuration, and disables
+//    it (destroying every idle sandbox) when a later one does not, so a
+//    sandbox is never handed out on evidence that could not be re-confirmed;
+//  - an empty pool (exhausted, refilling, disabled or failing) makes Take()
+//    return nullptr at once: the caller starts a sandbox itself within its
+//    own deadline. The pool never sheds a run; the daemon's admission does;
+//  - start failures back off from 0.5 s to 30 s; the last error is kept.
 // Destroyer: one background thread; with `max_pending` waiting, Add()
-// destroys the VM itself (callers slow down instead of VMs piling up).
+// destroys the sandbox itself (callers slow down instead of sandboxes piling
+// up); the destructor destroys everything still queued.
+//
+// Usage:
+//   pool::Destroyer<OciSandbox> destroyer(32);
+//   pool::WarmPool<OciSandbox> warm(2, [&] { return Start(...); },
+//                                   [&](auto s) { destroyer.Add(std::move(s)); });
+//   warm.Enable();
+//   if (auto sandbox = warm.Take()) { ... } else { /* cold start */ }
 //
 // Thread-safety: every method may be called from any thread.
-#ifndef PLIMSOLL_PROVIDERS_MICROVM_VM_POOL_H_
-#define PLIMSOLL_PROVIDERS_MICROVM_VM_POOL_H_
+#ifndef PLIMSOLL_PROVIDERS_POOL_WARM_POOL_H_
+#define PLIMSOLL_PROVIDERS_POOL_WARM_POOL_H_
 
 #include <algorithm>
 #include <chrono>
@@ -34,7 +45,7 @@
 
 #include "plimsoll/error.h"
 
-namespace plimsoll::microvm {
+namespace plimsoll::pool {
 
 template <typename T>
 class Destroyer {
@@ -195,14 +206,14 @@ class WarmPool {
   // "1 of 1 ready (enabled); 3 handed out, ...".
   std::string Describe() const {
     Stats now = stats();
-    if (now.size == 0) return "off (size 0): every run boots its own VM";
+    if (now.size == 0) return "off (size 0): every run starts its own sandbox";
     std::string text =
-        std::to_string(now.ready) + " of " + std::to_string(now.size) + " ready" +
-        (now.starting ? ", 1 booting" : "") + " (" +
+        std::to_string(now.ready) + " of " + std::to_string(now.size) + " ready (" +
         (now.enabled ? "enabled" : "disabled until the smoke test confirms the wall") + "); " +
         std::to_string(now.handed_out) + " handed out, " + std::to_string(now.empty) +
         " found empty, " + std::to_string(now.unhealthy) + " discarded as unhealthy, " +
         std::to_string(now.start_failures) + " start failures";
+    if (now.starting) text += ", 1 starting now";
     if (!now.last_error.empty()) text += " (last: " + now.last_error.substr(0, 300) + ")";
     return text;
   }
@@ -269,6 +280,6 @@ class WarmPool {
   std::thread worker_;
 };
 
-}  // namespace plimsoll::microvm
+}  // namespace plimsoll::pool
 
-#endif  // PLIMSOLL_PROVIDERS_MICROVM_VM_POOL_H_
+#endif  // PLIMSOLL_PROVIDERS_POOL_WARM_POOL_H_
