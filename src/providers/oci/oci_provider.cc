@@ -142,14 +142,7 @@ class OciProvider final : public Provider {
     description.details = {{"runtime", std::string(oci::RuntimeKindName(settings_.runtime))},
                            {"kernel", KernelRelease()},
                            {"pool", pool_.Describe()}};
-    auto pool = pool_.stats();
-    description.pool = PoolState{.size = pool.size,
-                                 .ready = pool.ready,
-                                 .enabled = pool.enabled,
-                                 .handed_out = pool.handed_out,
-                                 .found_empty = pool.empty,
-                                 .unhealthy = pool.unhealthy,
-                                 .start_failures = pool.start_failures};
+    description.pool = pool_.State();
     std::lock_guard lock(mutex_);
     if (prepared_) {
       description.environment = prepared_->image.identity;
@@ -180,12 +173,7 @@ class OciProvider final : public Provider {
 
   Expected<Evidence> SmokeTest(Deadline deadline) override {
     auto evidence = CollectEvidence(deadline);
-    // The pool serves only on evidence confirmed with this configuration.
-    if (evidence.ok() && evidence->AllChecksPassed()) {
-      pool_.Enable();
-    } else {
-      pool_.Disable();
-    }
+    pool_.FollowEvidence(evidence);
     return evidence;
   }
 

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "plimsoll/error.h"
+#include "plimsoll/provider.h"
 
 namespace plimsoll::pool {
 
@@ -203,6 +204,29 @@ class WarmPool {
     std::lock_guard lock(mutex_);
     return stats_;
   }
+  // The public form (Description::pool, the daemon's metrics).
+  PoolState State() const {
+    Stats now = stats();
+    return PoolState{.size = now.size,
+                     .ready = now.ready,
+                     .enabled = now.enabled,
+                     .handed_out = now.handed_out,
+                     .found_empty = now.empty,
+                     .unhealthy = now.unhealthy,
+                     .start_failures = now.start_failures};
+  }
+
+  // Serves on evidence whose every check passed, with the configuration it
+  // was collected with; anything else disables the pool (a smoke test's
+  // answer goes here).
+  void FollowEvidence(const Expected<Evidence>& evidence) {
+    if (evidence.ok() && evidence->AllChecksPassed()) {
+      Enable();
+    } else {
+      Disable();
+    }
+  }
+
   // "1 of 1 ready (enabled); 3 handed out, ...".
   std::string Describe() const {
     Stats now = stats();
