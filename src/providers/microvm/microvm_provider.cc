@@ -214,29 +214,36 @@ class MicrovmProvider final : public Provider {
     }
     description.details.emplace_back("host_kernel", HostKernel());
     description.details.emplace_back("pool", pool_.Describe());
-    auto pool = pool_.stats();
-    description.pool = PoolState{.size = pool.size,
-                                 .ready = pool.ready,
-                                 .enabled = pool.enabled,
-                                 .handed_out = pool.handed_out,
-                                 .found_empty = pool.empty,
-                                 .unhealthy = pool.unhealthy,
-                                 .start_failures = pool.start_failures};
+    description.pool = pool_.State();
     return description;
   }
 
   Status Reconcile() override {
-    // Our VMs' directories: <state>/vm-*, each with QEMU's pid. A QEMU is
-    // killed only when its command line names that very directory (so a
-    // reused pid is never hit).
+    // Our VMs' directories: <state>/vm-*. Every QEMU whose command line
+    // names one of them (its console log lives there) is ours and is killed,
+    // found through /proc: this holds from the moment QEMU starts, with no
+    // pid file a crash could leave unwritten.
     std::string problems;
     std::error_code error;
+    std::vector<std::string> directories;
     for (const auto& entry : std::filesystem::directory_iterator(settings_.state_dir, error)) {
       std::string name = entry.path().filename().string();
-      if (name.rfind(microvm::kVmDirectoryPrefix, 0) != 0) continue;
-      std::string directory = entry.path().string();
-      long pid = std::atol(ReadFileText(directory + "/pid").c_str());
-      if (pid > 1) KillOurQemu(static_cast<pid_t>(pid), directory);
+      if (name.rfind(microvm::kVmDirectoryPrefix, 0) == 0) directories.push_back(entry.path());
+    }
+    std::error_code listing;
+    for (const auto& process : std::filesystem::directory_iterator("/proc", listing)) {
+      std::string name = process.path().filename().string();
+      if (directories.empty() || name.find_first_not_of("0123456789") != std::string::npos) {
+        continue;
+      }
+      std::string cmdline = ReadFileText(process.path().string() + "/cmdline");
+      for (const std::string& directory : directories) {
+        if (cmdline.find(directory + "/") != std::string::npos) {
+          KillOurQemu(static_cast<pid_t>(std::atol(name.c_str())), directory);
+        }
+      }
+    }
+    for (const std::string& directory : directories) {
       std::error_code removing;
       std::filesystem::remove_all(directory, removing);
       if (removing) problems += "could not remove " + directory + ": " + removing.message() + "; ";
@@ -253,11 +260,7 @@ class MicrovmProvider final : public Provider {
 
   Expected<Evidence> SmokeTest(Deadline deadline) override {
     auto evidence = CollectEvidence(deadline);
-    if (evidence.ok() && evidence->AllChecksPassed()) {
-      pool_.Enable();
-    } else {
-      pool_.Disable();
-    }
+    pool_.FollowEvidence(evidence);
     return evidence;
   }
 

@@ -259,7 +259,12 @@ TEST_F(MicrovmProviderTest, ReconcileKillsLeftoverVms) {
   options.argv = {"/bin/sh", "-c", "sleep 600", directory + "/console.log"};
   auto child = oci::Spawn(options);
   ASSERT_TRUE(child.ok()) << child.error().ToString();
-  { std::ofstream(directory + "/pid") << child->pid() << "\n"; }
+  // A second VM directory and its process.
+  std::string unrecorded = state_dir_ + "/vm-44556677eeff0011";
+  ASSERT_TRUE(std::filesystem::create_directory(unrecorded));
+  options.argv = {"/bin/sh", "-c", "sleep 600", unrecorded + "/console.log"};
+  auto orphan = oci::Spawn(options);
+  ASSERT_TRUE(orphan.ok()) << orphan.error().ToString();
   // Another directory's process is not touched.
   std::string other = state_dir_ + "/unrelated";
   ASSERT_TRUE(std::filesystem::create_directory(other));
@@ -269,6 +274,10 @@ TEST_F(MicrovmProviderTest, ReconcileKillsLeftoverVms) {
   auto status = child->Wait(Clock::now() + seconds(5));
   ASSERT_TRUE(status.has_value());
   EXPECT_TRUE(WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL);
+  auto orphan_status = orphan->Wait(Clock::now() + seconds(5));
+  ASSERT_TRUE(orphan_status.has_value());
+  EXPECT_TRUE(WIFSIGNALED(*orphan_status) && WTERMSIG(*orphan_status) == SIGKILL);
+  EXPECT_FALSE(std::filesystem::exists(unrecorded));
   EXPECT_FALSE(std::filesystem::exists(directory));
   EXPECT_TRUE(std::filesystem::exists(other));
 }

@@ -123,12 +123,6 @@ Expected<std::unique_ptr<MicrovmVm>> MicrovmVm::Start(const VmConfig& config, De
   vm->process_.emplace(std::move(*process));
   guest_end.Reset();
   output_write.Reset();
-  {
-    // Reconcile finds QEMU by this file (checked against its command line).
-    std::ofstream pid_file(directory + "/pid");
-    pid_file << vm->process_->pid() << "\n";
-  }
-
   auto ready = guest::ReadFrame(vm->channel(), deadline);
   if (ready.ok() && *ready == guest::kReadyFrame) {
     vm->boot_time_ = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);

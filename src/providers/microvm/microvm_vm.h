@@ -2,8 +2,9 @@
 // artifacts (docs/microvm.md), with plimsoll-guest waiting on a virtio-serial
 // port for exactly one job.
 //
-// Start() makes the VM's directory (<state_dir>/vm-<16 hex>: QEMU's pid file
-// `pid`, written by us, and the serial console `console.log`), starts QEMU
+// Start() makes the VM's directory (<state_dir>/vm-<16 hex>, named in
+// QEMU's command line, so Reconcile finds it: the serial console
+// `console.log`), starts QEMU
 // (oci::Spawn: no descriptor of ours reaches it but the guest end of a
 // socketpair as its fd 3, `-chardev socket,fd=3`; stdout/stderr to a pipe we
 // drain) and returns once the agent's ready frame (guest::kReadyFrame) has
