@@ -124,6 +124,20 @@ Expected<std::filesystem::path> DefaultCacheDirectory() {
   return EnvironmentRefusal("Neither PLIMSOLL_CACHE nor HOME is set: no cache directory.");
 }
 
+Expected<Image> LocateDefaultImageWith(std::initializer_list<const char*> executables) {
+  auto image = LocateDefaultImage();
+  if (!image.ok()) return image.error();
+  for (const char* executable : executables) {
+    std::string path = image->rootfs.string() + executable;
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & 0111) == 0) {
+      return EnvironmentRefusal("The guest image at " + image->directory.string() +
+                                " has no executable " + executable + ".");
+    }
+  }
+  return image;
+}
+
 Expected<Image> LocateDefaultImage() {
   if (const char* configured = std::getenv("PLIMSOLL_IMAGE"); configured && *configured) {
     auto image = OpenImage(configured);

@@ -23,6 +23,7 @@
 #define PLIMSOLL_IMAGE_IMAGE_H_
 
 #include <filesystem>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -63,6 +64,12 @@ Status CheckPinned(const Image& image, std::string_view expected);
 //   2. the build tree's image (configured at build time), if it exists;
 //   3. DefaultCacheDirectory()/image/current.
 Expected<Image> LocateDefaultImage();
+
+// LocateDefaultImage, then checks that the tree holds each of `executables`
+// (absolute paths inside it) as an executable regular file: what an OS-level
+// provider needs before it builds a wall (e.g. the agent and qjs). A missing
+// one is a refusal naming it.
+Expected<Image> LocateDefaultImageWith(std::initializer_list<const char*> executables);
 
 // ${PLIMSOLL_CACHE}, else $HOME/.cache/plimsoll.
 Expected<std::filesystem::path> DefaultCacheDirectory();

@@ -139,5 +139,21 @@ TEST_F(ImageTest, TheEnvironmentVariableChoosesTheImageWithoutFallback) {
   EXPECT_NE(image.error().message().find("PLIMSOLL_IMAGE"), std::string::npos);
 }
 
+TEST_F(ImageTest, AnOsLevelProviderGetsTheImageOnlyWithItsExecutables) {
+  setenv("PLIMSOLL_IMAGE", directory_.c_str(), 1);
+  WriteFile(directory_ / "rootfs" / "agent", "#!/bin/sh\n");
+  auto missing = LocateDefaultImageWith({"/agent"});
+  ASSERT_FALSE(missing.ok());  // not executable yet
+  EXPECT_TRUE(IsEnvironmentRefusal(missing.error()));
+  EXPECT_NE(missing.error().message().find("no executable /agent"), std::string::npos);
+  std::filesystem::permissions(directory_ / "rootfs" / "agent",
+                               std::filesystem::perms::owner_exec,
+                               std::filesystem::perm_options::add);
+  auto found = LocateDefaultImageWith({"/agent"});
+  ASSERT_TRUE(found.ok()) << found.error().ToString();
+  EXPECT_EQ(found->directory, directory_);
+  EXPECT_FALSE(LocateDefaultImageWith({"/agent", "/etc"}).ok());  // a directory is not one
+}
+
 }  // namespace
 }  // namespace plimsoll::image

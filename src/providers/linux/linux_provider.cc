@@ -55,11 +55,6 @@ Error EnvironmentRefusal(const std::string& message) {
   return Refusal(NotDispatched::kEnvironment, message);
 }
 
-bool IsExecutableFile(const std::string& path) {
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111) != 0;
-}
-
 bool SameProgram(const SeccompProgram& a, const SeccompProgram& b) {
   return a.instructions.size() == b.instructions.size() &&
          std::equal(a.instructions.begin(), a.instructions.end(), b.instructions.begin(),
@@ -197,15 +192,8 @@ class LinuxProvider final : public Provider {
   Expected<Prepared*> Prepare(bool fresh) {
     std::lock_guard lock(mutex_);
     if (prepared_ && !fresh) return prepared_.get();
-    auto image = image::LocateDefaultImage();
+    auto image = image::LocateDefaultImageWith({guest::kAgentPath, guest::kQjsPath});
     if (!image.ok()) return EnvironmentRefusal(image.error().message());
-    for (const char* binary : {guest::kAgentPath, guest::kQjsPath}) {
-      std::string path = image->rootfs.string() + binary;
-      if (!IsExecutableFile(path)) {
-        return EnvironmentRefusal("The guest image at " + image->directory.string() +
-                                  " has no executable " + binary + ".");
-      }
-    }
     std::ifstream namespaces("/proc/sys/user/max_user_namespaces");
     long max_namespaces = -1;
     if (namespaces >> max_namespaces && max_namespaces == 0) {

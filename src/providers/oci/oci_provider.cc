@@ -47,11 +47,6 @@ Error EnvironmentRefusal(const std::string& message) {
   return Refusal(NotDispatched::kEnvironment, message);
 }
 
-bool IsExecutableFile(const std::string& path) {
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111) != 0;
-}
-
 std::string KernelRelease() {
   utsname name{};
   if (uname(&name) != 0) return "unknown";
@@ -268,15 +263,8 @@ class OciProvider final : public Provider {
   Expected<Prepared*> Prepare(bool fresh) {
     std::lock_guard lock(mutex_);
     if (prepared_ && !fresh) return prepared_.get();
-    auto image = image::LocateDefaultImage();
+    auto image = image::LocateDefaultImageWith({guest::kAgentPath, guest::kQjsPath});
     if (!image.ok()) return EnvironmentRefusal(image.error().message());
-    for (const char* binary : {guest::kAgentPath, guest::kQjsPath}) {
-      std::string path = image->rootfs.string() + binary;
-      if (!IsExecutableFile(path)) {
-        return EnvironmentRefusal("The guest image at " + image->directory.string() +
-                                  " has no executable " + binary + ".");
-      }
-    }
     auto runtime = oci::ProbeRuntime(settings_.runtime, settings_.runtime_options,
                                      Clock::now() + kProbeBudget);
     if (!runtime.ok()) return runtime.error();
