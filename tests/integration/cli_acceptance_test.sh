@@ -3,25 +3,7 @@
 # Usage: cli_acceptance_test.sh PATH/TO/plimsoll
 set -uo pipefail
 plimsoll=${1:?usage: $0 PATH/TO/plimsoll}
-failures=0
-checks=0
-
-# expect NAME STATUS PATTERN -- command...
-expect() {
-  local name=$1 want_status=$2 pattern=$3
-  shift 4
-  local output status
-  output=$("$@" 2>&1)
-  status=$?
-  checks=$((checks + 1))
-  if [ "$status" -ne "$want_status" ] || ! grep -qE -- "$pattern" <<<"$output"; then
-    echo "FAIL $name: status $status (want $want_status), output:"
-    echo "$output" | sed 's/^/    /'
-    failures=$((failures + 1))
-  else
-    echo "ok   $name"
-  fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/expect.sh"
 
 unset SANDBOX_PROVIDER
 expect "no provider: nothing ran, unsupported" 3 '^nothing ran: unsupported: .*--provider embedded' \
@@ -36,5 +18,4 @@ expect "usage error" 2 'plimsoll: ' -- "$plimsoll" run --timeout soon -e 1
 expect "describe disabled" 0 '^isolation: +none' -- "$plimsoll" describe
 expect "version" 0 '^plimsoll [0-9]+\.[0-9]+\.[0-9]+ \(protocol 1\)' -- "$plimsoll" version
 
-echo "$((checks - failures)) passed, $failures failed"
-[ "$failures" -eq 0 ]
+summarize

@@ -6,8 +6,7 @@
 set -uo pipefail
 plimsoll=${1:?usage: $0 PATH/TO/plimsoll PATH/TO/plimsolld}
 plimsolld=${2:?usage: $0 PATH/TO/plimsoll PATH/TO/plimsolld}
-failures=0
-checks=0
+source "$(dirname "${BASH_SOURCE[0]}")/expect.sh"
 
 workdir=$(mktemp -d "${TMPDIR:-/tmp}/plimsoll-cli-daemon-XXXXXX")
 socket="$workdir/plimsolld.sock"
@@ -20,23 +19,6 @@ cleanup() {
   rm -rf "$workdir"
 }
 trap cleanup EXIT
-
-# expect NAME STATUS PATTERN -- command...
-expect() {
-  local name=$1 want_status=$2 pattern=$3
-  shift 4
-  local output status
-  output=$("$@" 2>&1)
-  status=$?
-  checks=$((checks + 1))
-  if [ "$status" -ne "$want_status" ] || ! grep -qE -- "$pattern" <<<"$output"; then
-    echo "FAIL $name: status $status (want $want_status), output:"
-    echo "$output" | sed 's/^/    /'
-    failures=$((failures + 1))
-  else
-    echo "ok   $name"
-  fi
-}
 
 unset SANDBOX_PROVIDER PLIMSOLL_TOKEN
 # The serving line is read from a pipe (no polling): the port is known once
@@ -94,5 +76,4 @@ fi
 expect "a stopped daemon: nothing ran, capacity" 3 '^nothing ran: capacity: Cannot reach the daemon' \
   -- "$plimsoll" run --daemon "$url" -e 'console.log(1)'
 
-echo "$((checks - failures)) passed, $failures failed"
-[ "$failures" -eq 0 ]
+summarize
