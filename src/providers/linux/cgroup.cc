@@ -158,27 +158,9 @@ Status EnsureCgroupParents(const CgroupLayout& layout) {
   return Status::Ok();
 }
 
-long long ProcessStartTime(pid_t pid) {
-  std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
-  size_t paren = stat.rfind(')');
-  if (paren == std::string::npos) return -1;
-  std::istringstream fields(stat.substr(paren + 2));
-  std::string field;
-  // After "pid (comm) ", starttime is the 20th field (field 22 overall).
-  for (int i = 0; i < 20 && fields >> field; ++i) {
-  }
-  try {
-    return std::stoll(field);
-  } catch (...) {
-    return -1;
-  }
-}
-
 std::string NextRunName() {
-  static const std::string prefix =
-      std::to_string(getpid()) + "-" + std::to_string(ProcessStartTime(getpid())) + "-";
   static std::atomic<uint64_t> sequence{0};
-  return prefix + std::to_string(++sequence);
+  return OwnerTag() + "-" + std::to_string(++sequence);
 }
 
 Expected<RunCgroup> RunCgroup::Create(const CgroupLayout& layout, const std::string& name,
@@ -345,7 +327,7 @@ Expected<int> ReconcileCgroups(const CgroupLayout& layout) {
       char tail = 0;
       if (std::sscanf(name.c_str(), "%lld-%lld-%lld%c", &pid, &start, &sequence, &tail) != 3)
         continue;
-      if (pid > 0 && ProcessStartTime(static_cast<pid_t>(pid)) == start) continue;  // owner alive
+      if (OwnerAlive(name)) continue;
       stale.insert(name);
     }
     closedir(dir);

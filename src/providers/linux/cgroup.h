@@ -38,6 +38,7 @@
 
 #include "plimsoll/error.h"
 #include "plimsoll/limits.h"
+#include "providers/linux/owner.h"
 
 namespace plimsoll::linux_sandbox {
 
@@ -68,9 +69,6 @@ Status EnsureCgroupParents(const CgroupLayout& layout);
 
 // "<pid>-<starttime>-<n>" for this process, n counting up from 1.
 std::string NextRunName();
-
-// The start time (clock ticks since boot) of `pid`, or -1 when it is gone.
-long long ProcessStartTime(pid_t pid);
 
 class RunCgroup {
  public:

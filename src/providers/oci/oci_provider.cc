@@ -20,6 +20,7 @@
 #include "guest/exchange.h"
 #include "guest/protocol.h"
 #include "image/image.h"
+#include "providers/linux/owner.h"
 #include "providers/linux/seccomp.h"
 #include "providers/linux/self_check.h"
 #include "providers/oci/oci_sandbox.h"
@@ -380,6 +381,14 @@ class OciProvider final : public Provider {
     return guest::AnswerFailedExchange(request, exchanged.error(), message, std::move(result));
   }
 
+  // Whether `id` is one of our containers and its owner is gone (a live
+  // process's, e.g. a second daemon sharing the state directory, are not
+  // touched).
+  static bool LeftByDeadOwner(std::string_view id) {
+    if (id.rfind(oci::kContainerIdPrefix, 0) != 0) return false;
+    return linux_sandbox::LeftByDeadOwner(id.substr(oci::kContainerIdPrefix.size()));
+  }
+
   // Containers, bundles and cgroups under our names that a crashed
   // provider left.
   Status RemoveLeftovers(const oci::Runtime& runtime) {
@@ -389,7 +398,7 @@ class OciProvider final : public Provider {
       std::istringstream ids(listed->output);
       std::vector<std::string> undeleted;
       for (std::string id; std::getline(ids, id);) {
-        if (id.rfind(oci::kContainerIdPrefix, 0) != 0) continue;
+        if (!LeftByDeadOwner(id)) continue;
         auto deleted = oci::RunCommand(runtime.SpawnFor(runtime.DeleteArgv(id)),
                                        Clock::now() + kProbeBudget);
         if (!deleted.ok() || !WIFEXITED(deleted->status) || WEXITSTATUS(deleted->status) != 0) {
@@ -419,7 +428,7 @@ class OciProvider final : public Provider {
     std::error_code error;
     for (const auto& entry : std::filesystem::directory_iterator(runtime.bundles_dir(), error)) {
       std::string id = entry.path().filename().string();
-      if (id.rfind(oci::kContainerIdPrefix, 0) == 0) left.push_back(id);
+      if (LeftByDeadOwner(id)) left.push_back(id);
     }
     for (const std::string& id : left) {
       std::error_code listing;

@@ -26,6 +26,7 @@
 
 #include "plimsoll/provider.h"
 #include "plimsoll/request.h"
+#include "providers/linux/owner.h"
 #include "providers/oci/oci_test_support.h"
 #include "providers/oci/spawn.h"
 
@@ -503,9 +504,10 @@ TEST_P(OciProviderTest, ReconcileRemovesPlantedLeftovers) {
   if (made_parent) rmdir(parent.c_str());
 }
 
-// Reconcile is scoped to this provider's runtime and state directory: a
-// container cgroup of another daemon (no bundle or state of ours) and the
-// bundles of another runtime keep running.
+// Reconcile is scoped to this provider's runtime and state directory and to
+// dead owners: a container cgroup of another daemon (no bundle or state of
+// ours), the bundles of another runtime, and a live owner's container in our
+// own state directory keep running.
 TEST_P(OciProviderTest, ReconcileLeavesOtherProvidersContainersAlone) {
   const std::string parent = "/sys/fs/cgroup/pids" + std::string(oci::kCgroupParent);
   bool made_parent = mkdir(parent.c_str(), 0755) == 0;
@@ -524,11 +526,28 @@ TEST_P(OciProviderTest, ReconcileLeavesOtherProvidersContainersAlone) {
     std::filesystem::create_directories(other_bundle);
   }
 
+  // A live owner's container in our own state directory and runtime (a
+  // second daemon sharing it; here the owner is this test process).
+  const std::string live_id =
+      std::string(oci::kContainerIdPrefix) + linux_sandbox::OwnerTag() + "-1122334455667788";
+  const std::string live_bundle = runtime_->bundles_dir() + "/" + live_id;
+  ASSERT_TRUE(std::filesystem::create_directories(live_bundle));
+  const std::string live_cgroup = parent + "/" + live_id;
+  ASSERT_EQ(mkdir(live_cgroup.c_str(), 0755), 0) << std::strerror(errno);
+  auto live = oci::Spawn(sleeper);
+  ASSERT_TRUE(live.ok()) << live.error().ToString();
+  std::ofstream(live_cgroup + "/cgroup.procs") << live->pid() << std::flush;
+
   auto provider = Make(0);
   Status reconciled = provider->Reconcile();
   EXPECT_TRUE(reconciled.ok()) << reconciled.error().ToString();
   EXPECT_FALSE(other->Exited()) << "Reconcile killed a process of another daemon's container";
   EXPECT_TRUE(std::filesystem::exists(cgroup));
+  EXPECT_FALSE(live->Exited()) << "Reconcile killed a live owner's container";
+  EXPECT_TRUE(std::filesystem::exists(live_bundle));
+  live->KillAndReap();
+  std::filesystem::remove_all(live_bundle);
+  rmdir(live_cgroup.c_str());
   if (!other_bundle.empty()) {
     EXPECT_TRUE(std::filesystem::exists(other_bundle))
         << "Reconcile of " << RuntimeName(kind_) << " removed a bundle of "

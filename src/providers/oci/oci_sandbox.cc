@@ -15,6 +15,7 @@
 #include <fstream>
 
 #include "guest/protocol.h"
+#include "providers/linux/owner.h"
 
 namespace plimsoll::oci {
 namespace {
@@ -34,7 +35,8 @@ Expected<std::string> NewContainerId() {
     return Refusal(NotDispatched::kEnvironment, "No randomness for a container id.");
   }
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string id(kContainerIdPrefix);
+  // The owner's tag: Reconcile leaves a live process's containers alone.
+  std::string id = std::string(kContainerIdPrefix) + linux_sandbox::OwnerTag() + "-";
   for (unsigned char byte : bytes) {
     id += kHex[byte >> 4];
     id += kHex[byte & 15];
