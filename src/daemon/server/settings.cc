@@ -15,7 +15,7 @@ namespace plimsoll::daemon {
 namespace {
 
 // Every PLIMSOLL_* / SANDBOX_* variable this build reads, in any component.
-constexpr std::array<std::string_view, 33> kKnownVariables = {
+constexpr std::array<std::string_view, 35> kKnownVariables = {
     "SANDBOX_PROVIDER",
     "SANDBOX_OCI_RUNTIME",  // the oci provider (docs/oci-provider.md)
     "SANDBOX_OCI_POOL_SIZE",
@@ -24,7 +24,9 @@ constexpr std::array<std::string_view, 33> kKnownVariables = {
     "SANDBOX_MICROVM_ACCEL",  // the microvm provider (docs/microvm.md)
     "SANDBOX_MICROVM_POOL_SIZE",
     "SANDBOX_MICROVM_STATE_DIR",
+    "SANDBOX_MICROVM_JAIL_UID_BASE",
     "PLIMSOLL_MICROVM_DIR",
+    "PLIMSOLL_MICROVM_JAILER",
     "PLIMSOLL_MICROVM_STRICT_PIN",
     "SANDBOX_MIN_ISOLATION",
     "PLIMSOLL_LISTEN",

@@ -22,7 +22,9 @@
 #include "guest/exchange.h"
 #include "guest/protocol.h"
 #include "image/image.h"
+#include "providers/linux/cgroup.h"
 #include "providers/linux/self_check.h"
+#include "providers/microvm/jail_evidence.h"
 #include "providers/microvm/microvm_vm.h"
 #include "providers/pool/warm_pool.h"
 #include "providers/oci/spawn.h"
@@ -122,6 +124,7 @@ struct Prepared {
   std::string qemu_version;   // first line of `qemu-system-x86_64 --version`
   std::string artifacts_sha256;
   std::string accel_reason;   // why this accelerator
+  std::string jail;           // how QEMU is jailed, for Describe and the evidence
 };
 
 // The result of a KVM test boot, kept for the process: a hanging KVM costs
@@ -159,6 +162,7 @@ KvmProbe ProbeKvm(VmConfig config) {
                               std::to_string(kKvmProbeBudget.count()) + " s (QEMU killed)"
                         : "failed after " + std::to_string(MillisecondsSince(start)) + " ms") +
                   ": " + vm.error().message().substr(0, 600);
+      while (!probe.why.empty() && probe.why.back() == '.') probe.why.pop_back();  // the refusal adds its own
       for (char& c : probe.why) c = c == '\n' ? ' ' : c;
     }
   }
@@ -208,27 +212,38 @@ class MicrovmProvider final : public Provider {
                     " MiB for the guest kernel), " + std::to_string(prepared->config.cpus) +
                     " vCPU");
       description.details.emplace_back("artifacts", prepared->artifacts_dir);
+      description.details.emplace_back("jail", prepared->jail);
     } else if (auto dir = ArtifactsDirectory(); dir.ok()) {
       description.details.emplace_back("kernel", Trim(ReadFileText(*dir + "/kernel")));
       description.details.emplace_back("artifacts", *dir);
     }
     description.details.emplace_back("host_kernel", HostKernel());
+    description.details.emplace_back(
+        "qmp", "a private socket per VM (<vm dir>/qmp.sock, 0700, the VM's uid): after each boot "
+               "query-kvm (the tier needs enabled:true for vm) and query-status; last: " +
+                   LastQmp());
     description.details.emplace_back("pool", pool_.Describe());
     description.pool = pool_.State();
     return description;
   }
 
   Status Reconcile() override {
-    // Our VMs' directories: <state>/vm-*. Every QEMU whose command line
-    // names one of them (its console log lives there) is ours and is killed,
-    // found through /proc: this holds from the moment QEMU starts, with no
-    // pid file a crash could leave unwritten.
+    // Our VMs' directories whose owner is gone: <state>/vm-<owner>-*. Every
+    // QEMU whose command line names one of them (its console log lives
+    // there) is ours and is killed, found through /proc: this holds from the
+    // moment QEMU starts, with no pid file a crash could leave unwritten.
     std::string problems;
     std::error_code error;
     std::vector<std::string> directories;
     for (const auto& entry : std::filesystem::directory_iterator(settings_.state_dir, error)) {
       std::string name = entry.path().filename().string();
-      if (name.rfind(microvm::kVmDirectoryPrefix, 0) == 0) directories.push_back(entry.path());
+      std::string_view prefix = microvm::kVmDirectoryPrefix;
+      if (name.rfind(prefix, 0) != 0) continue;
+      // A live owner's VMs (another daemon or CLI with this state
+      // directory) are left alone.
+      if (linux_sandbox::LeftByDeadOwner(std::string_view(name).substr(prefix.size()))) {
+        directories.push_back(entry.path());
+      }
     }
     std::error_code listing;
     for (const auto& process : std::filesystem::directory_iterator("/proc", listing)) {
@@ -247,6 +262,12 @@ class MicrovmProvider final : public Provider {
       std::error_code removing;
       std::filesystem::remove_all(directory, removing);
       if (removing) problems += "could not remove " + directory + ": " + removing.message() + "; ";
+    }
+    // The VMs' cgroups whose owner is gone (their QEMUs, if any, die too).
+    // No cgroups on this host: nothing of ours can be there.
+    if (auto layout = microvm::MicrovmCgroupLayout(); layout.ok()) {
+      auto removed = linux_sandbox::ReconcileCgroups(*layout);
+      if (!removed.ok()) problems += "cgroups: " + removed.error().message() + "; ";
     }
     if (!problems.empty()) return Failure(ErrorCode::kInternal, "Reconcile: " + problems);
     return Status::Ok();
@@ -285,6 +306,22 @@ class MicrovmProvider final : public Provider {
         break;
     }
     return "auto";
+  }
+
+  static std::string QmpText(const microvm::QmpFacts& qmp) {
+    return std::string("QEMU ") + qmp.version + " query-kvm {enabled: " +
+           (qmp.kvm_enabled ? "true" : "false") + ", present: " +
+           (qmp.kvm_present ? "true" : "false") + "}, query-status " + qmp.status;
+  }
+
+  void RememberQmp(const microvm::QmpFacts& qmp) {
+    std::lock_guard lock(state_mutex_);
+    last_qmp_ = QmpText(qmp);
+  }
+
+  std::string LastQmp() const {
+    std::lock_guard lock(state_mutex_);
+    return last_qmp_.empty() ? "none yet (the smoke test asks)" : last_qmp_;
   }
 
   std::shared_ptr<const Prepared> Current() const {
@@ -369,6 +406,14 @@ class MicrovmProvider final : public Provider {
     config.tmp_mib = std::max<int64_t>(1, CeilDiv(limits_.tmp_bytes, kMiB));
     config.work_mib = std::max<int64_t>(1, CeilDiv(limits_.work_bytes, kMiB));
     config.state_dir = settings_.state_dir;
+    // The jail (microvm/jail.h): required, never skipped.
+    auto jailer = microvm::LocateJailer();
+    if (!jailer.ok()) return jailer.error();
+    config.jailer = *jailer;
+    auto cgroups = microvm::MicrovmCgroupLayout();
+    if (!cgroups.ok()) return cgroups.error();
+    config.cgroups = *cgroups;
+    config.uids.base = settings_.jail_uid_base;
 
     switch (settings_.accel) {
       case MicrovmAccel::kTcg:
@@ -394,6 +439,17 @@ class MicrovmProvider final : public Provider {
         break;
       }
     }
+    fresh->jail =
+        config.jailer + ": QEMU in its own mount, network, IPC and UTS namespaces, root a "
+        "read-only tmpfs (pivot_root) holding only /usr, the loader's links, /dev/{null,zero,"
+        "urandom" + std::string(config.accelerator == "kvm" ? ",kvm" : "") +
+        "}, the artifacts and its VM directory; uid/gid one of " +
+        std::to_string(config.uids.base) + "-" +
+        std::to_string(config.uids.base + config.uids.count - 1) +
+        " per live VM; no capabilities, no_new_privs, RLIMIT_CORE 0; cgroup " +
+        config.cgroups->Describe() + " " + microvm::kMicrovmCgroupParent + "/<vm> (memory = VM + " +
+        std::to_string(microvm::kVmmOverheadMiB) + " MiB, pids " +
+        std::to_string(microvm::kVmmPids) + ", CPU " + std::to_string(config.cpus) + ")";
     std::lock_guard lock(state_mutex_);
     prepared_ = fresh;
     return std::shared_ptr<const Prepared>(fresh);
@@ -426,7 +482,8 @@ class MicrovmProvider final : public Provider {
                    std::to_string(kMicrovmOverheadBytes / kMiB) + " MiB for the guest kernel), " +
                    std::to_string(ready.config.cpus) + " vCPU, no network device, read-only disk"},
         {"vmm", "QEMU -M microvm -nodefaults, -sandbox on (seccomp; no privilege changes, no "
-                "spawn), run as root by the provider (no jailer yet)"},
+                "spawn), started by plimsoll-vmm-jail"},
+        {"jail", ready.jail},
         {"attestation", "none: these are checks made from inside, not a hardware proof"}};
     if (!kvm) {
       evidence.facts.emplace_back(
@@ -434,12 +491,28 @@ class MicrovmProvider final : public Provider {
                        "is kernel (a separate guest kernel), never vm");
     }
 
+    // 0. The jail and QMP, seen from the host, on the VM the self-check
+    // then runs in.
+    auto booted = MicrovmVm::Start(ready.config, std::min(deadline, Clock::now() + kSetupBudget));
+    if (!booted.ok()) return booted.error().WithContext("The evidence VM did not boot");
+    evidence.checks = microvm::InspectJail(**booted);
+    const microvm::QmpFacts qmp = (*booted)->qmp();
+    RememberQmp(qmp);
+    evidence.facts.emplace_back("qmp", QmpText(qmp));
+    evidence.facts.emplace_back("boot_ms", std::to_string((*booted)->boot_time().count()) +
+                                               " (jailer start to the agent's ready frame)");
+    evidence.checks.push_back(
+        {"qmp_accelerator", qmp.kvm_enabled == kvm,
+         "QEMU started with -accel " + ready.config.accelerator + "; QMP query-kvm says " +
+             (qmp.kvm_enabled ? "enabled" : "not enabled") + " (present: " +
+             (qmp.kvm_present ? "true" : "false") + "), query-status " + qmp.status});
+
     // 1. The wall seen from inside, by the real agent in a real VM.
     Request check;
     check.project = linux_sandbox::SelfCheckProject(limits_, SelfCheckProfile::kMicrovm);
     check.timeout_ms = 60'000;
     auto run = RunJob(ready, check, std::min(deadline, Clock::now() + std::chrono::seconds(90)),
-                      /*use_pool=*/false);
+                      /*use_pool=*/false, std::move(*booted));
     if (!run.ok()) return run.error().WithContext("The self-check run failed");
     if (run->exit_code != 0) {
       return Failure(ErrorCode::kInternal, "The self-check exited with " +
@@ -448,7 +521,7 @@ class MicrovmProvider final : public Provider {
     }
     auto checks = linux_sandbox::ParseSelfCheckOutput(run->stdout_bytes, SelfCheckProfile::kMicrovm);
     if (!checks.ok()) return checks.error();
-    evidence.checks = *checks;
+    evidence.checks.insert(evidence.checks.end(), checks->begin(), checks->end());
 
     // 2. Under KVM only: the hardware-virtualised guest that `vm` rests on.
     if (kvm) {
@@ -473,12 +546,13 @@ class MicrovmProvider final : public Provider {
     if (!evidence.AllChecksPassed()) {
       evidence.tier = Tier::kUnknown;
       evidence.summary = "No tier: at least one check of the wall failed inside the VM.";
-    } else if (kvm) {
+    } else if (kvm && qmp.kvm_enabled) {
       evidence.tier = Tier::kVm;
       evidence.summary =
           "Tier vm: QEMU ran the guest under KVM, and inside it the guest's own kernel (" +
           ready.kernel + ") saw the hypervisor CPU flag, a read-only root, bounded tmpfs mounts, "
-          "loopback only, an unprivileged user and the process and memory limits.";
+          "loopback only, an unprivileged user and the process and memory limits; QMP's "
+          "query-kvm reported KVM enabled; QEMU ran jailed (checked from the host).";
     } else {
       evidence.tier = Tier::kKernel;
       evidence.summary =
@@ -486,7 +560,8 @@ class MicrovmProvider final : public Provider {
           ") in a QEMU microvm under TCG, software emulation, which QEMU's security policy does "
           "not treat as a security boundary, so not vm; inside, the self-check found a read-only "
           "root, bounded tmpfs mounts, loopback only, an unprivileged user and the process and "
-          "memory limits. Accelerator: " + ready.accel_reason + ".";
+          "memory limits; QEMU ran jailed (checked from the host). Accelerator: " +
+          ready.accel_reason + ".";
     }
     return evidence;
   }
@@ -523,7 +598,7 @@ class MicrovmProvider final : public Provider {
   // else one booted now (within kSetupBudget; the run's own time starts
   // once the VM is up). The VM is destroyed afterwards.
   Expected<Result> RunJob(const Prepared& prepared, const Request& request, Deadline deadline,
-                          bool use_pool) {
+                          bool use_pool, std::unique_ptr<MicrovmVm> booted = nullptr) {
     Clock::time_point start = Clock::now();
     std::string key(guest::kReportKeyBytes, '\0');
     if (getrandom(key.data(), key.size(), 0) != static_cast<ssize_t>(key.size())) {
@@ -534,7 +609,7 @@ class MicrovmProvider final : public Provider {
     // No cgroup inside the VM: the guest's process limit is RLIMIT_NPROC.
     job->nproc = limits_.pids;
 
-    std::unique_ptr<MicrovmVm> vm = use_pool ? pool_.Take() : nullptr;
+    std::unique_ptr<MicrovmVm> vm = booted ? std::move(booted) : use_pool ? pool_.Take() : nullptr;
     if (!vm) {
       auto started = MicrovmVm::Start(prepared.config, Clock::now() + kSetupBudget);
       if (!started.ok()) return started.error();
@@ -545,7 +620,10 @@ class MicrovmProvider final : public Provider {
         std::max(deadline, Clock::now() + std::chrono::milliseconds(request.timeout_ms));
 
     Result result;
-    result.isolation = prepared.config.accelerator == "kvm" ? Tier::kVm : Tier::kKernel;
+    // vm only when QMP confirmed that KVM accelerates this very VM.
+    result.isolation = prepared.config.accelerator == "kvm" && vm->qmp().kvm_enabled
+                           ? Tier::kVm
+                           : Tier::kKernel;
     result.environment = prepared.identity;
     result.kind = *request.kind();
     Status exchanged =
@@ -570,6 +648,7 @@ class MicrovmProvider final : public Provider {
   std::mutex prepare_mutex_;
   mutable std::mutex state_mutex_;
   std::shared_ptr<const Prepared> prepared_;
+  std::string last_qmp_;  // the evidence VM's QMP answers
   // Destroyed in reverse order: the pool first (its idle VMs go to the
   // destroyer), then the destroyer.
   pool::Destroyer<MicrovmVm> destroyer_{kMaxPendingDestroys};
@@ -606,6 +685,21 @@ Expected<MicrovmSettings> MicrovmSettingsFromEnvironment() {
   }
   if (const char* state = std::getenv("SANDBOX_MICROVM_STATE_DIR"); state != nullptr && *state != '\0') {
     settings.state_dir = state;
+  }
+  if (const char* base = std::getenv("SANDBOX_MICROVM_JAIL_UID_BASE");
+      base != nullptr && *base != '\0') {
+    std::string_view text(base);
+    uint64_t value = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    constexpr uint64_t kHighest = uint64_t{0xFFFFFFFE} - microvm::kJailUidCount;
+    if (error != std::errc() || end != text.data() + text.size() || value < 1 ||
+        value > kHighest) {
+      return Refusal(NotDispatched::kEnvironment,
+                     "SANDBOX_MICROVM_JAIL_UID_BASE must be a whole number from 1 to " +
+                         std::to_string(kHighest) + " (the first of " +
+                         std::to_string(microvm::kJailUidCount) + " uids the jailed QEMUs use).");
+    }
+    settings.jail_uid_base = static_cast<uint32_t>(value);
   }
   return settings;
 }

@@ -7,6 +7,12 @@
 // flag and its own kernel); under TCG (software emulation) `kernel`, never
 // `vm`: QEMU's security policy does not treat TCG as a security boundary.
 //
+// QEMU never runs as root: plimsoll-vmm-jail (jail.h) starts it in its own
+// mount, network, IPC and UTS namespaces on a pivot_root'ed tmpfs root, in a
+// per-VM cgroup, as a uid of its own with no capabilities and no_new_privs;
+// the smoke test checks that from the host (/proc/<pid>) and asks QMP
+// whether KVM really accelerates the VM (query-kvm).
+//
 // Configuration (environment, read once at construction):
 //   SANDBOX_MICROVM_ACCEL       kvm | tcg | auto (default auto: a bounded
 //                               test boot under KVM, else TCG, the reason
@@ -14,12 +20,18 @@
 //   SANDBOX_MICROVM_POOL_SIZE   VMs booted ahead (default 1; 0: off)
 //   SANDBOX_MICROVM_STATE_DIR   the VMs' directories (default
 //                               /run/plimsoll/microvm)
+//   SANDBOX_MICROVM_JAIL_UID_BASE  first uid (= gid) of the 1024 the jailed
+//                               QEMUs run as, one per live VM (default
+//                               900000; 1 to 4294966271)
 //   PLIMSOLL_MICROVM_DIR        the guest artifacts (default: `microvm` next
 //                               to the located guest image, i.e.
 //                               <build>/microvm)
+//   PLIMSOLL_MICROVM_JAILER     plimsoll-vmm-jail (default: beside the
+//                               running executable, else the build tree's)
 #ifndef PLIMSOLL_PROVIDERS_MICROVM_MICROVM_PROVIDER_H_
 #define PLIMSOLL_PROVIDERS_MICROVM_MICROVM_PROVIDER_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -33,6 +45,7 @@ struct MicrovmSettings {
   MicrovmAccel accel = MicrovmAccel::kAuto;
   size_t pool_size = 1;
   std::string state_dir = "/run/plimsoll/microvm";
+  uint32_t jail_uid_base = 900000;  // microvm::kDefaultJailUidBase
 };
 
 // Memory a VM gets on top of Limits::memory_bytes, for the guest kernel, the

@@ -25,6 +25,8 @@
 #include <gtest/gtest.h>
 
 #include "plimsoll/provider.h"
+#include "providers/linux/owner.h"
+#include "providers/microvm/microvm_test_support.h"
 #include "providers/oci/spawn.h"
 
 namespace plimsoll {
@@ -53,18 +55,6 @@ std::vector<pid_t> ProcessesMentioning(const std::string& needle) {
   }
   closedir(proc);
   return found;
-}
-
-std::string SkipReason() {
-  if (access("/usr/bin/qemu-system-x86_64", X_OK) != 0) {
-    return "skipped: qemu-system-x86_64 is not installed (scripts/bootstrap installs it)";
-  }
-  const char* dir = std::getenv("PLIMSOLL_MICROVM_DIR");
-  if (dir == nullptr || *dir == '\0') return "skipped: PLIMSOLL_MICROVM_DIR is not set";
-  if (access((std::string(dir) + "/inputs").c_str(), R_OK) != 0) {
-    return std::string("skipped: no complete microvm guest build in ") + dir;
-  }
-  return "";
 }
 
 std::string FactOf(const Evidence& evidence, const std::string& name) {
@@ -99,7 +89,7 @@ Request Javascript(const std::string& code, int64_t timeout_ms = 10'000) {
 class MicrovmProviderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string reason = SkipReason();
+    std::string reason = microvm::MicrovmSkipReason();
     if (!reason.empty()) GTEST_SKIP() << reason;
     unsetenv("SANDBOX_MICROVM_ACCEL");
     char pattern[] = "/tmp/plimsoll-microvm-provider-test.XXXXXX";
@@ -167,6 +157,18 @@ TEST_F(MicrovmProviderTest, AutoEndsInTcgWithTierKernelAndThePoolServes) {
   EXPECT_NE(FactOf(*evidence, "kernel").find("cloud-amd64"), std::string::npos);
   EXPECT_EQ(FactOf(*evidence, "image").rfind("sha256:", 0), 0u);
   EXPECT_NE(FactOf(*evidence, "artifacts_sha256").find("rootfs.erofs "), std::string::npos);
+  // The jail and QMP, checked from the host (microvm_jail_test has the details).
+  for (const char* name : {"jail_user", "jail_capabilities", "jail_no_new_privs", "jail_seccomp",
+                           "jail_namespaces", "jail_root", "jail_cgroup", "qmp_accelerator"}) {
+    bool found = false;
+    for (const EvidenceCheck& check : evidence->checks) found = found || check.name == name;
+    EXPECT_TRUE(found) << "no check " << name << "\n" << ChecksText(*evidence);
+  }
+  EXPECT_NE(FactOf(*evidence, "jail").find("plimsoll-vmm-jail"), std::string::npos);
+  if (accelerator.rfind("kvm", 0) != 0) {
+    EXPECT_NE(FactOf(*evidence, "qmp").find("query-kvm {enabled: false"), std::string::npos)
+        << FactOf(*evidence, "qmp");
+  }
 
   // The pool fills after the smoke test.
   Clock::time_point filling = Clock::now();
@@ -251,7 +253,8 @@ TEST_F(MicrovmProviderTest, CellsAreRefused) {
 }
 
 // A crashed provider's QEMU (here a stand-in whose command line names its VM
-// directory, as QEMU's does) is killed and its directory removed.
+// directory, as QEMU's does) is killed and its directory removed; a live
+// owner's is not.
 TEST_F(MicrovmProviderTest, ReconcileKillsLeftoverVms) {
   std::string directory = state_dir_ + "/vm-00112233aabbccdd";
   ASSERT_TRUE(std::filesystem::create_directory(directory));
@@ -268,6 +271,12 @@ TEST_F(MicrovmProviderTest, ReconcileKillsLeftoverVms) {
   // Another directory's process is not touched.
   std::string other = state_dir_ + "/unrelated";
   ASSERT_TRUE(std::filesystem::create_directory(other));
+  // Nor a live owner's VM (ours here: a daemon sharing the state directory).
+  std::string live = state_dir_ + "/vm-" + linux_sandbox::OwnerTag() + "-8899aabbccddeeff";
+  ASSERT_TRUE(std::filesystem::create_directory(live));
+  options.argv = {"/bin/sh", "-c", "sleep 600", live + "/console.log"};
+  auto running = oci::Spawn(options);
+  ASSERT_TRUE(running.ok()) << running.error().ToString();
 
   auto provider = MakeMicrovmProvider(Limits{}, Settings(MicrovmAccel::kTcg, 0));
   ASSERT_TRUE(provider->Reconcile().ok());
@@ -280,6 +289,9 @@ TEST_F(MicrovmProviderTest, ReconcileKillsLeftoverVms) {
   EXPECT_FALSE(std::filesystem::exists(unrecorded));
   EXPECT_FALSE(std::filesystem::exists(directory));
   EXPECT_TRUE(std::filesystem::exists(other));
+  EXPECT_TRUE(std::filesystem::exists(live));
+  EXPECT_FALSE(running->Exited());
+  running->KillAndReap();
 }
 
 // SANDBOX_MICROVM_ACCEL=kvm: where KVM cannot boot the guest (this machine),
@@ -325,8 +337,20 @@ TEST(MicrovmSettingsTest, BadValuesAreRefusals) {
   settings = MicrovmSettingsFromEnvironment();
   unsetenv("SANDBOX_MICROVM_POOL_SIZE");
   ASSERT_FALSE(settings.ok());
+  for (const char* bad : {"0", "-5", "root", "4294967295", "900000x"}) {
+    setenv("SANDBOX_MICROVM_JAIL_UID_BASE", bad, 1);
+    settings = MicrovmSettingsFromEnvironment();
+    ASSERT_FALSE(settings.ok()) << bad;
+    EXPECT_NE(settings.error().message().find("SANDBOX_MICROVM_JAIL_UID_BASE"), std::string::npos);
+  }
+  setenv("SANDBOX_MICROVM_JAIL_UID_BASE", "1200000", 1);
+  settings = MicrovmSettingsFromEnvironment();
+  unsetenv("SANDBOX_MICROVM_JAIL_UID_BASE");
+  ASSERT_TRUE(settings.ok());
+  EXPECT_EQ(settings->jail_uid_base, 1200000u);
   settings = MicrovmSettingsFromEnvironment();
   ASSERT_TRUE(settings.ok());
+  EXPECT_EQ(settings->jail_uid_base, 900000u);
   EXPECT_EQ(settings->accel, MicrovmAccel::kAuto);
   EXPECT_EQ(settings->pool_size, 1u);
   auto made = MakeProvider("microvm", Limits{});
