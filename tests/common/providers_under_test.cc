@@ -20,9 +20,6 @@ std::vector<std::string> ProvidersUnderTest(std::initializer_list<const char*> v
   }
   for (std::string_view name : ProviderNames()) {
     if (name == "disabled") continue;
-    // Not yet: the suites join microvm with the rest of issue 7 (each TCG
-    // boot takes seconds here); name it in the variables to run it.
-    if (name == "microvm") continue;
     if (name == "oci") {
       // One wall per runtime: runc and crun (container), runsc (kernel).
       for (const char* runtime : {"oci:runc", "oci:crun", "oci:runsc"}) names.emplace_back(runtime);

@@ -1,7 +1,8 @@
 // Which providers a cross-cutting suite runs against: the first of the given
 // environment variables that is set (a comma-separated list of names), else
-// every provider this build knows except `disabled` and (not yet) `microvm`,
-// with `oci` as one entry per runtime ("oci:runc", "oci:crun", "oci:runsc").
+// every provider this build knows except `disabled`, with `oci` as one entry
+// per runtime ("oci:runc", "oci:crun", "oci:runsc"). A provider this machine
+// cannot host stays in the list: the suites report it as skipped, with why.
 #ifndef PLIMSOLL_TESTS_COMMON_PROVIDERS_UNDER_TEST_H_
 #define PLIMSOLL_TESTS_COMMON_PROVIDERS_UNDER_TEST_H_
 

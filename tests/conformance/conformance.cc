@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/providers_under_test.h"
+#include "common/warm_sandbox.h"
 
 namespace plimsoll::conformance {
 namespace {
@@ -53,6 +54,11 @@ void ConformanceTest::SetUp() {
 bool ConformanceTest::Accepts(PayloadKind kind) const {
   const auto& payloads = description_.capabilities.payloads;
   return std::find(payloads.begin(), payloads.end(), kind) != payloads.end();
+}
+
+void ConformanceTest::AwaitWarmSandbox() {
+  std::string why = testing::AwaitWarmSandbox(sandbox());
+  if (!why.empty()) ADD_FAILURE() << GetParam() << ": " << why;
 }
 
 Result ConformanceTest::RunJavascript(const std::string& code, int64_t timeout_ms) {

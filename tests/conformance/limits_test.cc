@@ -47,6 +47,7 @@ TEST_P(LimitsTest, AnUnhandledRejectionIsExitOne) {
 }
 
 TEST_P(LimitsTest, AnEndlessLoopTimesOutWith124) {
+  AwaitWarmSandbox();
   auto start = std::chrono::steady_clock::now();
   Result result = RunJavascript("console.log('started'); for (;;) {}", /*timeout_ms=*/300);
   auto elapsed = std::chrono::steady_clock::now() - start;
@@ -64,6 +65,7 @@ TEST_P(LimitsTest, TimersBeyondTheDeadlineTimeOut) {
 }
 
 TEST_P(LimitsTest, ACatastrophicRegexStopsAtTheHardDeadline) {
+  AwaitWarmSandbox();
   auto start = std::chrono::steady_clock::now();
   Result result =
       RunJavascript("console.log(/^(a+)+$/.test('a'.repeat(40) + '!'));", /*timeout_ms=*/500);

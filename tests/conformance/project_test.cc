@@ -153,13 +153,17 @@ TEST_P(ProjectTest, ANonExecutableProgramIsSetupFailedWith126) {
 }
 
 TEST_P(ProjectTest, TheDeadlineStopsTheRunWithTimedOut) {
+  AwaitWarmSandbox();
+  // Under software emulation two python3 starts take most of 1 s.
+  const int64_t timeout_ms = EmulationScaledMs(1'000);
   auto start = std::chrono::steady_clock::now();
   Result result = RunProject(
       Project({}, {{"python3", "-c", "print('started')"},
                    {"python3", "-c", "import time; print('sleeping', flush=True); time.sleep(60)"},
                    {"python3", "-c", "print('never')"}}),
-      /*timeout_ms=*/1'000);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(6));
+      timeout_ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - start,
+            std::chrono::milliseconds(timeout_ms + 5'000));
   EXPECT_EQ(OutcomeOf(result), "timed_out");
   ASSERT_EQ(result.steps.size(), 2u) << "later steps are not listed";
   EXPECT_FALSE(result.steps[0].timed_out);
@@ -171,8 +175,14 @@ TEST_P(ProjectTest, TheDeadlineStopsTheRunWithTimedOut) {
 }
 
 TEST_P(ProjectTest, TheDeadlineCoversAllStepsTogether) {
-  const Argv nap = {"python3", "-c", "import time; time.sleep(0.6)"};
-  Result result = RunProject(Project({}, {nap, nap, nap, nap}), /*timeout_ms=*/1'500);
+  // Expected difference: under software emulation starting python3 takes
+  // 0.5-0.9 s, as long as the nap itself, so there the naps are /bin/sleep
+  // and twice as long (the same shape: two naps fit, the third is cut).
+  const Argv nap = UnderSoftwareEmulation()
+                       ? Argv{"/bin/sleep", "1.2"}
+                       : Argv{"python3", "-c", "import time; time.sleep(0.6)"};
+  Result result = RunProject(Project({}, {nap, nap, nap, nap}),
+                             /*timeout_ms=*/UnderSoftwareEmulation() ? 3'000 : 1'500);
   EXPECT_EQ(OutcomeOf(result), "timed_out");
   ASSERT_EQ(result.steps.size(), 3u);
   EXPECT_EQ(result.steps[0].exit_code, 0);

@@ -88,15 +88,25 @@ std::string Denied(const std::string& label, const std::string& errnos);
 // Escapes `text` for use inside a regular expression.
 std::string Literal(const std::string& text);
 
+// Where a provider's wall is built differently, a program may state the
+// verdict that must hold there instead (Program::under_gvisor,
+// Program::under_microvm); it replaces the whole verdict (outcome, exit
+// code, step count, stdout lines and check). Such a verdict still asserts the
+// wall: what that provider's kernel answers, and that nothing reaches past it
+// (the host-side checks of RunHostileProject apply as everywhere).
+//
 // Under gVisor (provider oci:runsc) the guest's system calls are served by
 // gVisor's kernel (its Sentry), not the host's, and our seccomp filter is not
 // applied (runsc filters the Sentry instead, which the guest cannot see).
-// Where that changes what a probe sees, the program states the difference
-// and the verdict that must hold there instead; it replaces the whole verdict
-// (outcome, exit code, step count, stdout lines and check). Such a verdict
-// still asserts the wall: what gVisor answers, and that nothing reaches past
-// it (the host-side checks of RunHostileProject apply as everywhere).
-struct GvisorVerdict {
+//
+// Under microvm the guest's system calls are served by the VM's own Linux
+// kernel (Debian's cloud kernel) and no seccomp filter runs inside: the VM is
+// the wall. The init (image/microvm/init) denies what kernel settings can
+// deny (user namespaces, ptrace, unprivileged bpf and userfaultfd, perf
+// events, module loading); what remains reaches only the guest's kernel,
+// which has no network device (only lo, down) and no channel to the host but
+// the agent's.
+struct DifferentVerdict {
   std::string difference = {};  // why, in words (printed with every failure)
   std::optional<ProjectOutcome> outcome = ProjectOutcome::kCompleted;
   std::optional<int64_t> exit_code = 0;
@@ -104,10 +114,14 @@ struct GvisorVerdict {
   std::vector<std::string> stdout_lines = {};
   std::function<void(const Result&, const Description&)> check = {};
 };
+using GvisorVerdict = DifferentVerdict;
+using MicrovmVerdict = DifferentVerdict;
 
 // Whether the sandbox described is served by gVisor: its details name the
 // runtime runsc.
 bool UnderGvisor(const Description& description);
+// Whether the sandbox described is a VM of the microvm provider.
+bool UnderMicrovm(const Description& description);
 
 // One hostile program and its verdict.
 struct Program {
@@ -134,8 +148,10 @@ struct Program {
   std::vector<std::string> stdout_lines = {};
   // Anything else; runs after the checks above.
   std::function<void(const Result&, const Description&)> check = {};
-  // The verdict under gVisor, where it differs (see GvisorVerdict).
+  // The verdict under gVisor and under microvm, where it differs (see
+  // DifferentVerdict).
   std::optional<GvisorVerdict> under_gvisor = {};
+  std::optional<MicrovmVerdict> under_microvm = {};
 };
 
 // gtest prints a parameter with this (the name, not the bytes).
@@ -177,8 +193,9 @@ class ProgramTest : public ::testing::TestWithParam<std::tuple<std::string, Prog
 
 std::string ProgramTestName(const ::testing::TestParamInfo<ProgramTest::ParamType>& info);
 
-// Runs `project` and applies the checks every hostile run gets. Used by both
-// fixtures.
+// Runs `project` (on a warm sandbox where there is a pool: see
+// tests/common/warm_sandbox.h) and applies the checks every hostile run gets.
+// Used by both fixtures.
 Result RunHostileProject(Sandbox& sandbox, const ProjectPayload& project, int64_t timeout_ms);
 
 }  // namespace plimsoll::hostile

@@ -3,9 +3,12 @@
 // and calls only a privileged process may make. Every one must fail with
 // EPERM: seccomp's answer, and also what the kernel says to a process with
 // no capabilities. Calls go through python3's ctypes (libpython3.11-stdlib is
-// in the image) with x86-64 system call numbers. Under gVisor there is no
-// seccomp filter the guest can meet, and gVisor's kernel gives its own
-// answers: each program's gVisor verdict says which, and what still holds.
+// in the image) with x86-64 system call numbers. Under gVisor and under
+// microvm there is no seccomp filter the guest can meet, and gVisor's kernel
+// or the VM's own kernel gives its own answers: each program's gVisor or
+// microvm verdict says which, and what still holds. (The microvm init turns
+// off in the VM's kernel what a setting can: user namespaces, ptrace,
+// unprivileged bpf and userfaultfd, perf events, module loading.)
 #include "hostile/hostile.h"
 
 namespace plimsoll::hostile {
@@ -197,6 +200,17 @@ attempt("request_key(user)", lambda: syscall(249, b"user", b"hostile", None, KEY
                                  Denied("add_key(user)", "EACCES"),
                                  Denied("request_key(user)", "EACCES")},
             },
+        .under_microvm =
+            MicrovmVerdict{
+                .difference =
+                    "no seccomp filter inside the VM, and no kernel setting turns keyrings off: "
+                    "the four calls act on the keyrings of the VM's own kernel, which hold "
+                    "nothing of the host's (its keyrings live in another kernel) nor of the run's "
+                    "(the report key is in the agent's memory, never in a keyring)",
+                .stdout_lines = {"keyctl\\(KEYCTL_GET_KEYRING_ID\\): ok",
+                                 "keyctl\\(KEYCTL_JOIN_SESSION_KEYRING\\): ok",
+                                 "add_key\\(user\\): ok", "request_key\\(user\\): ok"},
+            },
     },
     {
         .name = "BpfIsDenied",
@@ -236,6 +250,12 @@ attempt("perf_event_open(software cpu clock, self)", lambda: syscall(298, attr, 
             GvisorVerdict{
                 .difference = "gVisor's kernel has no perf events: ENODEV",
                 .stdout_lines = {Denied("perf_event_open(software cpu clock, self)", "ENODEV")},
+            },
+        .under_microvm =
+            MicrovmVerdict{
+                .difference = "the VM's own kernel refuses it (perf_event_paranoid 3, set by the "
+                              "init: no perf events for unprivileged processes) with EACCES",
+                .stdout_lines = {Denied("perf_event_open(software cpu clock, self)", "EACCES")},
             },
     },
     {
@@ -319,6 +339,16 @@ if fd is not None: os.close(fd)
                     "operations), so io_uring_setup succeeds; the ring is gVisor's, not the host "
                     "kernel's io_uring that exploits target. It has no userfaultfd (ENOSYS)",
                 .stdout_lines = {Denied("userfaultfd", "ENOSYS"), "io_uring_setup: ok"},
+            },
+        .under_microvm =
+            MicrovmVerdict{
+                .difference =
+                    "the VM's kernel (6.1) has io_uring and no setting to turn it off "
+                    "(kernel.io_uring_disabled came in 6.6), and no seccomp filter runs inside "
+                    "the VM: io_uring_setup succeeds on the VM's own kernel, which an exploit "
+                    "would gain, still inside the VM (the tier says kernel, not vm, under TCG). "
+                    "userfaultfd is refused (vm.unprivileged_userfaultfd 0, set by the init)",
+                .stdout_lines = {Denied("userfaultfd", "EPERM"), "io_uring_setup: ok"},
             },
     },
 };

@@ -3,6 +3,8 @@
 // listens on its own loopback (TCP on 127.0.0.1 and [::1], UDP, an abstract
 // and a pathname AF_UNIX socket; HostFixtures); after every run
 // RunHostileProject checks that none of them saw a connection or a datagram.
+// Under gVisor and microvm a kernel of the sandbox's own makes inet sockets;
+// their verdicts show that it has no way out.
 #include <algorithm>
 
 #include "hostile/hostile.h"
@@ -20,6 +22,15 @@ const std::string kGvisorNetstack =
     "them; the wall is that it has no interface but its own lo and no route out "
     "(EHOSTUNREACH)";
 constexpr const char* kNoRoute = "EHOSTUNREACH";
+
+// Under microvm no seccomp filter refuses socket(2) either: the VM's own
+// Linux kernel makes inet sockets. The wall is that the VM has no network
+// device at all (QEMU -nodefaults, none added), so its only interface is lo,
+// which nothing brings up: every destination is unreachable.
+const std::string kMicrovmNoNetwork =
+    "the VM's own kernel makes inet sockets, as no seccomp filter refuses them inside the VM; "
+    "the wall is that the VM has no network device at all: its only interface is lo, down, so "
+    "no address is reachable (ENETUNREACH; EADDRNOTAVAIL for IPv6, which has no address)";
 
 const Program kNetworkPrograms[] = {
     {
@@ -52,6 +63,16 @@ if any(s is not None for s in made):  # the runtime's own kernel made them: no w
                                         "EPROTONOSUPPORT"),
                                  "interfaces: lo", Denied("connect 192.0.2.1:9", kNoRoute)},
             },
+        .under_microvm =
+            MicrovmVerdict{
+                .difference = kMicrovmNoNetwork + std::string(" (it has no SCTP)"),
+                .stdout_lines = {"socket\\(AF_INET, SOCK_STREAM\\): ok",
+                                 "socket\\(AF_INET, SOCK_STREAM, IPPROTO_TCP\\): ok",
+                                 "socket\\(AF_INET, SOCK_STREAM\\|SOCK_NONBLOCK\\): ok",
+                                 Denied("socket(AF_INET, SOCK_SEQPACKET, IPPROTO_SCTP)",
+                                        "ESOCKTNOSUPPORT"),
+                                 "interfaces: lo", Denied("connect 192.0.2.1:9", "ENETUNREACH")},
+            },
     },
     {
         .name = "UdpSocketsAreDenied",
@@ -79,6 +100,17 @@ if udp is not None or ping is not None:  # the runtime's own kernel made them: n
                                  "socket\\(AF_INET, SOCK_DGRAM, IPPROTO_ICMP\\): ok",
                                  "interfaces: lo", Denied("udp to 192.0.2.1:9", kNoRoute),
                                  Denied("ping 192.0.2.1", kNoRoute)},
+            },
+        .under_microvm =
+            MicrovmVerdict{
+                .difference = kMicrovmNoNetwork +
+                              std::string(" (ICMP echo sockets need a group in "
+                                          "net.ipv4.ping_group_range, which is empty: EACCES)"),
+                .stdout_lines = {"socket\\(AF_INET, SOCK_DGRAM\\): ok",
+                                 "socket\\(AF_INET, SOCK_DGRAM, IPPROTO_UDPLITE\\): ok",
+                                 Denied("socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP)", "EACCES"),
+                                 "interfaces: lo", Denied("udp to 192.0.2.1:9", "ENETUNREACH"),
+                                 Denied("ping 192.0.2.1", "EACCES")},
             },
     },
     {
@@ -149,6 +181,24 @@ if made["NETLINK_KOBJECT_UEVENT"] is not None:
                                  "interfaces: lo", Denied("RTM_NEWADDR 10.9.9.9 on lo", "EACCES"),
                                  Denied("bind NETLINK_KOBJECT_UEVENT to its events", "EACCES")},
             },
+        .under_microvm =
+            MicrovmVerdict{
+                .difference =
+                    "the VM's own kernel serves NETLINK_ROUTE, NETLINK_AUDIT and "
+                    "NETLINK_KOBJECT_UEVENT to an unprivileged process (no seccomp filter inside "
+                    "the VM), and not the other three (EPROTONOSUPPORT: not built in, and no "
+                    "module can be loaded after boot). What they reach is that kernel alone: "
+                    "its only interface is lo, a change needs CAP_NET_ADMIN (EPERM), and the "
+                    "uevents it may subscribe to are those of the VM's own virtual devices",
+                .stdout_lines = {"socket\\(AF_NETLINK, NETLINK_ROUTE\\): ok",
+                                 "socket\\(AF_NETLINK, NETLINK_AUDIT\\): ok",
+                                 "socket\\(AF_NETLINK, NETLINK_KOBJECT_UEVENT\\): ok",
+                                 Denied("socket(AF_NETLINK, NETLINK_NETFILTER)", "EPROTONOSUPPORT"),
+                                 Denied("socket(AF_NETLINK, NETLINK_XFRM)", "EPROTONOSUPPORT"),
+                                 Denied("socket(AF_NETLINK, NETLINK_CRYPTO)", "EPROTONOSUPPORT"),
+                                 "interfaces: lo", Denied("RTM_NEWADDR 10.9.9.9 on lo", "EPERM"),
+                                 "bind NETLINK_KOBJECT_UEVENT to its events: ok"},
+            },
     },
     {
         .name = "Ipv6SocketsAreDenied",
@@ -177,6 +227,16 @@ if any(s is not None for s in made):  # the runtime's own kernel made them: no w
                                  Denied("socket(AF_INET6, SOCK_RAW, IPPROTO_ICMPV6)", "EPERM"),
                                  "interfaces: lo", Denied("connect [2001:db8::1]:9", kNoRoute),
                                  Denied("udp to [2001:db8::1]:9", kNoRoute)},
+            },
+        .under_microvm =
+            MicrovmVerdict{
+                .difference =
+                    kMicrovmNoNetwork + std::string(" (raw sockets need CAP_NET_RAW: EPERM)"),
+                .stdout_lines = {"socket\\(AF_INET6, SOCK_STREAM\\): ok",
+                                 "socket\\(AF_INET6, SOCK_DGRAM\\): ok",
+                                 Denied("socket(AF_INET6, SOCK_RAW, IPPROTO_ICMPV6)", "EPERM"),
+                                 "interfaces: lo", Denied("connect [2001:db8::1]:9", "EADDRNOTAVAIL"),
+                                 Denied("udp to [2001:db8::1]:9", "EADDRNOTAVAIL")},
             },
     },
     {
@@ -217,6 +277,25 @@ attempt("socketpair(AF_INET)", lambda: syscall(53, socket.AF_INET, socket.SOCK_S
                                  Denied("socket(AF_APPLETALK)", "EAFNOSUPPORT"),
                                  Denied("socket(AF_AX25)", "EAFNOSUPPORT"),
                                  Denied("socketpair(AF_INET)", "ESOCKTNOSUPPORT")},
+            },
+        .under_microvm =
+            MicrovmVerdict{
+                .difference = "no seccomp filter inside the VM: the VM's own kernel answers, and "
+                              "it has none of these families built in, nor any module for them "
+                              "(module loading is off once the init has loaded its own): "
+                              "EAFNOSUPPORT; AF_INET has no socketpair (EOPNOTSUPP, which "
+                              "Python names ENOTSUP)",
+                .stdout_lines = {Denied("socket(AF_VSOCK)", "EAFNOSUPPORT"),
+                                 Denied("socket(AF_ALG)", "EAFNOSUPPORT"),
+                                 Denied("socket(AF_KEY)", "EAFNOSUPPORT"),
+                                 Denied("socket(AF_BLUETOOTH)", "EAFNOSUPPORT"),
+                                 Denied("socket(AF_TIPC)", "EAFNOSUPPORT"),
+                                 Denied("socket(AF_RDS)", "EAFNOSUPPORT"),
+                                 Denied("socket(AF_CAN)", "EAFNOSUPPORT"),
+                                 Denied("socket(AF_X25)", "EAFNOSUPPORT"),
+                                 Denied("socket(AF_APPLETALK)", "EAFNOSUPPORT"),
+                                 Denied("socket(AF_AX25)", "EAFNOSUPPORT"),
+                                 Denied("socketpair(AF_INET)", "ENOTSUP|EOPNOTSUPP")},
             },
     },
     {
@@ -281,6 +360,21 @@ attempt("unix socket file", lambda: unix("{UNIX_PATH}"))
                                  "udp 127\\.0\\.0\\.1: ok", Denied("abstract unix", "ECONNREFUSED"),
                                  Denied("unix socket file", "ENOENT")},
             },
+        .under_microvm =
+            MicrovmVerdict{
+                .difference =
+                    "127.0.0.1 and ::1 inside the VM are the VM's own lo (down, nothing listens), "
+                    "never the host's: the connects and the datagram fail (ENETUNREACH; "
+                    "EADDRNOTAVAIL for ::1); abstract sockets live in the VM's kernel "
+                    "(ECONNREFUSED) and the host's socket file is not in the VM's filesystem "
+                    "(ENOENT); the host's listeners see nothing (checked on the host after the run)",
+                .stdout_lines = {Denied("tcp 127.0.0.1", "ENETUNREACH"),
+                                 Denied("tcp [::1]", "EADDRNOTAVAIL"),
+                                 Denied("tcp [::ffff:127.0.0.1]", "ENETUNREACH"),
+                                 Denied("udp 127.0.0.1", "ENETUNREACH"),
+                                 Denied("abstract unix", "ECONNREFUSED"),
+                                 Denied("unix socket file", "ENOENT")},
+            },
     },
     {
         .name = "NodeCannotReachTheHost",
@@ -324,6 +418,20 @@ try {
                           std::count(result.stdout_bytes.begin(), result.stdout_bytes.end(), '\n'),
                           2)
                           << "one line for each of tcp and udp";
+                    },
+            },
+        .under_microvm =
+            MicrovmVerdict{
+                .difference = "node gets inet sockets from the VM's own kernel, whose only "
+                              "interface is lo, down: the connection and the datagram both fail "
+                              "with ENETUNREACH, and the host's listeners see nothing (checked on "
+                              "the host after the run)",
+                .check =
+                    [](const Result& result, const Description&) {
+                      EXPECT_NE(result.stdout_bytes.find("tcp: ENETUNREACH\n"), std::string::npos);
+                      EXPECT_NE(result.stdout_bytes.find("udp: ENETUNREACH\n"), std::string::npos);
+                      EXPECT_EQ(result.stdout_bytes.find("tcp: connected"), std::string::npos);
+                      EXPECT_EQ(result.stdout_bytes.find("udp: sent"), std::string::npos);
                     },
             },
     },
