@@ -462,3 +462,116 @@ REGISTRY.add(sampler(
                 "ready sandbox (a cold runsc start is several hundred ms here). At most 20 runs. "
                 "Target (issue 6): p50 <= 60 ms.",
 ))
+
+
+# The `microvm` provider (issue 7) against a raw QEMU boot of the same kernel. ---------------------
+# QEMU -M microvm booting Debian's cloud kernel (docs/microvm.md), under the accelerator
+# {microvm_accel} names: $SANDBOX_MICROVM_ACCEL, tcg (software emulation) by default, the only one
+# that boots Debian's kernel on our machines. Every row records the accelerator in its facts
+# ("Ran on: ..."). The numbers: (1) the raw boot; (2) the provider's cold boot to the agent's
+# ready frame, a reference compared with (1), and a cold run of console.log(6*7), also a
+# reference; (3) a pooled run of console.log(6*7): p50 <= 150 ms.
+_MICROVM_BOOT = "{plimsoll_bin}/plimsoll-microvm-boot"
+# The provider starts QEMU through plimsoll-vmm-jail (its own uid, cgroup and namespaces), which
+# needs root and is found next to the running tool ({plimsoll_bin}).
+_MICROVM_PROBES = [needs_root(), needs_executable("qemu-system-x86_64"),
+                   needs_path("{plimsoll_bin}/plimsoll-vmm-jail")]
+_MICROVM_ENV = ["--env", "SANDBOX_MICROVM_ACCEL={microvm_accel}",
+                "--env", "SANDBOX_MICROVM_STATE_DIR={state}/microvm",
+                "--env", "PLIMSOLL_MICROVM_DIR={microvm_dir}"]
+# Pacing of the pooled row. The pool refills one VM at a time and a pooled boot takes ~2.1-2.7 s
+# under TCG here, 3-7 s when the machine is loaded: a fixed interval is either too short under load
+# (seen: 3 s left the pool of 2 draining, runs overlapping a boot on the other core) or wastes
+# minutes when quiet. So before every run plimsoll-latency waits (untimed) until the pool is full
+# again (--await-pool-ms: at most 30 s), then sleeps 250 ms more (the used VM's power-off takes
+# ~0.1 s and is long done; the fresh VM's agent has just announced itself). Each run therefore
+# takes a booted VM while no other VM boots. Pool size 1: the provider's default; with the wait, a
+# second VM would only add an idle guest.
+_MICROVM_POOL_SIZE = "1"
+_MICROVM_POOL_AWAIT_MS = "30000"
+_MICROVM_POOL_SETTLE_MS = "250"
+
+
+def _microvm_driver(pool_size, warmup, interval_ms=None, await_pool_ms=None):
+    argv = [_LATENCY_TOOL, "--provider", "microvm", *_MICROVM_ENV,
+            "--env", f"SANDBOX_MICROVM_POOL_SIZE={pool_size}", "--scenario", "{scenario}",
+            "--runs", "{runs}", "--warmup", warmup, "--code", "console.log(6*7)"]
+    if await_pool_ms is not None:
+        argv += ["--await-pool-ms", await_pool_ms]
+    if interval_ms is not None:
+        argv += ["--interval-ms", interval_ms]
+    return argv
+
+
+REGISTRY.add(sampler(
+    "qemu-microvm-boot",
+    [_MICROVM_BOOT, "--artifacts", "{microvm_dir}", "--raw-initramfs", "{microvm_raw_initramfs}",
+     "--accel", "{microvm_accel}", "--state", "{state}", "--raw-scenario", "{scenario}",
+     "--agent-scenario", "microvm.boot_to_ready", "--runs", "{runs}", "--warmup", "1"],
+    baseline=None, max_runs=6, timeout_s=900.0,
+    produces=["microvm.boot_to_ready"],
+    probes=[*_MICROVM_PROBES, needs_path(_MICROVM_BOOT)],
+    version=["qemu-system-x86_64", "--version"],
+    description="Raw QEMU boot of the provider's kernel, QEMU started directly (no jailer, no "
+                "QMP) with the provider's own QEMU command line "
+                "(microvm::QemuArgv with the VmConfig the provider builds for default limits: "
+                "-M microvm, -cpu max, 320 MiB, 1 vCPU, the same vmlinuz and kernel command "
+                "line, the read-only EROFS disk, the virtio-serial port, -sandbox on) except "
+                "-initrd, a minimal initramfs written by the bench (static busybox, "
+                "/dev/console, an /init that echoes a marker and runs `reboot -f`; ~1.0 MB "
+                "against the provider's 1.1 MB), and -serial file:/dev/stdout. Timed from just "
+                "before QEMU's spawn to the marker read from QEMU's stdout: the kernel's boot "
+                "to its first userspace output. QEMU's exit (-no-reboot) is waited for, "
+                "untimed. One warm-up; at most 6 runs, alternating with "
+                "`microvm.boot_to_ready` in one process (plimsoll-microvm-boot), never two VMs "
+                "at once.",
+))
+REGISTRY.add(produced(
+    "microvm.boot_to_ready", baseline="qemu-microvm-boot",
+    description="The provider's cold boot: microvm::MicrovmVm::Start, the call the provider "
+                "makes when no pooled VM is there: the VM's uid, directory and cgroup, "
+                "plimsoll-vmm-jail exec'ing QEMU with the real initramfs, /init "
+                "(7 modules, the disk and tmpfs mounts, a pid namespace), plimsoll-guest started "
+                "from the disk, timed until its ready frame arrives on the virtio-serial "
+                "channel, and QMP's answers (query-kvm, query-status). Destroy (the channel "
+                "closed, the VM powers off, cgroup and uid freed) is untimed. Same QEMU "
+                "command line as `qemu-microvm-boot` but for -initrd, -serial and the QMP "
+                "socket, measured alternately with it. A reference (no target): the ratio is "
+                "what the jail, the guest's userspace up to the agent and QMP add to a bare "
+                "kernel boot.",
+))
+# The cold row waits 500 ms (untimed) before every run, so the previous run's VM has powered off
+# (~0.1 s; the destroyer kills it after 0.3 s) and each boot has the machine to itself, as the
+# raw boots do.
+REGISTRY.add(sampler(
+    "microvm.js_console_log.cold", _microvm_driver(0, "1", "500"),
+    baseline="qemu-microvm-boot", max_runs=4, timeout_s=600.0,
+    probes=[*_MICROVM_PROBES, needs_path(_LATENCY_TOOL)],
+    description="The microvm provider, pool off (SANDBOX_MICROVM_POOL_SIZE=0), in-process "
+                "(plimsoll-latency): Sandbox::Open(\"microvm\") and its evidence once (artifact "
+                "hashes, the self-check and memory probe VMs), then Sandbox::Run of "
+                "console.log(6*7) per sample: a VM booted to the agent's ready frame, the job, "
+                "qjs as uid 1000 inside, the sealed report back. The VM's power-off is handed "
+                "to the provider's destroyer thread (not in the sample); an untimed 500 ms sleep "
+                "before every run lets it finish. One warm-up, at most 4 runs. A reference (no "
+                "target), compared with the raw boot.",
+))
+REGISTRY.add(sampler(
+    "microvm.js_console_log.pool",
+    _microvm_driver(_MICROVM_POOL_SIZE, "2", _MICROVM_POOL_SETTLE_MS, _MICROVM_POOL_AWAIT_MS),
+    baseline="qemu-microvm-boot", target_p50_ms=150.0, max_runs=15, timeout_s=600.0,
+    probes=[*_MICROVM_PROBES, needs_path(_LATENCY_TOOL)],
+    description="The microvm provider with a warm pool of " + _MICROVM_POOL_SIZE + " "
+                "(SANDBOX_MICROVM_POOL_SIZE, the provider's default), paced: before every run "
+                "plimsoll-latency waits, untimed, until the pool is full again (the refill's "
+                "boot done; --await-pool-ms, at most 30 s) and then " + _MICROVM_POOL_SETTLE_MS
+                + " ms more, so each run takes a booted VM whose agent waits for its job while "
+                "no other VM boots. Sample: "
+                "Sandbox::Run of console.log(6*7): the job to the waiting agent over "
+                "virtio-serial, qjs as uid 1000 inside the VM, the sealed report back; the "
+                "used VM's power-off is off the answer's path. The pool's counters after the "
+                "runs and how many runs started with a full pool are in the facts (\"0 found "
+                "empty\": no run was a cold boot). Two "
+                "warm-ups (the pool's first fill), at most 15 runs. Target (issue 7): p50 <= "
+                "150 ms.",
+))

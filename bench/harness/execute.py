@@ -49,6 +49,8 @@ class ScenarioResult:
     ratios: Optional[dict] = None
     ratio_note: Optional[str] = None
     targets: Optional[List[dict]] = None   # one per target: what, limit, value, status, note
+    # what the sampler says the row ran on, e.g. {"accelerator": "tcg", "tier": "kernel"}
+    facts: Optional[dict] = None
     seconds: float = 0.0   # wall time this scenario took, probes and warm-ups included
 
     def to_json(self):
@@ -79,6 +81,7 @@ class Outcome:
     reason: Optional[str] = None
     unit: str = "ms"
     summary: Optional[dict] = None   # a sampler's own statistics, when it reports no samples
+    facts: Optional[dict] = None   # the record's "facts" ({name: text}), if any
 
 
 def _is_sample(value):
@@ -115,7 +118,20 @@ def interpret_record(record):
 
     A record may carry "summary" ({"n", "p50"} plus any of "min", "p95", "p99", "max", "mean")
     instead of "samples", for a tool that prints statistics only; the row then has no samples.
+    A measured record may carry "facts", an object of short texts saying what the row ran on
+    (e.g. {"accelerator": "tcg"}); they are kept with the row.
     """
+    outcome = _interpret_measurement(record)
+    facts = record.get("facts")
+    if outcome.status == MEASURED and facts is not None:
+        if not isinstance(facts, dict) or not all(
+                isinstance(key, str) and isinstance(value, str) for key, value in facts.items()):
+            return Outcome(FAILED, reason="sampler facts must be an object of strings")
+        outcome.facts = dict(facts)
+    return outcome
+
+
+def _interpret_measurement(record):
     if "skipped" in record:
         return Outcome(SKIPPED, reason=str(record["skipped"]))
     if "error" in record:
@@ -233,11 +249,12 @@ def run_scenario(scenario, registry, fixtures, runs, warmup, products=None):
                             description=scenario.description,
                             baseline=registry.baseline_of(scenario))
 
-    def finish(status, reason=None, samples=(), unit="ms", summary=None):
+    def finish(status, reason=None, samples=(), unit="ms", summary=None, facts=None):
         result.status = status
         result.reason = reason
         result.samples = list(samples) if status == MEASURED else []
         result.unit = unit
+        result.facts = facts if status == MEASURED and facts else None
         if status == MEASURED and summary is not None:
             result.stats = {key: summary.get(key) for key in stats.SUMMARY_FIELDS}
             result.stats_from = "sampler summary"
@@ -253,7 +270,7 @@ def run_scenario(scenario, registry, fixtures, runs, warmup, products=None):
 
     def finish_outcome(outcome):
         return finish(outcome.status, outcome.reason, outcome.samples, outcome.unit,
-                      outcome.summary)
+                      outcome.summary, outcome.facts)
 
     if scenario.kind == PRODUCED:
         producer = registry.producer_of(scenario)

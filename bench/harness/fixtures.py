@@ -17,6 +17,11 @@ The `oci` provider's raw baselines use `{oci_qjs_bundle_runc}`, `{oci_qjs_bundle
 `{plimsoll_bin}/plimsoll-oci-bundle`, linking the provider's own bundle writer), with `qjs -` as the
 process. `{hybrid_cgroup2}` is the cgroup2 mount point on a hybrid-cgroup host (where the provider
 hides it from crun), else "".
+
+The `microvm` rows use `{microvm_dir}` (the provider's guest artifacts: $PLIMSOLL_MICROVM_DIR, else
+<plimsoll_bin>/../microvm), `{microvm_accel}` (tcg or kvm: $SANDBOX_MICROVM_ACCEL, default tcg; the
+raw boot and the provider rows must use the same one) and `{microvm_raw_initramfs}` (a minimal
+initramfs written here from the host's static busybox; see initramfs.py).
 """
 
 import json
@@ -26,6 +31,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+from . import initramfs
 
 BENCH_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO_DIR = os.path.dirname(BENCH_DIR)
@@ -239,6 +246,38 @@ class Fixtures:
         except OSError:
             return ""
         return cgroup2 if v1 else ""
+
+    def _build_microvm_dir(self):
+        """The microvm provider's artifacts: $PLIMSOLL_MICROVM_DIR, else the build tree's."""
+        configured = os.environ.get("PLIMSOLL_MICROVM_DIR")
+        directory = os.path.abspath(configured or os.path.join(
+            os.path.dirname(self._value("plimsoll_bin")), "microvm"))
+        if not os.path.exists(os.path.join(directory, "inputs")):
+            how = ("the directory PLIMSOLL_MICROVM_DIR names" if configured else
+                   "build it with `cmake --build build/release --target microvm_guest`, or set "
+                   "PLIMSOLL_MICROVM_DIR")
+            raise FixtureError(f"no complete microvm guest artifacts at {directory} (no inputs "
+                               f"file; {how})")
+        return directory
+
+    def _build_microvm_accel(self):
+        """tcg or kvm, from $SANDBOX_MICROVM_ACCEL (default tcg). Not auto: the raw QEMU boot
+        and the provider's rows must run under the same accelerator."""
+        accel = os.environ.get("SANDBOX_MICROVM_ACCEL") or "tcg"
+        if accel not in ("tcg", "kvm"):
+            raise FixtureError(f"SANDBOX_MICROVM_ACCEL={accel}: the bench needs tcg or kvm (the "
+                               "raw QEMU boot and the provider must use the same accelerator)")
+        return accel
+
+    def _build_microvm_raw_initramfs(self):
+        # The binary image/microvm/build.sh puts into the provider's initramfs.
+        busybox = "/bin/busybox" if os.path.exists("/bin/busybox") else shutil.which("busybox")
+        if not busybox:
+            raise FixtureError("no busybox for the raw boot's initramfs (install busybox-static)")
+        if shared_objects(busybox):
+            raise FixtureError(f"{busybox} is not static (install busybox-static)")
+        return initramfs.write_marker_initramfs(
+            os.path.join(self.workdir, "microvm-raw", "initramfs.cpio.gz"), busybox)
 
     def _build_python(self):
         return sys.executable

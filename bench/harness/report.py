@@ -265,7 +265,11 @@ def markdown_table(document):
         lines += ["", "What each scenario measures:", ""]
         for row in notes:
             version = f" ({row['version']})" if row.get("version") else ""
-            lines.append(f"- `{row['name']}`{version}: {' '.join(row['description'].split())}")
+            facts = row.get("facts") or {}
+            ran_on = ("; ".join(f"{key}: {value}" for key, value in facts.items())
+                      if facts else "")
+            lines.append(f"- `{row['name']}`{version}: {' '.join(row['description'].split())}"
+                         + (f" Ran on: {' '.join(ran_on.split())}." if ran_on else ""))
     return "\n".join(lines) + "\n"
 
 

@@ -13,7 +13,7 @@
 //
 //   plimsoll-latency [--provider NAME] [--scenario NAME] [--runs N]
 //                    [--warmup N] [--code JS] [--env NAME=VALUE]...
-//                    [--interval-ms N]
+//                    [--interval-ms N] [--await-pool-ms N]
 //
 // Defaults: provider embedded, scenario "latency", code console.log(6*7);
 // runs/warm-ups from --runs/--warmup, else $PLIMSOLL_BENCH_RUNS /
@@ -26,17 +26,27 @@
 // --interval-ms N sleeps N ms before every run, warm-ups included (untimed):
 // pacing, so that background work a run leaves (a warm pool refilling, a
 // container torn down off the answer's path) is done before the next one.
+// --await-pool-ms N: before every run (warm-ups included, untimed, before any
+// --interval-ms sleep), wait until the provider's warm pool is full (every
+// sandbox started and waiting, so no refill is running), polling every 10 ms,
+// for at most N ms; then run anyway. The facts say how many timed runs
+// started with a full pool ("await_pool"). For pools whose refill is slow and
+// varies with load (microvm boots), this paces exactly as much as needed.
 // At the end the provider's "pool" detail, if any, goes to stderr (e.g.
-// "2 of 2 ready (enabled); 25 handed out, 0 found empty, ...").
+// "2 of 2 ready (enabled); 25 handed out, 0 found empty, ..."), and into the
+// sampler line's "facts" with the evidence's tier and the provider's
+// "accelerator" detail (microvm), if any.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "plimsoll/sandbox.h"
+#include "plimsoll/tier.h"
 #include "tools/sampler_output.h"
 
 namespace {
@@ -51,7 +61,8 @@ int Fail(const std::string& scenario, const std::string& reason) {
 int Usage(const char* message) {
   std::fprintf(stderr,
                "plimsoll-latency: %s\nusage: plimsoll-latency [--provider NAME] [--scenario NAME] "
-               "[--runs N] [--warmup N] [--code JS] [--env NAME=VALUE]... [--interval-ms N]\n",
+               "[--runs N] [--warmup N] [--code JS] [--env NAME=VALUE]... [--interval-ms N] "
+               "[--await-pool-ms N]\n",
                message);
   return 2;
 }
@@ -65,6 +76,7 @@ int main(int argc, char** argv) {
   long runs = plimsoll::bench::EnvCount("PLIMSOLL_BENCH_RUNS", 1000);
   long warmup = plimsoll::bench::EnvCount("PLIMSOLL_BENCH_WARMUP", 20);
   long interval_ms = 0;
+  long await_pool_ms = 0;
   for (int i = 1; i < argc; ++i) {
     std::string_view flag = argv[i];
     if (i + 1 >= argc) return Usage("every flag takes a value");
@@ -81,11 +93,15 @@ int main(int argc, char** argv) {
       if (equals == 0 || equals == std::string_view::npos) return Usage("--env takes NAME=VALUE");
       std::string name(assignment.substr(0, equals));
       if (setenv(name.c_str(), value + equals + 1, 1) != 0) return Usage("--env: bad name");
-    } else if (flag == "--runs" || flag == "--warmup" || flag == "--interval-ms") {
+    } else if (flag == "--runs" || flag == "--warmup" || flag == "--interval-ms" ||
+               flag == "--await-pool-ms") {
       char* end = nullptr;
       long count = std::strtol(value, &end, 10);
       if (*value == '\0' || *end != '\0' || count < 0) return Usage("counts are whole numbers");
-      (flag == "--runs" ? runs : flag == "--warmup" ? warmup : interval_ms) = count;
+      (flag == "--runs"          ? runs
+       : flag == "--warmup"      ? warmup
+       : flag == "--interval-ms" ? interval_ms
+                                 : await_pool_ms) = count;
     } else {
       return Usage("unknown flag");
     }
@@ -101,7 +117,19 @@ int main(int argc, char** argv) {
   request.javascript = plimsoll::JavascriptPayload{code};
   std::vector<double> samples;
   samples.reserve(static_cast<size_t>(runs));
+  long full_pool_runs = 0;
   for (long i = 0; i < warmup + runs; ++i) {
+    if (await_pool_ms > 0) {
+      auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(await_pool_ms);
+      bool full = false;
+      while (true) {
+        auto pool = sandbox->Describe().pool;
+        full = pool && pool->enabled && pool->ready >= pool->size;
+        if (full || std::chrono::steady_clock::now() >= give_up) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      if (full && i >= warmup) ++full_pool_runs;
+    }
     if (interval_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
     auto start = std::chrono::steady_clock::now();
     auto result = sandbox->Run(request);
@@ -114,10 +142,23 @@ int main(int argc, char** argv) {
     }
     if (i >= warmup) samples.push_back(std::chrono::duration<double, std::milli>(elapsed).count());
   }
-  PrintSamples(scenario, "ms", samples);
-  for (const auto& [key, detail] : sandbox->Describe().details) {
-    if (key != "pool") continue;
-    std::fprintf(stderr, "plimsoll-latency: %s: pool %s\n", scenario.c_str(), detail.c_str());
+  // What the runs ran on, kept with the row: the evidence's tier, and the
+  // provider's accelerator (microvm) and pool counters (after the runs).
+  std::vector<std::pair<std::string, std::string>> facts = {
+      {"tier", std::string(plimsoll::TierName(evidence->tier))}};
+  if (await_pool_ms > 0) {
+    facts.emplace_back("await_pool", std::to_string(full_pool_runs) + " of " +
+                                         std::to_string(runs) +
+                                         " timed runs started with a full pool (waited at most " +
+                                         std::to_string(await_pool_ms) + " ms before each)");
   }
+  for (const auto& [key, detail] : sandbox->Describe().details) {
+    if (key != "pool" && key != "accelerator") continue;
+    facts.emplace_back(key, detail);
+    if (key == "pool") {
+      std::fprintf(stderr, "plimsoll-latency: %s: pool %s\n", scenario.c_str(), detail.c_str());
+    }
+  }
+  PrintSamples(scenario, "ms", samples, facts);
   return 0;
 }

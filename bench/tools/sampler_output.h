@@ -1,6 +1,7 @@
 // The sampler protocol of bench/run.py (bench/README.md), for the tools in
 // bench/tools: one JSON object per line on stdout,
 //   {"scenario": NAME, "unit": "ms", "samples": [...]}
+//   {"scenario": NAME, "unit": "ms", "samples": [...], "facts": {"k": "v"}}
 //   {"scenario": NAME, "unit": "ms", "summary": {"n": N, "p50": X}}
 //   {"scenario": NAME, "error": "why"}
 // Header-only; every function flushes stdout so a crash later loses nothing.
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace plimsoll::bench {
@@ -33,8 +35,11 @@ inline std::string JsonString(std::string_view text) {
   return out + "\"";
 }
 
+// `facts` (optional): what the row ran on, e.g. {"accelerator", "tcg"}; the
+// runner keeps them with the row (JSON "facts", and the Markdown notes).
 inline void PrintSamples(std::string_view scenario, std::string_view unit,
-                         const std::vector<double>& samples) {
+                         const std::vector<double>& samples,
+                         const std::vector<std::pair<std::string, std::string>>& facts = {}) {
   std::string line = "{\"scenario\": " + JsonString(scenario) + ", \"unit\": " + JsonString(unit) +
                      ", \"samples\": [";
   char number[32];
@@ -42,7 +47,15 @@ inline void PrintSamples(std::string_view scenario, std::string_view unit,
     std::snprintf(number, sizeof number, "%s%.5f", i ? ", " : "", samples[i]);
     line += number;
   }
-  std::printf("%s]}\n", line.c_str());
+  line += "]";
+  if (!facts.empty()) {
+    line += ", \"facts\": {";
+    for (size_t i = 0; i < facts.size(); ++i) {
+      line += (i ? ", " : "") + JsonString(facts[i].first) + ": " + JsonString(facts[i].second);
+    }
+    line += "}";
+  }
+  std::printf("%s}\n", line.c_str());
   std::fflush(stdout);
 }
 

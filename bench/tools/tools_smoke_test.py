@@ -45,6 +45,8 @@ class ToolsTest(unittest.TestCase):
                            "--runs", "5", "--warmup", "1")
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assert_samples(records, "inproc", 5)
+        # What the runs ran on: the evidence's tier (bench/run.py keeps "facts" with the row).
+        self.assertEqual(records["inproc"]["facts"]["tier"], "process")
 
     def test_in_process_latency_reports_a_failing_provider(self):
         out, records = run("plimsoll-latency", "--provider", "no-such-provider", "--scenario",
@@ -65,6 +67,36 @@ class ToolsTest(unittest.TestCase):
         self.assert_samples(records, "paced", 3)
         out, _ = run("plimsoll-latency", "--env", "NOEQUALS", "--runs", "1")
         self.assertEqual(out.returncode, 2)
+        # --await-pool-ms on a provider without a pool: waits its bound, then runs anyway, and
+        # the facts say no run started with a full pool.
+        out, records = run("plimsoll-latency", "--provider", "embedded", "--await-pool-ms", "30",
+                           "--scenario", "await", "--runs", "2", "--warmup", "0")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assert_samples(records, "await", 2)
+        self.assertTrue(records["await"]["facts"]["await_pool"].startswith("0 of 2 "),
+                        records["await"])
+
+    def test_microvm_boot_tool_failures(self):
+        # No VM is booted here: usage errors, and artifacts that do not exist (an "error" line
+        # for both rows, exit 1). The real boots run in bench/run.py's microvm rows.
+        tool = os.path.join(BIN, "plimsoll-microvm-boot")
+        if not os.path.exists(tool):
+            self.skipTest(f"{tool} is not built (no microvm provider in this tree)")
+        out, _ = run("plimsoll-microvm-boot", "--artifacts", "x", "--state", "y")
+        self.assertEqual(out.returncode, 2)
+        out, _ = run("plimsoll-microvm-boot", "--artifacts", "x", "--raw-initramfs", "y",
+                     "--state", "z", "--accel", "hvf")
+        self.assertEqual(out.returncode, 2)
+        with tempfile.TemporaryDirectory() as tmp:
+            out, records = run("plimsoll-microvm-boot", "--artifacts",
+                               os.path.join(tmp, "missing"), "--raw-initramfs",
+                               os.path.join(tmp, "none.cpio.gz"), "--state",
+                               os.path.join(tmp, "state"), "--raw-scenario", "raw",
+                               "--agent-scenario", "agent", "--runs", "1", "--warmup", "0",
+                               timeout=180)
+        self.assertEqual(out.returncode, 1, out.stdout + out.stderr)
+        for name in ("raw", "agent"):
+            self.assertIn("error", records[name], records)
 
     def test_oci_bundle_tool(self):
         with tempfile.TemporaryDirectory() as tmp:
