@@ -32,6 +32,20 @@ const std::string kMicrovmNoNetwork =
     "the wall is that the VM has no network device at all: its only interface is lo, down, so "
     "no address is reachable (ENETUNREACH; EADDRNOTAVAIL for IPv6, which has no address)";
 
+// The answers of the program probing the other socket families: each
+// family's socket(2) denied with `family_errnos`, then the AF_INET
+// socketpair with `socketpair_errnos`.
+std::vector<std::string> FamiliesDenied(const std::string& family_errnos,
+                                        const std::string& socketpair_errnos) {
+  std::vector<std::string> lines;
+  for (const char* family : {"AF_VSOCK", "AF_ALG", "AF_KEY", "AF_BLUETOOTH", "AF_TIPC", "AF_RDS",
+                             "AF_CAN", "AF_X25", "AF_APPLETALK", "AF_AX25"}) {
+    lines.push_back(Denied(std::string("socket(") + family + ")", family_errnos));
+  }
+  lines.push_back(Denied("socketpair(AF_INET)", socketpair_errnos));
+  return lines;
+}
+
 const Program kNetworkPrograms[] = {
     {
         .name = "TcpSocketsAreDenied",
@@ -254,29 +268,12 @@ for name, family, kind in [("AF_VSOCK", 40, socket.SOCK_STREAM), ("AF_ALG", 38, 
     attempt(f"socket({name})", lambda: syscall(41, family, kind, 0))
 attempt("socketpair(AF_INET)", lambda: syscall(53, socket.AF_INET, socket.SOCK_STREAM, 0, ctypes.create_string_buffer(8)))
 )py",
-        .stdout_lines = {Denied("socket(AF_VSOCK)", kSockets), Denied("socket(AF_ALG)", kSockets),
-                         Denied("socket(AF_KEY)", kSockets),
-                         Denied("socket(AF_BLUETOOTH)", kSockets),
-                         Denied("socket(AF_TIPC)", kSockets), Denied("socket(AF_RDS)", kSockets),
-                         Denied("socket(AF_CAN)", kSockets), Denied("socket(AF_X25)", kSockets),
-                         Denied("socket(AF_APPLETALK)", kSockets),
-                         Denied("socket(AF_AX25)", kSockets),
-                         Denied("socketpair(AF_INET)", "EPERM|EOPNOTSUPP")},
+        .stdout_lines = FamiliesDenied(kSockets, "EPERM|EOPNOTSUPP"),
         .under_gvisor =
             GvisorVerdict{
                 .difference = "gVisor's kernel implements none of these families "
                               "(EAFNOSUPPORT) and no AF_INET socketpair (ESOCKTNOSUPPORT)",
-                .stdout_lines = {Denied("socket(AF_VSOCK)", "EAFNOSUPPORT"),
-                                 Denied("socket(AF_ALG)", "EAFNOSUPPORT"),
-                                 Denied("socket(AF_KEY)", "EAFNOSUPPORT"),
-                                 Denied("socket(AF_BLUETOOTH)", "EAFNOSUPPORT"),
-                                 Denied("socket(AF_TIPC)", "EAFNOSUPPORT"),
-                                 Denied("socket(AF_RDS)", "EAFNOSUPPORT"),
-                                 Denied("socket(AF_CAN)", "EAFNOSUPPORT"),
-                                 Denied("socket(AF_X25)", "EAFNOSUPPORT"),
-                                 Denied("socket(AF_APPLETALK)", "EAFNOSUPPORT"),
-                                 Denied("socket(AF_AX25)", "EAFNOSUPPORT"),
-                                 Denied("socketpair(AF_INET)", "ESOCKTNOSUPPORT")},
+                .stdout_lines = FamiliesDenied("EAFNOSUPPORT", "ESOCKTNOSUPPORT"),
             },
         .under_microvm =
             MicrovmVerdict{
@@ -285,17 +282,7 @@ attempt("socketpair(AF_INET)", lambda: syscall(53, socket.AF_INET, socket.SOCK_S
                               "(module loading is off once the init has loaded its own): "
                               "EAFNOSUPPORT; AF_INET has no socketpair (EOPNOTSUPP, which "
                               "Python names ENOTSUP)",
-                .stdout_lines = {Denied("socket(AF_VSOCK)", "EAFNOSUPPORT"),
-                                 Denied("socket(AF_ALG)", "EAFNOSUPPORT"),
-                                 Denied("socket(AF_KEY)", "EAFNOSUPPORT"),
-                                 Denied("socket(AF_BLUETOOTH)", "EAFNOSUPPORT"),
-                                 Denied("socket(AF_TIPC)", "EAFNOSUPPORT"),
-                                 Denied("socket(AF_RDS)", "EAFNOSUPPORT"),
-                                 Denied("socket(AF_CAN)", "EAFNOSUPPORT"),
-                                 Denied("socket(AF_X25)", "EAFNOSUPPORT"),
-                                 Denied("socket(AF_APPLETALK)", "EAFNOSUPPORT"),
-                                 Denied("socket(AF_AX25)", "EAFNOSUPPORT"),
-                                 Denied("socketpair(AF_INET)", "ENOTSUP|EOPNOTSUPP")},
+                .stdout_lines = FamiliesDenied("EAFNOSUPPORT", "ENOTSUP|EOPNOTSUPP"),
             },
     },
     {
