@@ -244,6 +244,9 @@ Error RunJail(const JailSpec& spec) {
   }
   // 5. The new root.
   if (Status s = BuildRoot(sources); !s.ok()) return s.error();
+  if (!spec.working_directory.empty() && chdir(spec.working_directory.c_str()) != 0) {
+    return Step("chdir " + spec.working_directory, errno);
+  }
   // 6. Descriptors: 0-2 (stdio) and 3 (the agent channel) only.
   CloseOtherDescriptors();
   // 7. Credentials.

@@ -15,7 +15,8 @@
 //      path (read-only, nosuid, nodev; files also noexec; the writable VM
 //      directory nosuid, nodev, noexec), symlinks recreated, /dev holding
 //      only the named device nodes; the tmpfs is then made read-only, and
-//      pivot_root moves into it, detaching the old root entirely;
+//      pivot_root moves into it, detaching the old root entirely; then the
+//      working directory (--chdir) is entered;
 //   6. closes every descriptor but 0-3;
 //   7. empties the capability bounding and ambient sets, setgroups (only the
 //      spec's groups), setresgid, setresuid to the spec's ids, clears the

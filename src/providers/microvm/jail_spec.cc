@@ -52,6 +52,9 @@ std::vector<std::string> JailCommandLine(const std::string& jailer, const JailSp
   for (const std::string& path : spec.read_only) argv.insert(argv.end(), {"--read-only", path});
   for (const std::string& path : spec.writable) argv.insert(argv.end(), {"--writable", path});
   for (const std::string& name : spec.devices) argv.insert(argv.end(), {"--device", name});
+  if (!spec.working_directory.empty()) {
+    argv.insert(argv.end(), {"--chdir", spec.working_directory});
+  }
   argv.insert(argv.end(), {"--max-open-files", std::to_string(spec.max_open_files),
                            "--max-file-bytes", std::to_string(spec.max_file_bytes), "--"});
   argv.insert(argv.end(), spec.command.begin(), spec.command.end());
@@ -99,6 +102,10 @@ Expected<JailSpec> ParseJailCommandLine(const std::vector<std::string>& argv) {
       PLIMSOLL_RETURN_IF_ERROR(path(&spec.read_only));
     } else if (option == "--writable") {
       PLIMSOLL_RETURN_IF_ERROR(path(&spec.writable));
+    } else if (option == "--chdir") {
+      std::vector<std::string> directory;
+      PLIMSOLL_RETURN_IF_ERROR(path(&directory));
+      spec.working_directory = directory.front();
     } else if (option == "--device") {
       if (kDevices.count(value) == 0) return BadArgument("Unknown device \"" + value + "\".");
       spec.devices.push_back(value);
@@ -138,6 +145,7 @@ JailSpec QemuJailSpec(std::vector<std::string> qemu_argv, const std::vector<std:
     if (!UnderUsr(artifact)) spec.read_only.push_back(artifact);  // else visible through /usr
   }
   spec.writable.push_back(vm_directory);
+  spec.working_directory = vm_directory;
   spec.devices = {"null", "zero", "urandom"};
   if (kvm) spec.devices.push_back("kvm");
   spec.command = std::move(qemu_argv);

@@ -14,7 +14,7 @@
 // Command line:
 //   plimsoll-vmm-jail --uid N --gid N [--group G]... [--cgroup DIR]...
 //       [--read-only PATH]... [--writable PATH]... [--device NAME]...
-//       [--max-open-files N] [--max-file-bytes N] -- VMM ARG...
+//       [--chdir PATH] [--max-open-files N] [--max-file-bytes N] -- VMM ARG...
 //
 // Usage:
 //   JailSpec spec = QemuJailSpec(qemu_argv, artifacts, vm_directory, uid, gid, kvm);
@@ -49,6 +49,10 @@ struct JailSpec {
   std::vector<std::string> writable;
   // Device nodes /dev/<name> bound into the jail's /dev ("null", "kvm", ...).
   std::vector<std::string> devices;
+  // The VMM's working directory in the jail ("": /). QemuJailSpec makes it
+  // the VM directory, so QEMU's QMP socket is named relative to it: a Unix
+  // socket's path has at most 107 bytes, a state directory's path may not.
+  std::string working_directory;
   uint64_t max_open_files = 256;              // RLIMIT_NOFILE
   uint64_t max_file_bytes = uint64_t{64} << 20;  // RLIMIT_FSIZE (console.log)
   std::vector<std::string> command;  // the VMM's argv; command[0] absolute
@@ -67,7 +71,8 @@ Expected<JailSpec> ParseJailCommandLine(const std::vector<std::string>& argv);
 // accel-tcg module), the merged-/usr symlinks /bin /lib /lib64 /sbin (or
 // the directories on a split-/usr host), /etc/ld.so.cache, /etc/localtime,
 // /dev/null, /dev/zero, /dev/urandom (and /dev/kvm under KVM); `artifacts`
-// (kernel, initramfs, disk) read-only, `vm_directory` writable. QEMU itself
+// (kernel, initramfs, disk) read-only, `vm_directory` writable and the
+// working directory. QEMU itself
 // when it is not under /usr. Paths missing on this host are left out.
 JailSpec QemuJailSpec(std::vector<std::string> qemu_argv, const std::vector<std::string>& artifacts,
                       const std::string& vm_directory, uid_t uid, gid_t gid, bool kvm);

@@ -18,6 +18,7 @@ JailSpec Sample() {
   spec.devices = {"null", "urandom", "kvm"};
   spec.max_open_files = 128;
   spec.max_file_bytes = 4096;
+  spec.working_directory = "/run/p/vm-1";
   spec.command = {"/usr/bin/qemu-system-x86_64", "-M", "microvm", "--", "--uid"};
   return spec;
 }
@@ -37,6 +38,7 @@ TEST(JailSpecTest, CommandLineRoundTrips) {
   EXPECT_EQ(parsed->devices, spec.devices);
   EXPECT_EQ(parsed->max_open_files, 128u);
   EXPECT_EQ(parsed->max_file_bytes, 4096u);
+  EXPECT_EQ(parsed->working_directory, "/run/p/vm-1");
   // Everything after the first "--" is the VMM's, options lookalikes too.
   EXPECT_EQ(parsed->command, spec.command);
 }
@@ -63,9 +65,11 @@ TEST(JailSpecTest, RefusesRootUnsafePathsAndUnknowns) {
   EXPECT_FALSE(parse({"--uid", "5", "--gid", "5", "--device", "../mem", "--", "/bin/true"}).ok());
   EXPECT_FALSE(parse({"--uid", "5", "--gid", "5", "--privileged", "1", "--", "/bin/true"}).ok());
   EXPECT_FALSE(parse({"--uid", "5", "--gid", "5", "--cgroup"}).ok());
+  EXPECT_FALSE(parse({"--uid", "5", "--gid", "5", "--chdir", "vm", "--", "/bin/true"}).ok());
   auto good = parse({"--uid", "5", "--gid", "6", "--", "/bin/true"});
   ASSERT_TRUE(good.ok()) << good.error().message();
   EXPECT_TRUE(good->groups.empty());
+  EXPECT_TRUE(good->working_directory.empty());
 }
 
 TEST(JailSpecTest, QemuSpecHoldsOnlyWhatQemuNeeds) {
@@ -75,6 +79,7 @@ TEST(JailSpecTest, QemuSpecHoldsOnlyWhatQemuNeeds) {
   EXPECT_EQ(spec.uid, 900002u);
   EXPECT_EQ(spec.command[0], "/usr/bin/qemu-system-x86_64");
   EXPECT_EQ(spec.writable, std::vector<std::string>{"/run/p/vm-1"});
+  EXPECT_EQ(spec.working_directory, "/run/p/vm-1");
   EXPECT_EQ(spec.devices, (std::vector<std::string>{"null", "zero", "urandom"}));
   auto has = [&](const std::string& path) {
     for (const std::string& p : spec.read_only) {

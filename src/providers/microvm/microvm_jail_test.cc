@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -178,11 +179,17 @@ TEST_F(MicrovmJailTest, QemuRunsJailedAndDestroyLeavesNothing) {
   ASSERT_TRUE(lease.ok()) << lease.error().message();
 }
 
+// The second VM also lives under a state directory so deep that its QMP
+// socket's absolute path would not fit a sockaddr_un (107 bytes): QEMU
+// names the socket relative to its working directory, the VM directory.
 TEST_F(MicrovmJailTest, TwoLiveVmsGetDistinctUids) {
   auto first = MicrovmVm::Start(config_, Clock::now() + seconds(120));
   ASSERT_TRUE(first.ok()) << first.error().ToString();
-  auto second = MicrovmVm::Start(config_, Clock::now() + seconds(120));
+  VmConfig deep = config_;
+  deep.state_dir = state_dir_ + "/" + std::string(60, 'd') + "/" + std::string(40, 'e');
+  auto second = MicrovmVm::Start(deep, Clock::now() + seconds(120));
   ASSERT_TRUE(second.ok()) << second.error().ToString();
+  EXPECT_GT((*second)->directory().size() + 1 + std::strlen(kQmpSocketName), 107u);
   EXPECT_NE((*first)->jail().uid, (*second)->jail().uid);
   EXPECT_NE((*first)->jail().cgroups, (*second)->jail().cgroups);
 }

@@ -248,7 +248,7 @@ Expected<std::unique_ptr<MicrovmVm>> MicrovmVm::Start(const VmConfig& config, De
   fcntl(vm->output_.get(), F_SETFL, O_NONBLOCK);
 
   bool kvm = config.accelerator == "kvm";
-  vm->jail_ = QemuJailSpec(QemuArgv(config, directory + "/console.log", directory + "/qmp.sock"),
+  vm->jail_ = QemuJailSpec(QemuArgv(config, directory + "/console.log", kQmpSocketName),
                            {config.kernel, config.initramfs, config.disk}, directory, uid, uid,
                            kvm);
   vm->jail_.cgroups = vm->cgroup_->directories();
@@ -284,7 +284,7 @@ Expected<std::unique_ptr<MicrovmVm>> MicrovmVm::Start(const VmConfig& config, De
   std::string why;
   if (ready.ok() && *ready == guest::kReadyFrame) {
     vm->boot_time_ = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
-    auto facts = QueryQmpFacts(directory + "/qmp.sock", std::min(deadline, Clock::now() + kQmpBudget));
+    auto facts = QueryQmpFacts(directory + "/" + kQmpSocketName, std::min(deadline, Clock::now() + kQmpBudget));
     if (facts.ok()) {
       vm->qmp_ = *facts;
       return vm;

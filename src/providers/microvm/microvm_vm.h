@@ -50,6 +50,10 @@ namespace plimsoll::microvm {
 
 using Deadline = std::chrono::steady_clock::time_point;
 
+// QMP's socket in the VM directory, named relative to it (the jailer makes
+// it QEMU's working directory): a Unix socket path holds at most 107 bytes.
+inline constexpr const char* kQmpSocketName = "qmp.sock";
+
 // Prefix of every VM directory under the state directory (Reconcile looks
 // for these): <state_dir>/vm-<owner tag>-<16 hex> (providers/linux/owner.h).
 inline constexpr const char* kVmDirectoryPrefix = "vm-";
@@ -84,7 +88,8 @@ struct VmConfig {
 };
 
 // QEMU's command line for `config`, its console at `console`, the agent's
-// channel on fd 3, QMP on the Unix socket `qmp_socket` (none when "").
+// channel on fd 3, QMP on the Unix socket `qmp_socket` (none when ""; a
+// relative name is in QEMU's working directory, the VM directory).
 std::vector<std::string> QemuArgv(const VmConfig& config, const std::string& console,
                                   const std::string& qmp_socket = "");
 
