@@ -49,7 +49,9 @@ int RunCommand(const RunOptions& options, const std::string& runtime, std::ostre
   if (!request.ok()) return ReportError(request.error(), options.json, out, err);
   auto result = sandbox->Run(*request);
   if (!result.ok()) return ReportError(result.error(), options.json, out, err);
-  return ReportResult(*result, options.json, out, err);
+  // The run's tier never exceeds the evidence's, which says why.
+  std::optional<Evidence> evidence = sandbox->evidence();
+  return ReportResult(*result, options.json, out, err, evidence ? evidence->summary : "");
 }
 
 int DescribeCommand(const std::string& provider_flag, const std::string& runtime,

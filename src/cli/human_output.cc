@@ -35,10 +35,11 @@ void PrintStream(std::string_view label, const std::string& bytes, std::ostream&
 
 }  // namespace
 
-void PrintResult(const Result& result, std::ostream& out) {
+void PrintResult(const Result& result, std::ostream& out, std::string_view why) {
   out << "provider:   " << result.provider << "\n"
-      << "isolation:  " << TierName(result.isolation) << "\n"
-      << "exit code:  " << result.exit_code << "\n"
+      << "isolation:  " << TierName(result.isolation) << "\n";
+  if (!why.empty()) out << "why:        " << why << "\n";
+  out << "exit code:  " << result.exit_code << "\n"
       << "timed out:  " << YesNo(result.timed_out) << "\n"
       << "truncated:  " << Truncation(result.stdout_truncated, result.stderr_truncated) << "\n"
       << "duration:   " << result.duration_ms << " ms\n";

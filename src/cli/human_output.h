@@ -7,15 +7,17 @@
 
 #include <optional>
 #include <ostream>
+#include <string_view>
 
 #include "plimsoll/provider.h"
 #include "plimsoll/result.h"
 
 namespace plimsoll::cli {
 
-// provider, isolation, exit code, timed out, truncated, duration, then the
+// provider, isolation (and, when known, `why`: the evidence's one-sentence
+// reason for that tier), exit code, timed out, truncated, duration, then the
 // outputs (and steps and artifacts for projects).
-void PrintResult(const Result& result, std::ostream& out);
+void PrintResult(const Result& result, std::ostream& out, std::string_view why = {});
 
 // "nothing ran: <reason>: <message>" for refusals; otherwise
 // "error (the code may have run): <code>: <message>".

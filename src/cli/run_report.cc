@@ -15,11 +15,12 @@ int ReportError(const Error& error, bool json, std::ostream& out, std::ostream& 
   return NotDispatchedReason(error) ? kExitNothingRan : kExitMayHaveRun;
 }
 
-int ReportResult(const Result& result, bool json, std::ostream& out, std::ostream& err) {
+int ReportResult(const Result& result, bool json, std::ostream& out, std::ostream& err,
+                 std::string_view why) {
   if (json) {
     out << ResultToJson(result) << "\n";
   } else {
-    PrintResult(result, out);
+    PrintResult(result, out, why);
     if (result.isolation == Tier::kProcess) {
       err << "warning: isolation is process: this is no wall for hostile code.\n";
     }

@@ -10,6 +10,7 @@
 #define PLIMSOLL_CLI_RUN_REPORT_H_
 
 #include <ostream>
+#include <string_view>
 
 #include "plimsoll/result.h"
 
@@ -20,9 +21,11 @@ namespace plimsoll::cli {
 // kExitNothingRan for a refusal, kExitMayHaveRun otherwise.
 int ReportError(const Error& error, bool json, std::ostream& out, std::ostream& err);
 
-// Prints `result` (JSON or human, plus the process-tier warning on `err`)
-// and returns kExitRanOk or kExitRanFailed.
-int ReportResult(const Result& result, bool json, std::ostream& out, std::ostream& err);
+// Prints `result` (JSON or human, plus the process-tier warning on `err`;
+// the human form names `why`, the evidence's reason for the tier, when
+// given) and returns kExitRanOk or kExitRanFailed.
+int ReportResult(const Result& result, bool json, std::ostream& out, std::ostream& err,
+                 std::string_view why = {});
 
 }  // namespace plimsoll::cli
 

@@ -15,6 +15,8 @@ expect "unknown provider lists the valid names" 3 'Unknown provider "nope"; vali
 expect "json refusal carries the mark" 3 '"not_dispatched":"unsupported"' \
   -- "$plimsoll" run --json -e 'console.log(1)'
 expect "usage error" 2 'plimsoll: ' -- "$plimsoll" run --timeout soon -e 1
+expect "a run names its tier and the evidence's reason" 0 'isolation: +process why: +Tier process' \
+  -- bash -c "\"$plimsoll\" run --provider embedded -e 'console.log(1)' | tr '\n' ' '"
 expect "describe disabled" 0 '^isolation: +none' -- "$plimsoll" describe
 expect "version" 0 '^plimsoll [0-9]+\.[0-9]+\.[0-9]+ \(protocol 1\)' -- "$plimsoll" version
 
