@@ -31,11 +31,13 @@ Expected<std::string> ChosenProvider(const std::string& flag, const std::string&
   return provider + ":" + runtime;
 }
 
-// One command, one run: a warm pool would start containers only to destroy
-// them at exit, so the CLI turns the oci pool off unless the environment
-// sets a size.
+// One command, one run: a warm pool would start containers or boot VMs
+// only to destroy them at exit (a microvm pool's boot would also compete
+// with the run for the CPU), so the CLI turns the oci and microvm pools off
+// unless the environment sets a size.
 void NoWarmPoolUnlessAsked() {
   setenv("SANDBOX_OCI_POOL_SIZE", "0", /*overwrite=*/0);
+  setenv("SANDBOX_MICROVM_POOL_SIZE", "0", /*overwrite=*/0);
 }
 
 int RunCommand(const RunOptions& options, const std::string& runtime, std::ostream& out,
