@@ -42,30 +42,15 @@ bool Exists(const std::string& path) {
   return lstat(path.c_str(), &st) == 0;
 }
 
-std::string SkipReason() {
-  if (geteuid() != 0) return "skipped: the jailer needs root";
-  if (std::string reason = MicrovmSkipReason(); !reason.empty()) return reason;
-  if (auto layout = MicrovmCgroupLayout(); !layout.ok()) {
-    return "skipped: " + layout.error().message();
-  }
-  return "";
-}
-
 class MicrovmJailTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string reason = SkipReason();
+    std::string reason = MicrovmVmSkipReason();
     if (!reason.empty()) GTEST_SKIP() << reason;
     char pattern[] = "/tmp/plimsoll-microvm-jail-test.XXXXXX";
     ASSERT_NE(mkdtemp(pattern), nullptr);
     state_dir_ = pattern;
-    std::string artifacts = std::getenv("PLIMSOLL_MICROVM_DIR");
-    config_.qemu = "/usr/bin/qemu-system-x86_64";
-    config_.kernel = artifacts + "/vmlinuz";
-    config_.initramfs = artifacts + "/initramfs.cpio.gz";
-    config_.disk = artifacts + "/rootfs.erofs";
-    config_.accelerator = "tcg";
-    config_.state_dir = state_dir_;
+    config_ = TcgVmConfig(state_dir_);
   }
   void TearDown() override {
     if (state_dir_.empty()) return;

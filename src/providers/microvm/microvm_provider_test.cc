@@ -8,7 +8,6 @@
 // or the guest artifacts (PLIMSOLL_MICROVM_DIR, set by ctest) are missing.
 #include "providers/microvm/microvm_provider.h"
 
-#include <dirent.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -35,27 +34,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-std::string ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-// Pids of live processes whose command line mentions `needle`.
-std::vector<pid_t> ProcessesMentioning(const std::string& needle) {
-  std::vector<pid_t> found;
-  DIR* proc = opendir("/proc");
-  if (proc == nullptr) return found;
-  while (dirent* entry = readdir(proc)) {
-    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
-    std::string cmdline = ReadWholeFile(std::string("/proc/") + entry->d_name + "/cmdline");
-    if (cmdline.find(needle) != std::string::npos) found.push_back(std::atoi(entry->d_name));
-  }
-  closedir(proc);
-  return found;
-}
 
 std::string FactOf(const Evidence& evidence, const std::string& name) {
   for (const auto& [key, value] : evidence.facts) {
@@ -98,7 +76,8 @@ class MicrovmProviderTest : public ::testing::Test {
   }
   void TearDown() override {
     if (state_dir_.empty()) return;
-    EXPECT_TRUE(ProcessesMentioning(state_dir_ + "/").empty()) << "a QEMU still names " << state_dir_;
+    EXPECT_TRUE(microvm::ProcessesMentioning(state_dir_ + "/").empty())
+        << "a QEMU still names " << state_dir_;
     std::error_code error;
     std::filesystem::remove_all(state_dir_, error);
   }
@@ -239,7 +218,7 @@ TEST_F(MicrovmProviderTest, TimeoutEndsTheVmAndLeavesNothing) {
   EXPECT_EQ(run->exit_code, 124) << run->stderr_bytes;
   EXPECT_EQ(run->isolation, Tier::kKernel);
   provider.reset();  // drains the destroyer
-  EXPECT_TRUE(ProcessesMentioning(state_dir_ + "/").empty());
+  EXPECT_TRUE(microvm::ProcessesMentioning(state_dir_ + "/").empty());
   EXPECT_EQ(VmDirectories(), 0u);
 }
 
