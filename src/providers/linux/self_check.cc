@@ -363,37 +363,21 @@ ProjectPayload SelfCheckProject(const Limits& limits, SelfCheckProfile profile) 
 }
 
 const std::vector<std::string>& SelfCheckNames(SelfCheckProfile profile) {
-  static const std::vector<std::string> container = {"root_read_only",
-                                                     "tmp_is_bounded_tmpfs",
-                                                     "work_is_bounded_tmpfs",
-                                                     "only_tmpfs_writable",
-                                                     "loopback_only",
-                                                     "no_route_out",
-                                                     "pids_limit",
-                                                     "seccomp_filter",
-                                                     "no_new_privileges",
-                                                     "unprivileged_no_capabilities"};
-  static const std::vector<std::string> gvisor = {"root_read_only",
-                                                  "tmp_is_bounded_tmpfs",
-                                                  "work_is_bounded_tmpfs",
-                                                  "only_tmpfs_writable",
-                                                  "loopback_only",
-                                                  "no_route_out",
-                                                  "pids_limit",
-                                                  "guest_kernel_is_gvisor",
-                                                  "host_kernel_interfaces_absent",
-                                                  "no_new_privileges",
-                                                  "unprivileged_no_capabilities"};
-  static const std::vector<std::string> microvm = {"root_read_only",
-                                                   "tmp_is_bounded_tmpfs",
-                                                   "work_is_bounded_tmpfs",
-                                                   "only_tmpfs_writable",
-                                                   "loopback_only",
-                                                   "no_route_out",
-                                                   "pids_limit",
-                                                   "guest_kernel_is_own",
-                                                   "no_new_privileges",
-                                                   "unprivileged_no_capabilities"};
+  // Every profile: the filesystem, the network and the limits, then what
+  // stands for the wall's kernel side, then the user.
+  auto names = [](std::initializer_list<const char*> kernel_side) {
+    std::vector<std::string> all = {"root_read_only",       "tmp_is_bounded_tmpfs",
+                                    "work_is_bounded_tmpfs", "only_tmpfs_writable",
+                                    "loopback_only",         "no_route_out",
+                                    "pids_limit"};
+    all.insert(all.end(), kernel_side.begin(), kernel_side.end());
+    all.insert(all.end(), {"no_new_privileges", "unprivileged_no_capabilities"});
+    return all;
+  };
+  static const std::vector<std::string> container = names({"seccomp_filter"});
+  static const std::vector<std::string> gvisor =
+      names({"guest_kernel_is_gvisor", "host_kernel_interfaces_absent"});
+  static const std::vector<std::string> microvm = names({"guest_kernel_is_own"});
   if (profile == SelfCheckProfile::kMicrovm) return microvm;
   return profile == SelfCheckProfile::kGvisor ? gvisor : container;
 }
