@@ -232,20 +232,12 @@ Expected<std::unique_ptr<MicrovmVm>> MicrovmVm::Start(const VmConfig& config, De
   if (!cgroup.ok()) return environment(cgroup.error(), "Cannot make the VM's cgroup");
   vm->cgroup_.emplace(std::move(*cgroup));
 
-  int pair[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
-    return Refusal(NotDispatched::kEnvironment,
-                   std::string("socketpair for the agent channel: ") + std::strerror(errno));
-  }
-  vm->channel_.Reset(pair[0]);
-  UniqueFd guest_end(pair[1]);
-  int output[2];
-  if (pipe2(output, O_CLOEXEC) != 0) {
-    return Refusal(NotDispatched::kEnvironment, std::string("pipe2: ") + std::strerror(errno));
-  }
-  vm->output_.Reset(output[0]);
-  UniqueFd output_write(output[1]);
-  fcntl(vm->output_.get(), F_SETFL, O_NONBLOCK);
+  auto descriptors = oci::MakeAgentDescriptors();
+  if (!descriptors.ok()) return descriptors.error();
+  vm->channel_ = std::move(descriptors->channel);
+  vm->output_ = std::move(descriptors->output);
+  UniqueFd guest_end = std::move(descriptors->child_channel);
+  UniqueFd output_write = std::move(descriptors->child_output);
 
   bool kvm = config.accelerator == "kvm";
   vm->jail_ = QemuJailSpec(QemuArgv(config, directory + "/console.log", kQmpSocketName),

@@ -69,20 +69,12 @@ Expected<std::unique_ptr<OciSandbox>> OciSandbox::Start(const Runtime& runtime,
   std::unique_ptr<OciSandbox> sandbox(new OciSandbox(runtime, *id, bundle, cgroup_path));
   PLIMSOLL_RETURN_IF_ERROR(WriteBundle(bundle, config));
 
-  int pair[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
-    return Refusal(NotDispatched::kEnvironment,
-                   std::string("socketpair for the agent channel: ") + std::strerror(errno));
-  }
-  sandbox->channel_.Reset(pair[0]);
-  UniqueFd guest_end(pair[1]);
-  int output[2];
-  if (pipe2(output, O_CLOEXEC) != 0) {
-    return Refusal(NotDispatched::kEnvironment, std::string("pipe2: ") + std::strerror(errno));
-  }
-  sandbox->output_.Reset(output[0]);
-  UniqueFd output_write(output[1]);
-  fcntl(sandbox->output_.get(), F_SETFL, O_NONBLOCK);
+  auto descriptors = MakeAgentDescriptors();
+  if (!descriptors.ok()) return descriptors.error();
+  sandbox->channel_ = std::move(descriptors->channel);
+  sandbox->output_ = std::move(descriptors->output);
+  UniqueFd guest_end = std::move(descriptors->child_channel);
+  UniqueFd output_write = std::move(descriptors->child_output);
 
   SpawnOptions spawn = runtime.SpawnFor(runtime.RunArgv(bundle, bundle + "/pid", *id));
   spawn.channel = guest_end.get();

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -269,6 +270,28 @@ Expected<CommandOutput> RunCommand(SpawnOptions options, Deadline deadline, size
   }
   result.status = *status;
   return result;
+}
+
+Expected<AgentDescriptors> MakeAgentDescriptors() {
+  AgentDescriptors made;
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    return Refusal(NotDispatched::kEnvironment,
+                   std::string("socketpair for the agent channel: ") + std::strerror(errno));
+  }
+  made.channel.Reset(pair[0]);
+  made.child_channel.Reset(pair[1]);
+  int output[2];
+  if (pipe2(output, O_CLOEXEC) != 0) {
+    return Refusal(NotDispatched::kEnvironment, std::string("pipe2: ") + std::strerror(errno));
+  }
+  made.output.Reset(output[0]);
+  made.child_output.Reset(output[1]);
+  if (fcntl(made.output.get(), F_SETFL, O_NONBLOCK) != 0) {
+    return Refusal(NotDispatched::kEnvironment,
+                   std::string("fcntl O_NONBLOCK: ") + std::strerror(errno));
+  }
+  return made;
 }
 
 }  // namespace plimsoll::oci

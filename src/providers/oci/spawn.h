@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "guest/agent/unique_fd.h"
 #include "plimsoll/error.h"
 
 namespace plimsoll::oci {
@@ -90,6 +91,18 @@ struct CommandOutput {
 };
 Expected<CommandOutput> RunCommand(SpawnOptions options, Deadline deadline,
                                    size_t output_cap = 64 * 1024);
+
+// The descriptors of an agent's host side (the oci containers, the microvm
+// VMs): the agent's channel, a socketpair whose `child_channel` end is
+// handed over as SpawnOptions::channel, and the child's stdout+stderr pipe,
+// its read end `output` non-blocking, `child_output` as
+// SpawnOptions::output. All close-on-exec; the child_ ends are closed by
+// the caller once Spawn returned. Errors are refusals (kEnvironment).
+struct AgentDescriptors {
+  guest::agent::UniqueFd channel, child_channel;
+  guest::agent::UniqueFd output, child_output;
+};
+Expected<AgentDescriptors> MakeAgentDescriptors();
 
 // Reads what is available on a non-blocking descriptor, appending at most
 // up to `cap` bytes in total to `*into` (the rest is discarded).
