@@ -158,6 +158,51 @@ REGISTRY.add(sampler(
     description="The same script on the embedded engine (a fresh instance per run). At most 30 "
                 "runs. Target (issue 3 b): p50 <= 2.0x native QuickJS.",
 ))
+# Issue 14: what the web APIs cost a fresh instance, and what real-time timers cost. One engine_bench
+# invocation measures each pair alternately (same load on both sides) and prints both rows.
+REGISTRY.add(sampler(
+    "engine.console_log_no_web_apis", _ENGINE_ARGV, baseline=None, min_runs=1000,
+    probes=_NEEDS_ENGINE_BENCH, timeout_s=300.0,
+    produces=["engine.console_log_web_apis"],
+    description="A fresh embedded instance + console.log(6*7) + teardown without the web APIs "
+                "(engine::Limits::web_apis = false: only the language, console, timers and host), "
+                "alternating run by run with the row below. At least 1000 runs.",
+))
+REGISTRY.add(produced(
+    "engine.console_log_web_apis", baseline="engine.console_log_no_web_apis", target_ratio=1.10,
+    description="The same with the web APIs (URL, TextEncoder, crypto, ... as every run has them; "
+                "loaded on first use, so this is the cost of their accessors). Target (issue 14): "
+                "at most +10 % (ratio <= 1.10).",
+))
+REGISTRY.add(sampler(
+    "engine.callbacks_100_microtasks", _ENGINE_ARGV, baseline=None, min_runs=20,
+    probes=_NEEDS_ENGINE_BENCH, timeout_s=300.0,
+    produces=["engine.callbacks_100_timers"],
+    description="A fresh instance running 100 callbacks as queueMicrotask jobs (the same work "
+                "without timers), alternating with the row below.",
+))
+REGISTRY.add(produced(
+    "engine.callbacks_100_timers", baseline="engine.callbacks_100_microtasks",
+    description="The same 100 callbacks as setTimeout(cb, 0) timers: real time, so they are due "
+                "1 ms after creation (Node's minimum); the difference is one sleep plus the timer "
+                "bookkeeping.",
+))
+# Issue 15: a cell of an open session against a one-shot run, both through the public API
+# (plimsoll::Sandbox and plimsoll::Session), alternating in one engine_bench process.
+REGISTRY.add(sampler(
+    "sessions.embedded_run", _ENGINE_ARGV, baseline=None, min_runs=1000,
+    probes=_NEEDS_ENGINE_BENCH, timeout_s=300.0,
+    produces=["sessions.embedded_cell"],
+    description="A one-shot embedded run of `let x = 0; x += 1; console.log(x)` through "
+                "plimsoll::Sandbox::Run (validation, a fresh instance, the record), alternating "
+                "run by run with the row below. At least 1000 runs.",
+))
+REGISTRY.add(produced(
+    "sessions.embedded_cell", baseline="sessions.embedded_run", target_p50_ms=0.3,
+    description="`x += 1; console.log(x)` as a cell of an open embedded session (the warm "
+                "interpreter kept in its instance, a chained record). Target (issue 15): "
+                "p50 <= 0.3 ms; the ratio is to the one-shot run.",
+))
 # One engine_bench process runs 10000 instances of a small script and reads /proc/self/status
 # after the 100th and the 10000th; it prints all four rows (one sample each).
 REGISTRY.add(sampler(

@@ -40,6 +40,10 @@ function(plimsoll_executable name)
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
 endfunction()
 
+# Where the gtest binaries write their XML reports (one per binary).
+set(PLIMSOLL_TEST_RESULTS_DIR "${CMAKE_BINARY_DIR}/test-results" CACHE INTERNAL
+    "gtest XML reports, read by scripts/skip-summary")
+
 # Tests are labelled so suites can be run on their own: `ctest -L unit`.
 function(plimsoll_test name)
   cmake_parse_arguments(ARG "" "LABEL;TIMEOUT" "SOURCES;DEPS" ${ARGN})
@@ -53,5 +57,8 @@ function(plimsoll_test name)
   _plimsoll_common(${name})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
   add_test(NAME ${name} COMMAND ${name})
-  set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT})
+  # Every case's verdict, skips with their reasons, for the skip summary
+  # `make test` prints after ctest (scripts/skip-summary).
+  set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT}
+    ENVIRONMENT "GTEST_OUTPUT=xml:${PLIMSOLL_TEST_RESULTS_DIR}/")
 endfunction()

@@ -32,10 +32,25 @@ set(PLIMSOLL_ENGINE_GENERATED_DIR "${CMAKE_BINARY_DIR}/generated/engine")
 file(MAKE_DIRECTORY "${PLIMSOLL_ENGINE_GENERATED_DIR}")
 
 set(_guest_dir "${PROJECT_SOURCE_DIR}/src/engine/guest")
-set(_guest_sources ${_guest_dir}/driver.c ${_guest_dir}/console.c)
+set(_guest_sources ${_guest_dir}/driver.c ${_guest_dir}/console.c ${_guest_dir}/timers.c
+    ${_guest_dir}/web.c)
 set(_guest_headers ${_guest_dir}/abi.h ${_guest_dir}/driver.h
     ${_guest_dir}/shim/pthread.h ${_guest_dir}/shim/setjmp.h
     ${_guest_dir}/shim/wasi_shim.h)
+# The web APIs' JavaScript (guest/web.c), embedded as C arrays.
+set(PLIMSOLL_GUEST_WEB_SOURCES
+    ${_guest_dir}/web/dom.js ${_guest_dir}/web/encoding.js ${_guest_dir}/web/url.js
+    ${_guest_dir}/web/clone.js ${_guest_dir}/web/misc.js ${_guest_dir}/web/table.js)
+set(PLIMSOLL_GUEST_WEB_HEADER "${PLIMSOLL_ENGINE_GENERATED_DIR}/web_sources.h")
+add_custom_command(
+  OUTPUT "${PLIMSOLL_GUEST_WEB_HEADER}"
+  COMMAND "${CMAKE_COMMAND}" "-DINPUTS=${PLIMSOLL_GUEST_WEB_SOURCES}"
+          "-DOUTPUT=${PLIMSOLL_GUEST_WEB_HEADER}"
+          -P "${PROJECT_SOURCE_DIR}/cmake/EmbedWebSources.cmake"
+  DEPENDS ${PLIMSOLL_GUEST_WEB_SOURCES} "${PROJECT_SOURCE_DIR}/cmake/EmbedWebSources.cmake"
+  COMMENT "Embedding the guest's web APIs (JavaScript)"
+  VERBATIM)
+list(APPEND _guest_headers "${PLIMSOLL_GUEST_WEB_HEADER}")
 
 set(_wasm "${PLIMSOLL_ENGINE_GENERATED_DIR}/quickjs.wasm")
 set(_wasm_c "${PLIMSOLL_ENGINE_GENERATED_DIR}/quickjs_wasm.c")
@@ -50,7 +65,7 @@ add_custom_command(
   COMMAND "${PLIMSOLL_WASM_CLANG}" --target=wasm32-wasi -O2
           ${PLIMSOLL_QUICKJS_DEFINES}
           -I "${_guest_dir}/shim" -include "${_guest_dir}/shim/wasi_shim.h"
-          -I "${QUICKJS_SOURCE_DIR}" -I "${_guest_dir}"
+          -I "${QUICKJS_SOURCE_DIR}" -I "${_guest_dir}" -I "${PLIMSOLL_ENGINE_GENERATED_DIR}"
           -Wno-implicit-const-int-float-conversion
           -mexec-model=reactor
           -Wl,-z,stack-size=${PLIMSOLL_GUEST_STACK_BYTES} -Wl,--stack-first
@@ -78,7 +93,7 @@ add_custom_command(
   VERBATIM)
 
 add_custom_target(plimsoll_quickjs_generated
-  DEPENDS "${_wasm}" "${_wasm_c}" "${_wasm_h}" "${_build_info}")
+  DEPENDS "${_wasm}" "${_wasm_c}" "${_wasm_h}" "${_build_info}" "${PLIMSOLL_GUEST_WEB_HEADER}")
 
 # Removes the sanitizer flags (added directory-wide by PlimsollTargets.cmake)
 # from one target and compiles it optimised without debug info.

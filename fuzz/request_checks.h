@@ -38,9 +38,17 @@ namespace plimsoll::fuzz {
 //     returns validates again to itself and round-trips too.
 Expected<Request> CheckRequestBody(std::string_view body);
 
-// Checks a refusal's error body: ErrorToJson then ParseErrorJson gives back
-// the same error and `request_id`.
+// Checks that an error answer round-trips faithfully: ErrorToJson then
+// ParseErrorJson gives back the same code, mark, message (invalid UTF-8 comes
+// back as valid UTF-8) and `request_id`, and writing it again gives the same
+// text. Nothing more: this is the property of an answer a client READ from a
+// daemon it does not trust, whose message may well be empty (an empty message
+// must not cost the caller a genuine "nothing ran" mark).
 void CheckErrorRoundTrip(const Error& error, std::string_view request_id);
+
+// Checks one of OUR refusals (what our decoders and validators produce):
+// a non-empty message, then CheckErrorRoundTrip.
+void CheckRefusal(const Error& error, std::string_view request_id);
 
 }  // namespace plimsoll::fuzz
 

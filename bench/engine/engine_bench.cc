@@ -8,6 +8,20 @@
 //   engine.native_console_log     the same on native QuickJS (same driver)
 //   engine.primes_200000_wasm     CPU-bound: count primes below 200000
 //   engine.primes_200000_native   the same on native QuickJS
+//   engine.console_log_no_web_apis  fresh instance + console.log(6*7) without the
+//   engine.console_log_web_apis     web APIs, then with them (the default), the
+//                                 two alternating run by run in one process;
+//                                 naming either prints both lines
+//   engine.callbacks_100_microtasks 100 callbacks as queueMicrotask jobs, then
+//   engine.callbacks_100_timers     as 100 setTimeout(0) timers (real time: they
+//                                 are due 1 ms after creation), alternating;
+//                                 naming either prints both lines
+//   sessions.embedded_run         a one-shot run through plimsoll::Sandbox
+//   sessions.embedded_cell        (x += 1 and print: validation, a fresh
+//                                 instance, the record), then the same as a
+//                                 cell of an open session (warm interpreter,
+//                                 chained record), alternating; naming either
+//                                 prints both lines
 //   engine.rss_after_100          memory (unit kB): VmRSS after 100 instances,
 //   engine.rss_after_N            then after N (--instances, default 10000),
 //   engine.vmsize_after_100       and VmSize at the same two points. One
@@ -35,6 +49,8 @@
 
 #include "engine/engine.h"
 #include "native_imports.h"
+#include "plimsoll/sandbox.h"
+#include "plimsoll/session.h"
 
 namespace {
 
@@ -115,8 +131,9 @@ void Expect(std::string_view got, std::string_view want) {
   }
 }
 
-plimsoll::engine::Outcome Embedded(std::string_view code) {
+plimsoll::engine::Outcome Embedded(std::string_view code, bool web_apis = true) {
   plimsoll::engine::Limits limits;
+  limits.web_apis = web_apis;
   limits.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   auto outcome = plimsoll::engine::EvaluateJavascript(code, limits);
   if (!outcome.ok() || outcome->exit_code != 0) {
@@ -144,6 +161,37 @@ struct Counts {
   int warmup;
 };
 
+constexpr std::string_view kMicrotasks100 =
+    "let n = 0; for (let i = 0; i < 100; i++) queueMicrotask(() => { if (++n === 100) "
+    "console.log(n); });";
+constexpr std::string_view kTimers100 =
+    "let n = 0; for (let i = 0; i < 100; i++) setTimeout(() => { if (++n === 100) "
+    "console.log(n); }, 0);";
+
+// Two scenarios measured alternately (a, b, a, b, ...) so that both see the
+// same machine load; prints both lines.
+template <typename A, typename B>
+void SamplePair(const Counts& counts, std::string_view name_a, A&& a, std::string_view name_b,
+                B&& b) {
+  for (int i = 0; i < counts.warmup; i++) {
+    a();
+    b();
+  }
+  std::vector<double> samples_a, samples_b;
+  auto time = [](auto& body) {
+    auto start = std::chrono::steady_clock::now();
+    body();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
+  };
+  for (int i = 0; i < counts.runs; i++) {
+    samples_a.push_back(time(a));
+    samples_b.push_back(time(b));
+  }
+  Print(name_a, "ms", samples_a);
+  Print(name_b, "ms", samples_b);
+}
+
 // -1 when unset; exits with status 2 on a malformed value.
 int CountArgument(const char* name, const char* text) {
   if (text == nullptr || *text == '\0') return -1;
@@ -154,6 +202,28 @@ int CountArgument(const char* name, const char* text) {
     std::exit(2);
   }
   return static_cast<int>(value);
+}
+
+// sessions.embedded_run and sessions.embedded_cell (see the file comment).
+void RunSessionPair(const Counts& counts) {
+  g_current = "sessions.embedded_cell";
+  auto sandbox = plimsoll::Sandbox::Open("embedded");
+  if (!sandbox.ok()) Fail(sandbox.error().ToString());
+  auto session = sandbox->OpenSession(plimsoll::SessionOptions{});
+  if (!session.ok()) Fail(session.error().ToString());
+  plimsoll::Request run;
+  run.javascript = plimsoll::JavascriptPayload{"let x = 0; x += 1; console.log(x)"};
+  plimsoll::Request cell;
+  cell.cell = plimsoll::CellPayload{"javascript", "var x = 0"};
+  auto check = [](const plimsoll::Expected<plimsoll::Result>& result) {
+    if (!result.ok()) Fail(result.error().ToString());
+    if (result->exit_code != 0 || result->stdout_bytes.empty()) Fail(result->stderr_bytes);
+  };
+  check((*session)->Run(cell));  // the interpreter is warm from here on
+  cell.cell->code = "x += 1; console.log(x)";
+  SamplePair(
+      counts, "sessions.embedded_run", [&] { check(sandbox->Run(run)); },
+      "sessions.embedded_cell", [&] { check((*session)->Run(cell)); });
 }
 
 void RunMemory(int instances) {
@@ -218,8 +288,16 @@ int main(int argc, char** argv) {
   const std::vector<std::string> memory = {"engine.rss_after_100", "engine.rss_after_" + last,
                                            "engine.vmsize_after_100",
                                            "engine.vmsize_after_" + last};
-  const std::vector<std::string> all = {"engine.instance_console_log", "engine.native_console_log",
-                                        "engine.primes_200000_wasm", "engine.primes_200000_native",
+  const std::vector<std::string> all = {"engine.instance_console_log",
+                                        "engine.native_console_log",
+                                        "engine.primes_200000_wasm",
+                                        "engine.primes_200000_native",
+                                        "engine.console_log_no_web_apis",
+                                        "engine.console_log_web_apis",
+                                        "engine.callbacks_100_microtasks",
+                                        "engine.callbacks_100_timers",
+                                        "sessions.embedded_run",
+                                        "sessions.embedded_cell",
                                         memory.front()};
   if (wanted.empty()) wanted = all;
   for (const auto& name : wanted) {
@@ -235,7 +313,7 @@ int main(int argc, char** argv) {
   const Counts instance{runs >= 0 ? runs : (quick ? 200 : 2000),
                         warmup >= 0 ? warmup : (quick ? 5 : 20)};
   const Counts cpu{runs >= 0 ? runs : (quick ? 3 : 10), warmup >= 0 ? warmup : 1};
-  bool memory_done = false;
+  bool memory_done = false, web_done = false, timers_done = false, sessions_done = false;
   for (const auto& name : wanted) {
     g_current = name;
     if (name == "engine.instance_console_log") {
@@ -255,6 +333,29 @@ int main(int argc, char** argv) {
       if (run.exit_code != 0) Fail(run.stderr_bytes);
       Expect(run.stdout_bytes, kPrimesOut);
       Print(name, "ms", Sample(cpu.warmup, cpu.runs, [] { plimsoll::bench::RunNative(kPrimes); }));
+    } else if (name == "engine.console_log_no_web_apis" || name == "engine.console_log_web_apis") {
+      if (web_done) continue;
+      web_done = true;
+      g_current = "engine.console_log_no_web_apis";
+      Expect(Embedded("console.log(6*7)", false).stdout_bytes, "42\n");
+      Expect(Embedded("console.log(typeof URL)").stdout_bytes, "function\n");
+      SamplePair(
+          instance, "engine.console_log_no_web_apis", [] { Embedded("console.log(6*7)", false); },
+          "engine.console_log_web_apis", [] { Embedded("console.log(6*7)"); });
+    } else if (name == "engine.callbacks_100_microtasks" || name == "engine.callbacks_100_timers") {
+      if (timers_done) continue;
+      timers_done = true;
+      g_current = "engine.callbacks_100_timers";
+      Expect(Embedded(kMicrotasks100).stdout_bytes, "100\n");
+      Expect(Embedded(kTimers100).stdout_bytes, "100\n");
+      const Counts timers{runs >= 0 ? runs : (quick ? 20 : 200), warmup >= 0 ? warmup : 5};
+      SamplePair(
+          timers, "engine.callbacks_100_microtasks", [] { Embedded(kMicrotasks100); },
+          "engine.callbacks_100_timers", [] { Embedded(kTimers100); });
+    } else if (name == "sessions.embedded_run" || name == "sessions.embedded_cell") {
+      if (sessions_done) continue;
+      sessions_done = true;
+      RunSessionPair(instance);
     } else if (!memory_done) {  // one of the memory names
       memory_done = true;
       RunMemory(instances);

@@ -49,7 +49,7 @@
 #include <utility>
 #include <vector>
 
-#include "guest/agent/unique_fd.h"
+#include "base/unique_fd.h"
 #include "plimsoll/limits.h"
 #include "providers/microvm/microvm_provider.h"
 #include "providers/microvm/microvm_vm.h"
@@ -60,7 +60,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using Facts = std::vector<std::pair<std::string, std::string>>;
-using plimsoll::guest::agent::UniqueFd;
+using plimsoll::base::UniqueFd;
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 constexpr auto kBootBudget = std::chrono::seconds(60);

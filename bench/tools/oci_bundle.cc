@@ -21,8 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "os/seccomp.h"
 #include "plimsoll/limits.h"
-#include "providers/linux/seccomp.h"
 #include "providers/oci/bundle.h"
 
 namespace {
@@ -82,9 +82,9 @@ int main(int argc, char** argv) {
   config.pids_limit = oci::DefaultPidsLimit(*kind, config.limits);
   if (*kind != oci::RuntimeKind::kRunsc) {
     std::string source;
-    auto text = plimsoll::linux_sandbox::ActiveSeccompPolicyText(&source);
+    auto text = plimsoll::os::ActiveSeccompPolicyText(&source);
     if (!text.ok()) return Fail(text.error().message());
-    auto policy = plimsoll::linux_sandbox::ParseSeccompPolicy(*text);
+    auto policy = plimsoll::os::ParseSeccompPolicy(*text);
     if (!policy.ok()) {
       return Fail("the seccomp policy (" + source + "): " + policy.error().message());
     }

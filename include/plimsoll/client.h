@@ -70,9 +70,12 @@
 
 #include "plimsoll/error.h"
 #include "plimsoll/provider.h"
+#include "plimsoll/record.h"
 #include "plimsoll/request.h"
 #include "plimsoll/result.h"
+#include "plimsoll/session.h"
 #include "plimsoll/tier.h"
+#include "plimsoll/wire.h"
 
 namespace plimsoll {
 
@@ -131,6 +134,19 @@ class Client {
   // is checked against exactly these bytes. A non-zero exit is a Result.
   // Precondition (all calls): *this was not moved from.
   Expected<Result> Run(const Request& request);
+
+  // Sessions (SPEC §9, docs/sessions.md). OpenSession answers the session's
+  // identity (id, provider, tier, environment, times). RunInSession checks
+  // the answer as Run does and also the chain: the record must name this
+  // session (SHA-256 of `session_id`), carry the next sequence and link to
+  // the previous record; a gap, a reorder or a foreign session is kDataLoss
+  // without a mark. `chain` starts empty (ChainState{}) for a new session and
+  // is advanced only by answers that pass. CloseSession checks that the
+  // close names the chain's last record and call count (kDataLoss if not).
+  Expected<SessionInfo> OpenSession(const SessionOpenRequest& request);
+  Expected<Result> RunInSession(std::string_view session_id, const Request& request,
+                                ChainState& chain);
+  Expected<SessionClose> CloseSession(std::string_view session_id, const ChainState& chain);
 
   // GET /v1/describe.
   Expected<DaemonDescription> Describe();

@@ -55,6 +55,14 @@ struct Evidence {
   std::vector<std::pair<std::string, std::string>> facts;
   std::vector<EvidenceCheck> checks;
   int64_t collected_unix_ms = 0;
+  // The configuration the checks were made with. A provider that prepares
+  // its configuration from the host (image, seccomp program, cgroup layout,
+  // runtime binary, VM artifacts) numbers each distinct one from 1; 0 means
+  // the provider has one fixed configuration (embedded, disabled).
+  uint64_t generation = 0;
+  // That configuration's environment identity; "" for providers whose
+  // description says it (Sandbox falls back to Describe().environment).
+  std::string environment;
 
   bool AllChecksPassed() const;
 };
@@ -90,6 +98,49 @@ struct Description {
   std::optional<PoolState> pool;
 };
 
+// A kept sandbox (SPEC §9), made by Provider::OpenSession and owned by a
+// plimsoll::Session, which validates requests, calls it one call at a time,
+// chains the records and ends it. Destroying it destroys the sandbox and
+// everything in it.
+class ProviderSession {
+ public:
+  virtual ~ProviderSession() = default;
+  ProviderSession(const ProviderSession&) = delete;
+  ProviderSession& operator=(const ProviderSession&) = delete;
+
+  // The tier and environment identity of this sandbox, fixed when it was
+  // made (a new configuration serves new sessions, never this one).
+  virtual Tier tier() const = 0;
+  virtual std::string environment() const = 0;
+
+  // Runs a validated request: a cell (in the kept interpreter of its
+  // language, started on first use) or any payload the provider's Run
+  // accepts, in the kept sandbox. Results and errors as Provider::Run; a
+  // cell's result carries `cell`. When it returns, no process of the guest
+  // is left but the kept interpreters.
+  virtual Expected<Result> Run(const Request& request, Deadline deadline) = 0;
+
+  // Re-reads the wall from the host side before a call (per provider what
+  // applies: the sandbox's init alive, its seccomp mode, uid map, cgroup).
+  // An error says what differs; the session then ends `boundary_failed`.
+  virtual Status CheckBoundary() = 0;
+
+  // Bytes the session's files take (its /work); 0 where there is none.
+  virtual int64_t DiskUsedBytes() = 0;
+
+  // The languages whose interpreter is alive, e.g. {"javascript"}.
+  virtual std::vector<std::string> InterpretersAlive() = 0;
+
+ protected:
+  ProviderSession() = default;
+};
+
+// What a provider needs to make a session's sandbox.
+struct SessionSpec {
+  std::string environment;  // "" or the identity the sandbox must have
+  int64_t disk_bytes = 0;   // the /work bound the session is held to
+};
+
 class Provider {
  public:
   virtual ~Provider() = default;
@@ -106,31 +157,39 @@ class Provider {
   // sockets, VMs). Called once before serving.
   virtual Status Reconcile() = 0;
 
-  // Cheap readiness checks (binaries present, configuration sane); also run by
-  // /readyz. Must not start a sandbox.
+  // Cheap, read-only readiness checks (binaries present, image readable,
+  // policy compiles); also run by /readyz. Never installs what it finds:
+  // runs keep the configuration whose smoke test passed. Must not start a
+  // sandbox.
   virtual Status Preflight() = 0;
 
-  // Starts a throwaway sandbox with the real configuration and checks the wall
-  // from inside. Returns the evidence (whose tier may be lower than the
-  // claimed one) or an error when the sandbox could not be confirmed.
+  // Prepares the host's current configuration (a new generation when it
+  // differs from the serving one), starts a throwaway sandbox with it and
+  // checks the wall from inside. Only a configuration whose every check
+  // passed serves the runs that follow (warm pools are refilled with it);
+  // until then runs keep the previous tested one. Returns the evidence
+  // (whose tier may be lower than the claimed one, with its generation and
+  // environment) or an error when the sandbox could not be confirmed.
+  // Sandbox serialises calls; a provider must tolerate concurrent ones.
   virtual Expected<Evidence> SmokeTest(Deadline deadline) = 0;
 
   // Runs one request that has passed ValidateRequest (so `timeout_ms` is
-  // resolved). Thread-safe. Returns a Result for anything that ran (non-zero
-  // exits and timeouts included), a Refusal when nothing ran, or an unmarked
-  // error when a failure came after code may have started. `result.record` is
-  // left empty: the Sandbox fills it.
+  // resolved) in the serving configuration; before any smoke test passed it
+  // refuses `environment`, and so it does when `request.environment` is set
+  // and is not the serving configuration's identity (checked together with
+  // choosing it, so a configuration changing meanwhile cannot slip in).
+  // Thread-safe. Returns a Result for anything that ran (non-zero exits and
+  // timeouts included), a Refusal when nothing ran, or an unmarked error when
+  // a failure came after code may have started. `result.record` is left
+  // empty: the Sandbox fills it.
   virtual Expected<Result> Run(const Request& request, Deadline deadline) = 0;
 
   // Sessions (SPEC §9) are optional; Capabilities::sessions says whether a
-  // provider has them. The defaults refuse as `unsupported` (nothing ran).
-  // Opens a kept sandbox and returns its ID (>= 128 random bits).
-  virtual Expected<std::string> OpenSession(Deadline deadline);
-  // Runs a validated request (a cell or any payload) in an open session.
-  virtual Expected<Result> RunInSession(std::string_view session_id, const Request& request,
-                                        Deadline deadline);
-  // Ends a session and destroys its sandbox.
-  virtual Status CloseSession(std::string_view session_id);
+  // provider has them. Makes a kept sandbox in the serving configuration
+  // (refusing `environment` as Run does). The default refuses `unsupported`
+  // (nothing ran). Thread-safe.
+  virtual Expected<std::unique_ptr<ProviderSession>> OpenSession(const SessionSpec& spec,
+                                                                 Deadline deadline);
 
  protected:
   Provider() = default;

@@ -111,7 +111,8 @@ struct ChainState {
 // from what was sent and received, the record's provider, tier and
 // environment equal to the answer's, the tier meeting the request's floor,
 // record_sha256 recomputed, start <= end, and, when `chain` is given, session
-// continuity (advancing `chain` on success). Any mismatch is kDataLoss.
+// continuity (advancing `chain` on success); without `chain` (a single run)
+// the record must carry no session fields. Any mismatch is kDataLoss.
 Status CheckExchange(const Request& sent, const Result& received, ChainState* chain = nullptr);
 
 }  // namespace plimsoll

@@ -74,6 +74,20 @@ struct Advice {
   friend bool operator==(const Advice&, const Advice&) = default;
 };
 
+// What a cell's answer adds (SPEC §9).
+struct CellResult {
+  // The printed form of the cell's last expression, as a REPL shows it;
+  // absent when the cell ended in a statement (or, in JavaScript, in an
+  // expression whose value is undefined) or did not complete.
+  std::optional<std::string> value;
+  bool value_truncated = false;  // cut at the value cap, never silently
+  // A fresh interpreter ran this cell: nothing from earlier cells was kept.
+  bool interpreter_started = false;
+  // The interpreter lives on: the next cell sees what this one left.
+  bool state_kept = false;
+  friend bool operator==(const CellResult&, const CellResult&) = default;
+};
+
 struct Result {
   std::string provider;
   Tier isolation = Tier::kUnknown;  // the tier this run actually got
@@ -92,6 +106,7 @@ struct Result {
   std::vector<StepResult> steps;
   std::vector<Artifact> artifacts;
 
+  std::optional<CellResult> cell;       // cells only
   std::optional<BrokerSummary> broker;  // set when a grant was used
   std::vector<Advice> advice;
 

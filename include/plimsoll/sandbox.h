@@ -7,6 +7,12 @@
 // the answer to the request with a run record (SPEC §5). The CLI, the daemon
 // and the conformance suite all run code through this class.
 //
+// Evidence collections (preflight + smoke test) run one at a time, so the
+// evidence kept is always that of the collection that started last: a slow
+// older check cannot overwrite a newer failure. A run that finds the
+// evidence unconfirmed while a collection is under way waits for it and
+// takes its answer instead of starting another.
+//
 // Thread-safety: all methods may be called from several threads at once.
 //
 // Usage:
@@ -29,6 +35,7 @@
 #include <string_view>
 
 #include "plimsoll/provider.h"
+#include "plimsoll/session.h"
 
 namespace plimsoll {
 
@@ -48,13 +55,32 @@ class Sandbox {
 
   // Runs Preflight then SmokeTest (bounded by `budget`) and keeps the
   // evidence. Run() calls this itself the first time it needs evidence.
+  // With a pinned environment, evidence of any other environment is a
+  // failed check (the pin is re-checked at every collection).
   Expected<Evidence> CollectEvidence(std::chrono::milliseconds budget = kDefaultEvidenceBudget);
+
+  // Pins the environment identity (`--pin-environment`): evidence of another
+  // one is not confirmed, and every run is dispatched requiring it, so the
+  // provider refuses (`environment`) rather than run anything else. "" unpins.
+  // Takes effect at the next evidence collection and the next run.
+  void PinEnvironment(std::string identity);
 
   // The evidence collected last, if any.
   std::optional<Evidence> evidence() const;
 
   // Runs one request (see the file comment). Refusals carry NotDispatched.
   Expected<Result> Run(const Request& request);
+
+  // Opens a session (plimsoll/session.h): checks the options (refusing
+  // `request` for bad bounds or tier names), the provider's capability
+  // (`unsupported`), the floor and the environment against the confirmed
+  // evidence as Run does, then has the provider make the kept sandbox and
+  // checks the floor against that sandbox's own tier.
+  Expected<std::unique_ptr<Session>> OpenSession(const SessionOptions& options);
+
+  // The checks of `options` alone that OpenSession makes first (bounds, tier
+  // names): Refusal(kRequest), or ok.
+  static Status CheckSessionOptions(const SessionOptions& options);
 
   static constexpr std::chrono::milliseconds kDefaultEvidenceBudget{30'000};
 
@@ -67,14 +93,25 @@ class Sandbox {
     std::string environment;
     std::string policy;  // PolicyDigest(limits)
   };
-  static DispatchFacts FactsFrom(const Description& description);
+  static DispatchFacts FactsFrom(const Description& description, const Evidence* evidence);
   DispatchFacts CurrentFacts() const;
+  std::string pinned() const;
+  // Confirmed evidence for a run: the kept one, else the answer of the
+  // collection under way (waited for), else a new collection's.
+  Expected<Evidence> ConfirmedEvidence();
+  // The environment a dispatch requires: `requested`, or the pin (a request
+  // for anything else than the pin is refused).
+  Expected<std::string> RequiredEnvironment(const std::string& requested) const;
 
   std::unique_ptr<Provider> provider_;
-  mutable std::unique_ptr<std::mutex>
-      mutex_;  // guards evidence_ and facts_; boxed so Sandbox can move
+  // Guards evidence_, facts_, pinned_ and collections_; boxed so Sandbox can move.
+  mutable std::unique_ptr<std::mutex> mutex_;
+  // Held for a whole collection, so collections run one at a time.
+  std::unique_ptr<std::mutex> collecting_;
   std::optional<Evidence> evidence_;
   std::optional<DispatchFacts> facts_;  // set with confirmed evidence
+  std::string pinned_;
+  uint64_t collections_ = 0;  // finished collections, for ConfirmedEvidence
 };
 
 }  // namespace plimsoll

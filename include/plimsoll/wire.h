@@ -61,6 +61,7 @@
 #include "plimsoll/provider.h"
 #include "plimsoll/request.h"
 #include "plimsoll/result.h"
+#include "plimsoll/session.h"
 
 namespace plimsoll {
 
@@ -75,6 +76,38 @@ Expected<Request> ParseRequestJson(std::string_view body);
 // Writes a request; ParseRequestJson(RequestToJson(r)) == r for every r whose
 // non-byte strings are valid UTF-8.
 std::string RequestToJson(const Request& request);
+
+// The body of POST /v1/sessions (SPEC §9).
+struct SessionOpenRequest {
+  int64_t protocol = kProtocol;
+  SessionOptions options;  // minimum_isolation, environment, lifetime_ms, idle_timeout_ms
+  // "" or the end user the session belongs to, as lowercase hex of an HMAC
+  // the client computed (16..64 bytes): the daemon never sees a raw name.
+  std::string owner;
+  friend bool operator==(const SessionOpenRequest&, const SessionOpenRequest&) = default;
+};
+
+// Reads a session-open body: `protocol` first (as ParseRequestJson), then
+// the fields above; unknown fields, wrong types and a malformed owner are
+// Refusal(kRequest). Bounds are Sandbox::OpenSession's job.
+Expected<SessionOpenRequest> ParseSessionOpenJson(std::string_view body);
+std::string SessionOpenToJson(const SessionOpenRequest& request);
+
+// The open answer: {session_id, provider, isolation, environment,
+// created_unix_ms, expires_unix_ms, idle_timeout_ms, limits}.
+std::string SessionOpenedToJson(const SessionInfo& info, const Limits& limits);
+// GET /v1/sessions/{id}: the open answer's identity plus calls, busy,
+// queued, last_used_unix_ms, disk_used_bytes, disk_bytes, interpreters and
+// last_record_sha256.
+std::string SessionStateToJson(const SessionInfo& info);
+// DELETE /v1/sessions/{id}: {ended, calls, last_record_sha256}.
+std::string SessionCloseToJson(const SessionClose& close);
+
+// Clients read the open and close answers back (kDataLoss when malformed):
+// the open answer fills id, provider, isolation, environment,
+// created_unix_ms, expires_unix_ms and idle_timeout_ms.
+Expected<SessionInfo> ParseSessionOpenedJson(std::string_view body);
+Expected<SessionClose> ParseSessionCloseJson(std::string_view body);
 
 // Writes a result as the one flat object of SPEC §4, with "record": {...}.
 // `outcome`, `steps` and `artifacts` appear for projects (steps and

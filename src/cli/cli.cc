@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <iostream>
 #include <optional>
 
 #include "cli/callers_command.h"
@@ -9,6 +10,7 @@
 #include "cli/exit_status.h"
 #include "cli/human_output.h"
 #include "cli/image_command.h"
+#include "cli/repl_command.h"
 #include "cli/run_report.h"
 #include "cli/run_request.h"
 #include "plimsoll/sandbox.h"
@@ -94,6 +96,11 @@ CLI::Option* AddDaemonFlags(CLI::App& command, DaemonFlags& flags, CLI::Option* 
 }  // namespace
 
 int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  return Main(args, std::cin, out, err);
+}
+
+int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
+         std::ostream& err) {
   CLI::App app{"plimsoll: run untrusted code in a sandbox that states its strength.", "plimsoll"};
   app.require_subcommand(1);
 
@@ -145,6 +152,19 @@ int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   CallersOptions callers_options;
   CLI::App* callers_command = AddCallersCommand(app, callers_options);
 
+  ReplOptions repl;
+  CLI::App* repl_command =
+      app.add_subcommand("repl", "An interactive prompt backed by a session (Ctrl-D closes it).");
+  CLI::Option* repl_provider = repl_command->add_option(
+      "--provider", repl.provider, "Provider (default: $SANDBOX_PROVIDER, else disabled).");
+  CLI::Option* repl_runtime = repl_command->add_option(
+      "--runtime", repl.runtime, "With --provider oci: runc, crun or runsc.");
+  repl_command->add_option("--lang", repl.lang, "javascript (default) or python.");
+  repl_command->add_option("--floor", repl.floor, "The session's minimum isolation.");
+  repl_command->add_option("--timeout", repl.timeout_ms, "Per cell, in ms (<= 0: default).");
+  CLI::Option* repl_daemon_option = AddDaemonFlags(*repl_command, repl.daemon, repl_provider);
+  repl_daemon_option->excludes(repl_runtime);
+
   app.add_subcommand("version", "Print the version.");
 
   std::vector<std::string> reversed(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));
@@ -166,6 +186,10 @@ int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   if (describe_command->parsed()) {
     if (describe_daemon_option->count() > 0) return DescribeOnDaemon(describe_daemon, out, err);
     return DescribeCommand(describe_provider, describe_runtime, out, err);
+  }
+  if (repl_command->parsed()) {
+    if (repl.daemon.url.empty()) NoWarmPoolUnlessAsked();
+    return RunRepl(repl, in, out, err);
   }
   if (image_command->parsed()) return RunImageCommand(image_options, out, err);
   if (callers_command->parsed()) return RunCallersCommand(callers_options, out, err);

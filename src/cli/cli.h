@@ -15,6 +15,7 @@
 #ifndef PLIMSOLL_CLI_CLI_H_
 #define PLIMSOLL_CLI_CLI_H_
 
+#include <istream>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -22,6 +23,10 @@
 namespace plimsoll::cli {
 
 int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// The same, reading `plimsoll repl`'s input from `in` (the other one reads
+// std::cin).
+int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
+         std::ostream& err);
 
 }  // namespace plimsoll::cli
 

@@ -10,9 +10,8 @@
 #include "plimsoll/client.h"
 
 namespace plimsoll::cli {
-namespace {
 
-Expected<Client> OpenClient(const DaemonFlags& daemon) {
+Expected<Client> OpenDaemonClient(const DaemonFlags& daemon) {
   Expected<std::string> token = ReadBearerToken(daemon.token_file, std::getenv(kTokenVariable));
   if (!token.ok()) return token.error();
   ClientOptions options;
@@ -21,11 +20,9 @@ Expected<Client> OpenClient(const DaemonFlags& daemon) {
   return Client::Open(daemon.url, std::move(options));
 }
 
-}  // namespace
-
 int RunOnDaemon(const RunOptions& options, const DaemonFlags& daemon, std::ostream& out,
                 std::ostream& err) {
-  Expected<Client> client = OpenClient(daemon);
+  Expected<Client> client = OpenDaemonClient(daemon);
   if (!client.ok()) return ReportError(client.error(), options.json, out, err);
   // Projects are read within the SPEC's bounds (Limits{}); the daemon checks
   // the request against its own limits again.
@@ -37,7 +34,7 @@ int RunOnDaemon(const RunOptions& options, const DaemonFlags& daemon, std::ostre
 }
 
 int DescribeOnDaemon(const DaemonFlags& daemon, std::ostream& out, std::ostream& err) {
-  Expected<Client> client = OpenClient(daemon);
+  Expected<Client> client = OpenDaemonClient(daemon);
   if (!client.ok()) return ReportError(client.error(), false, out, err);
   Expected<DaemonDescription> described = client->Describe();
   if (!described.ok()) return ReportError(described.error(), false, out, err);

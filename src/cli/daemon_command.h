@@ -16,6 +16,7 @@
 #include <string>
 
 #include "cli/run_request.h"
+#include "plimsoll/client.h"
 
 namespace plimsoll::cli {
 
@@ -24,6 +25,10 @@ struct DaemonFlags {
   std::string token_file;        // --token-file (else $PLIMSOLL_TOKEN)
   bool allow_cleartext = false;  // --allow-cleartext
 };
+
+// A client for the daemon of `daemon` (the token from --token-file or
+// $PLIMSOLL_TOKEN).
+Expected<Client> OpenDaemonClient(const DaemonFlags& daemon);
 
 int RunOnDaemon(const RunOptions& options, const DaemonFlags& daemon, std::ostream& out,
                 std::ostream& err);

@@ -102,6 +102,43 @@ Expected<Result> CheckRunAnswer(const Request& sent, std::string_view sent_id,
   return result;
 }
 
+Expected<SessionInfo> CheckSessionOpenAnswer(std::string_view sent_id, const HttpAnswer& answer) {
+  if (answer.status != 201) return ErrorFromAnswer(sent_id, answer);
+  if (auto problem = EchoProblem(sent_id, answer)) return NotThisCallsAnswer(*problem, "");
+  return ParseSessionOpenedJson(answer.body);
+}
+
+Expected<Result> CheckSessionRunAnswer(const Request& sent, std::string_view sent_id,
+                                       const HttpAnswer& answer, ChainState& chain) {
+  if (answer.status != 200) return ErrorFromAnswer(sent_id, answer);
+  if (auto problem = EchoProblem(sent_id, answer)) return NotThisCallsAnswer(*problem, "");
+  Expected<Result> result = ParseResultJson(answer.body);
+  if (!result.ok()) return result.error();
+  ChainState advanced = chain;
+  Status checked = CheckExchange(sent, *result, &advanced);
+  if (!checked.ok()) return checked.error();
+  chain = std::move(advanced);
+  return result;
+}
+
+Expected<SessionClose> CheckSessionCloseAnswer(std::string_view sent_id, const HttpAnswer& answer,
+                                               const ChainState& chain) {
+  if (answer.status != 200) return ErrorFromAnswer(sent_id, answer);
+  if (auto problem = EchoProblem(sent_id, answer)) return NotThisCallsAnswer(*problem, "");
+  Expected<SessionClose> close = ParseSessionCloseJson(answer.body);
+  if (!close.ok()) return close.error();
+  if (close->calls != chain.last_sequence ||
+      close->last_record_sha256 != chain.last_record_sha256) {
+    return Failure(ErrorCode::kDataLoss,
+                   "The session's close names " + std::to_string(close->calls) +
+                       " calls ending in record \"" + close->last_record_sha256 +
+                       "\", but this client saw " + std::to_string(chain.last_sequence) +
+                       " ending in \"" + chain.last_record_sha256 +
+                       "\": a call's answer was lost or is not this session's.");
+  }
+  return close;
+}
+
 Expected<DaemonDescription> CheckDescribeAnswer(std::string_view sent_id,
                                                 const HttpAnswer& answer) {
   if (answer.status != 200) return ErrorFromAnswer(sent_id, answer);

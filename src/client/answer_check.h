@@ -36,6 +36,20 @@ Error ErrorFromAnswer(std::string_view sent_id, const HttpAnswer& answer);
 Expected<Result> CheckRunAnswer(const Request& sent, std::string_view sent_id,
                                 const HttpAnswer& answer);
 
+// POST /v1/sessions (201).
+Expected<SessionInfo> CheckSessionOpenAnswer(std::string_view sent_id, const HttpAnswer& answer);
+
+// POST /v1/sessions/{id}/runs: CheckRunAnswer's checks plus the chain
+// (CheckExchange with `chain`, which starts with the session's digest and
+// advances only when everything passed).
+Expected<Result> CheckSessionRunAnswer(const Request& sent, std::string_view sent_id,
+                                       const HttpAnswer& answer, ChainState& chain);
+
+// DELETE /v1/sessions/{id}: the close must name the chain's last record and
+// call count.
+Expected<SessionClose> CheckSessionCloseAnswer(std::string_view sent_id, const HttpAnswer& answer,
+                                               const ChainState& chain);
+
 // GET /v1/describe.
 Expected<DaemonDescription> CheckDescribeAnswer(std::string_view sent_id, const HttpAnswer& answer);
 

@@ -13,6 +13,7 @@
 #include "client/daemon_url.h"
 #include "client/http_connection.h"
 #include "client/request_id.h"
+#include "plimsoll/record.h"
 #include "plimsoll/wire.h"
 
 namespace plimsoll {
@@ -63,21 +64,54 @@ class Client::Impl {
       : url_(std::move(url)), options_(std::move(options)), connection_(std::move(connection)) {}
 
   Expected<Result> Run(const Request& request) {
-    std::chrono::milliseconds run_bound = request.timeout_ms > 0
-                                              ? std::chrono::milliseconds(request.timeout_ms)
-                                              : options_.unspecified_run_timeout;
-    // Saturate instead of overflowing on an absurd timeout_ms (the daemon
-    // refuses it anyway).
-    constexpr std::chrono::milliseconds kLongest{int64_t{1} << 40};
-    std::chrono::milliseconds budget =
-        std::min(run_bound, kLongest) + std::min(options_.run_timeout_margin, kLongest);
-    client::HttpCall call = Call("POST", "/v1/runs", budget, "the code may have run");
+    client::HttpCall call = Call("POST", "/v1/runs", RunBudget(request), "the code may have run");
     call.body = RequestToJson(request);
     call.headers.emplace_back("Content-Type", "application/json");
     std::lock_guard lock(mutex_);
     auto sent = Send(std::move(call));
     if (!sent.ok()) return sent.error();
     return client::CheckRunAnswer(request, sent->first, sent->second);
+  }
+
+  Expected<SessionInfo> OpenSession(const SessionOpenRequest& request) {
+    client::HttpCall call = Call("POST", "/v1/sessions", options_.call_timeout,
+                                 "the session may have been opened");
+    call.body = SessionOpenToJson(request);
+    call.headers.emplace_back("Content-Type", "application/json");
+    std::lock_guard lock(mutex_);
+    auto sent = Send(std::move(call));
+    if (!sent.ok()) return sent.error();
+    return client::CheckSessionOpenAnswer(sent->first, sent->second);
+  }
+
+  Expected<Result> RunInSession(std::string_view session_id, const Request& request,
+                                ChainState& chain) {
+    if (!IsSessionId(session_id)) {
+      return BadOption("A session ID is 32 lowercase hex digits, as POST /v1/sessions gave it.");
+    }
+    if (chain.session_sha256.empty()) chain.session_sha256 = SessionIdDigest(session_id);
+    client::HttpCall call =
+        Call("POST", "/v1/sessions/" + std::string(session_id) + "/runs", RunBudget(request),
+             "the code may have run");
+    call.body = RequestToJson(request);
+    call.headers.emplace_back("Content-Type", "application/json");
+    std::lock_guard lock(mutex_);
+    auto sent = Send(std::move(call));
+    if (!sent.ok()) return sent.error();
+    return client::CheckSessionRunAnswer(request, sent->first, sent->second, chain);
+  }
+
+  Expected<SessionClose> CloseSession(std::string_view session_id, const ChainState& chain) {
+    if (!IsSessionId(session_id)) {
+      return BadOption("A session ID is 32 lowercase hex digits, as POST /v1/sessions gave it.");
+    }
+    // Closing waits for a running call: give it a run's bound.
+    client::HttpCall call = Call("DELETE", "/v1/sessions/" + std::string(session_id),
+                                 RunBudget(Request{}), "the session may have been closed");
+    std::lock_guard lock(mutex_);
+    auto sent = Send(std::move(call));
+    if (!sent.ok()) return sent.error();
+    return client::CheckSessionCloseAnswer(sent->first, sent->second, chain);
   }
 
   Expected<DaemonDescription> Describe() {
@@ -94,6 +128,22 @@ class Client::Impl {
         Send(Call("GET", "/healthz", options_.call_timeout, "the daemon may have answered"));
     if (!sent.ok()) return sent.error();
     return client::CheckHealthAnswer(sent->first, sent->second);
+  }
+
+  // How long a call that runs `request` may take: its timeout (or the
+  // unspecified one) plus the margin.
+  std::chrono::milliseconds RunBudget(const Request& request) const {
+    std::chrono::milliseconds run_bound = request.timeout_ms > 0
+                                              ? std::chrono::milliseconds(request.timeout_ms)
+                                              : options_.unspecified_run_timeout;
+    // Saturate instead of overflowing on an absurd timeout_ms (the daemon
+    // refuses it anyway).
+    constexpr std::chrono::milliseconds kLongest{int64_t{1} << 40};
+    return std::min(run_bound, kLongest) + std::min(options_.run_timeout_margin, kLongest);
+  }
+
+  static bool IsSessionId(std::string_view id) {
+    return id.size() == 32 && id.find_first_not_of("0123456789abcdef") == std::string_view::npos;
   }
 
   // Without the mutex: a diagnostic must not wait for a long run.
@@ -154,6 +204,19 @@ Client& Client::operator=(Client&&) noexcept = default;
 
 Expected<Result> Client::Run(const Request& request) {
   return impl_->Run(request);
+}
+
+Expected<SessionInfo> Client::OpenSession(const SessionOpenRequest& request) {
+  return impl_->OpenSession(request);
+}
+
+Expected<Result> Client::RunInSession(std::string_view session_id, const Request& request,
+                                      ChainState& chain) {
+  return impl_->RunInSession(session_id, request, chain);
+}
+
+Expected<SessionClose> Client::CloseSession(std::string_view session_id, const ChainState& chain) {
+  return impl_->CloseSession(session_id, chain);
 }
 
 Expected<DaemonDescription> Client::Describe() {

@@ -49,6 +49,13 @@ Evidence ReadEvidence(const Json& object, Problem& problem) {
   evidence.tier = ReadTier(fields, "tier", problem);
   evidence.summary = fields.String("summary", wire::kRequired);
   evidence.collected_unix_ms = fields.Integer("collected_unix_ms", wire::kRequired);
+  // Added with configuration generations: absent from older daemons.
+  if (object.contains("generation")) {
+    evidence.generation = static_cast<uint64_t>(fields.Integer("generation", wire::kRequired));
+  }
+  if (object.contains("environment")) {
+    evidence.environment = fields.String("environment", wire::kRequired);
+  }
   evidence.facts = ReadNamedValues(fields, "facts", problem);
   if (const Json* checks = fields.Array("checks", wire::kRequired)) {
     for (size_t i = 0; i < checks->size() && !problem; ++i) {

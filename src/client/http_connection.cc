@@ -246,7 +246,15 @@ Expected<HttpAnswer> HttpConnection::Exchange(const HttpCall& call) {
     }
 
     http::request<http::string_body> request;
-    request.method(call.method == "POST" ? http::verb::post : http::verb::get);
+    // The verbs the API has; anything else is a bug of the caller, sent as
+    // what it says so the daemon refuses it (405) rather than this client
+    // quietly sending another method.
+    const http::verb verb = http::string_to_verb(call.method);
+    if (verb == http::verb::unknown) {
+      request.method_string(call.method);
+    } else {
+      request.method(verb);
+    }
     request.target(call.target);
     request.version(11);
     request.set(http::field::host, url_.HostHeader());

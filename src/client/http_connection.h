@@ -42,7 +42,7 @@ struct ConnectionSettings {
 };
 
 struct HttpCall {
-  std::string method = "GET";  // "GET" or "POST"
+  std::string method = "GET";  // "GET", "POST" or "DELETE"
   std::string target;
   std::vector<std::pair<std::string, std::string>> headers;  // Host is added
   std::string body;                                          // POST only

@@ -17,16 +17,8 @@ bool Evidence::AllChecksPassed() const {
                      [](const EvidenceCheck& check) { return check.passed; });
 }
 
-Expected<std::string> Provider::OpenSession(Deadline /*deadline*/) {
-  return NoSessions(name());
-}
-
-Expected<Result> Provider::RunInSession(std::string_view /*session_id*/, const Request& /*request*/,
-                                        Deadline /*deadline*/) {
-  return NoSessions(name());
-}
-
-Status Provider::CloseSession(std::string_view /*session_id*/) {
+Expected<std::unique_ptr<ProviderSession>> Provider::OpenSession(const SessionSpec& /*spec*/,
+                                                                Deadline /*deadline*/) {
   return NoSessions(name());
 }
 

@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
 
 #include "plimsoll/record.h"
 
@@ -21,6 +25,14 @@ class FakeProvider final : public Provider {
   std::atomic<int> runs{0};
   std::atomic<int> smoke_tests{0};
   int64_t last_timeout_ms = 0;
+  std::string last_environment;  // the dispatched request's `environment`
+  // What the next evidence says its environment is ("": the description's).
+  std::string evidence_environment;
+  // Called inside SmokeTest with the call's number (from 1), e.g. to hold
+  // it until a test lets it go; `check_fails` is read after it returns.
+  std::function<void(int)> during_smoke_test;
+  std::atomic<int> smoke_tests_now{0};
+  std::atomic<int> most_smoke_tests_at_once{0};
 
   std::string_view name() const override { return "fake"; }
   Description Describe() const override {
@@ -34,16 +46,24 @@ class FakeProvider final : public Provider {
   Status Reconcile() override { return Status::Ok(); }
   Status Preflight() override { return Status::Ok(); }
   Expected<Evidence> SmokeTest(Deadline) override {
-    ++smoke_tests;
+    int call = ++smoke_tests;
+    int now = ++smoke_tests_now;
+    for (int most = most_smoke_tests_at_once; now > most;) {
+      most_smoke_tests_at_once.compare_exchange_weak(most, now);
+    }
+    if (during_smoke_test) during_smoke_test(call);
+    --smoke_tests_now;
     if (smoke_test_fails) return Failure(ErrorCode::kInternal, "wall did not build");
     Evidence evidence;
     evidence.tier = proven;
+    evidence.environment = evidence_environment;
     evidence.checks.push_back({"root_read_only", !check_fails, "observed"});
     return evidence;
   }
   Expected<Result> Run(const Request& request, Deadline) override {
     ++runs;
     last_timeout_ms = request.timeout_ms;
+    last_environment = request.environment;
     Result result;
     result.isolation = reported;
     result.exit_code = 3;
@@ -131,6 +151,46 @@ TEST(SandboxTest, AResultIsNeverReportedAboveTheEvidence) {
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->isolation, Tier::kKernel);
   EXPECT_EQ(result->record.isolation, Tier::kKernel);
+}
+
+TEST(SandboxTest, ARunTheProviderCouldNotPlaceStaysUnknown) {
+  // Tier unknown (or unset, or none) on a result is never raised to the
+  // evidence's tier: it stays unknown, in the result and in its record.
+  for (Tier reported : {Tier::kUnknown, Tier::kNone}) {
+    auto [fake, sandbox] = Make();
+    fake->reported = reported;
+    auto result = sandbox.Run(Snippet());
+    ASSERT_TRUE(result.ok()) << result.error().ToString();
+    EXPECT_EQ(result->isolation, Tier::kUnknown) << TierName(reported);
+    EXPECT_EQ(result->record.isolation, Tier::kUnknown) << TierName(reported);
+  }
+}
+
+TEST(SandboxTest, TheTierReportedIsTheLesserOfTheRunsAndTheEvidences) {
+  auto [fake, sandbox] = Make();
+  fake->claimed = Tier::kKernel;
+  fake->proven = Tier::kKernel;
+  fake->reported = Tier::kContainer;
+  auto result = sandbox.Run(Snippet());
+  ASSERT_TRUE(result.ok()) << result.error().ToString();
+  EXPECT_EQ(result->isolation, Tier::kContainer);
+}
+
+TEST(SandboxTest, ARunBelowTheFloorAfterItRanIsAnUnmarkedError) {
+  // The evidence met the floor, so the run was dispatched; the provider then
+  // could not say what wall the run got. Code ran: the answer carries no
+  // "nothing ran" mark, and no result below the floor is handed back.
+  for (Tier reported : {Tier::kUnknown, Tier::kProcess}) {
+    auto [fake, sandbox] = Make();
+    fake->reported = reported;
+    auto result = sandbox.Run(Snippet("container"));
+    ASSERT_FALSE(result.ok()) << TierName(reported);
+    EXPECT_EQ(fake->runs, 1);
+    EXPECT_EQ(NotDispatchedReason(result.error()), std::nullopt);
+    EXPECT_NE(result.error().message().find("below the request's floor container"),
+              std::string::npos)
+        << result.error().message();
+  }
 }
 
 TEST(SandboxTest, AnUnconfirmedSandboxIsAnEnvironmentRefusal) {
@@ -221,6 +281,159 @@ TEST(SandboxTest, UnknownProviderNamesListTheValidOnes) {
   ASSERT_FALSE(sandbox.ok());
   EXPECT_NE(sandbox.error().message().find("Unknown provider \"docker\""), std::string::npos);
   EXPECT_NE(sandbox.error().message().find("disabled"), std::string::npos);
+}
+
+// A gate a test opens once: smoke tests wait at it.
+class Gate {
+ public:
+  void Open() {
+    {
+      std::lock_guard lock(mutex_);
+      open_ = true;
+    }
+    changed_.notify_all();
+  }
+  void Wait() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [this] { return open_; });
+  }
+  // Counts arrivals, so a test can wait until a smoke test is inside.
+  void Arrive() {
+    {
+      std::lock_guard lock(mutex_);
+      ++arrived_;
+    }
+    changed_.notify_all();
+  }
+  void WaitForArrivals(int count) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return arrived_ >= count; });
+  }
+  // The same, bounded: whether `count` arrived within `bound`.
+  bool WaitForArrivalsFor(int count, std::chrono::milliseconds bound) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, bound, [&] { return arrived_ >= count; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool open_ = false;
+  int arrived_ = 0;
+};
+
+// Issue 13: evidence collections are ordered, so a slow older check cannot
+// overwrite a newer failure (before, the last writer won).
+TEST(SandboxTest, CollectionsRunOneAtATimeAndTheNewestAnswerIsKept) {
+  auto [fake, sandbox] = Make();
+  Gate first_may_finish;
+  fake->during_smoke_test = [&, fake = fake](int call) {
+    first_may_finish.Arrive();
+    if (call == 1) {
+      first_may_finish.Wait();  // the older check is slow and passes
+    } else {
+      fake->check_fails = true;  // the newer one sees the wall fail
+    }
+  };
+  std::thread older([&] { EXPECT_TRUE(sandbox.CollectEvidence().ok()); });
+  first_may_finish.WaitForArrivals(1);
+  std::thread newer([&] { EXPECT_FALSE(sandbox.CollectEvidence().ok()); });
+  // The newer collection waits for the older one instead of racing it: it
+  // must not reach the provider while the older one is inside (an unordered
+  // Sandbox lets it in at once; give it that chance).
+  EXPECT_FALSE(first_may_finish.WaitForArrivalsFor(2, std::chrono::milliseconds(300)));
+  first_may_finish.Open();
+  older.join();
+  newer.join();
+  EXPECT_EQ(fake->smoke_tests, 2);
+  EXPECT_EQ(fake->most_smoke_tests_at_once, 1);
+  ASSERT_TRUE(sandbox.evidence().has_value());
+  EXPECT_FALSE(sandbox.evidence()->AllChecksPassed());
+  EXPECT_EQ(sandbox.evidence()->tier, Tier::kUnknown);
+  auto result = sandbox.Run(Snippet());
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(NotDispatchedReason(result.error()), NotDispatched::kEnvironment);
+  EXPECT_EQ(fake->runs, 0);
+}
+
+TEST(SandboxTest, ARunThatFindsACollectionUnderWayTakesItsAnswer) {
+  auto [fake, sandbox] = Make();
+  fake->check_fails = true;
+  EXPECT_FALSE(sandbox.CollectEvidence().ok());  // nothing confirmed
+  Gate recheck_may_finish;
+  fake->during_smoke_test = [&, fake = fake](int call) {
+    if (call != 2) return;
+    fake->check_fails = false;  // the wall recovered
+    recheck_may_finish.Arrive();
+    recheck_may_finish.Wait();
+  };
+  std::thread recheck([&] { EXPECT_TRUE(sandbox.CollectEvidence().ok()); });
+  recheck_may_finish.WaitForArrivals(1);
+  std::thread run([&] {
+    auto result = sandbox.Run(Snippet());
+    EXPECT_TRUE(result.ok()) << result.error().ToString();
+  });
+  recheck_may_finish.Open();
+  recheck.join();
+  run.join();
+  EXPECT_EQ(fake->smoke_tests, 2);  // the run did not start a third
+  EXPECT_EQ(fake->runs, 1);
+}
+
+// Issue 13: the pin is re-checked whenever the configuration changes.
+TEST(SandboxTest, ThePinIsRecheckedAtEveryCollection) {
+  auto [fake, sandbox] = Make();
+  const std::string first = fake->environment;
+  sandbox.PinEnvironment(first);
+  ASSERT_TRUE(sandbox.CollectEvidence().ok());
+  ASSERT_TRUE(sandbox.Run(Snippet()).ok());
+  EXPECT_EQ(fake->last_environment, first);  // dispatched requiring the pin
+
+  // The provider's next configuration is another image.
+  fake->evidence_environment = "sha256:" + std::string(64, 'b');
+  auto evidence = sandbox.CollectEvidence();
+  ASSERT_FALSE(evidence.ok());
+  EXPECT_EQ(NotDispatchedReason(evidence.error()), NotDispatched::kEnvironment);
+  EXPECT_NE(evidence.error().message().find("environment_pin"), std::string::npos)
+      << evidence.error().message();
+  auto result = sandbox.Run(Snippet());
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(NotDispatchedReason(result.error()), NotDispatched::kEnvironment);
+  EXPECT_EQ(fake->runs, 1);
+
+  // Back to the pinned image: confirmed again.
+  fake->evidence_environment = first;
+  EXPECT_TRUE(sandbox.Run(Snippet()).ok());
+  EXPECT_EQ(fake->runs, 2);
+}
+
+TEST(SandboxTest, APinnedSandboxRefusesARequestForAnotherEnvironment) {
+  auto [fake, sandbox] = Make();
+  sandbox.PinEnvironment(fake->environment);
+  Request request = Snippet();
+  request.environment = "sha256:" + std::string(64, 'c');
+  auto result = sandbox.Run(request);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(NotDispatchedReason(result.error()), NotDispatched::kEnvironment);
+  EXPECT_EQ(fake->runs, 0);
+}
+
+// Runs are checked against the environment of the configuration the
+// evidence was collected with, not against an older description.
+TEST(SandboxTest, TheEvidencesEnvironmentIsTheOneRunsAreCheckedAgainst) {
+  auto [fake, sandbox] = Make();
+  const std::string tested = "sha256:" + std::string(64, 'd');
+  fake->evidence_environment = tested;
+  ASSERT_TRUE(sandbox.CollectEvidence().ok());
+  Request request = Snippet();
+  request.environment = fake->environment;  // the description's, not the tested one
+  auto refused = sandbox.Run(request);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(NotDispatchedReason(refused.error()), NotDispatched::kEnvironment);
+  request.environment = tested;
+  auto result = sandbox.Run(request);
+  ASSERT_TRUE(result.ok()) << result.error().ToString();
+  EXPECT_EQ(result->environment, tested);
 }
 
 }  // namespace

@@ -5,6 +5,12 @@
 // here and never to callers (SPEC §4). Audit lines (server/audit.h) come here
 // as "plimsolld: audit: {json}" unless --audit-log names a file of their own.
 //
+// One event is one line whatever its message holds: messages carry text from
+// runtimes, consoles, guests and clients (trace IDs, header values), so
+// EscapeLogText is applied to every message before it is written. A reader
+// can then split the log on '\n' and no message can forge a line, move a
+// terminal's cursor or recolour it.
+//
 // Thread-safety: every method may be called from any thread.
 //
 // Usage:
@@ -15,9 +21,18 @@
 
 #include <mutex>
 #include <ostream>
+#include <string>
 #include <string_view>
 
 namespace plimsoll::daemon {
+
+// `text` with everything that is not printable made visible: \n, \r and \t
+// as those two-character escapes, other C0 controls, DEL and bytes that are
+// not part of valid UTF-8 as \xHH, and the C1 controls and the Unicode line
+// and paragraph separators (U+0080..U+009F, U+2028, U+2029) as \u{XXXX}.
+// Printable ASCII and other valid UTF-8 pass unchanged, backslashes
+// included: the escapes are for reading, not for reversing.
+std::string EscapeLogText(std::string_view text);
 
 class Log {
  public:

@@ -55,19 +55,22 @@ bool StoreU64(HostContext& context, u32 address, u64 value) {
 
 u32 FdWrite(HostContext& context, u32 fd, u32 iovs, u32 iovs_length, u32 written_address) {
   wasm::HostSection host;
-  if (fd != 1 && fd != 2) return kWasiBadFileDescriptor;
+  const bool value = fd == PLIMSOLL_VALUE_FD && context.value_channel;
+  if (fd != 1 && fd != 2 && !value) return kWasiBadFileDescriptor;
   if (!InBounds(context, iovs, u64{iovs_length} * 8)) return kWasiFault;
-  std::string& sink = context.output[fd - 1];
+  std::string& sink = value ? context.value : context.output[fd - 1];
+  const size_t cap = value ? context.value_cap_bytes : context.output_cap_bytes;
+  bool& truncated = value ? context.value_truncated : context.truncated[fd - 1];
+  if (value) context.value_written = true;
   u64 total = 0;
   for (u32 i = 0; i < iovs_length; i++) {
     u32 base, length;
     std::memcpy(&base, GuestBytes(context, u64{iovs} + i * 8), 4);
     std::memcpy(&length, GuestBytes(context, u64{iovs} + i * 8 + 4), 4);
     if (!InBounds(context, base, length)) return kWasiFault;
-    size_t room =
-        context.output_cap_bytes > sink.size() ? context.output_cap_bytes - sink.size() : 0;
+    size_t room = cap > sink.size() ? cap - sink.size() : 0;
     size_t kept = length < room ? length : room;
-    if (kept < length) context.truncated[fd - 1] = true;
+    if (kept < length) truncated = true;
     sink.append(reinterpret_cast<const char*>(GuestBytes(context, base)), kept);
     total += length;
   }
@@ -122,6 +125,33 @@ u32 RandomGet(HostContext& context, u32 buffer, u32 length) {
 u32 DeadlineReached(HostContext& context) {
   wasm::HostSection host;
   return std::chrono::steady_clock::now() >= context.soft_deadline ? 1 : 0;
+}
+
+// Sleeps until CLOCK_MONOTONIC reaches `monotonic_ms` or the soft deadline
+// comes, whichever is first (see abi.h). The hard-deadline signal may cut a
+// sleep short (EINTR): the loop sleeps again, and since the sleep ends at the
+// soft deadline at the latest, it is never the sleep that the hard deadline
+// has to stop.
+u32 SleepUntil(HostContext& context, f64 monotonic_ms) {
+  wasm::HostSection host;
+  const auto deadline = context.soft_deadline;
+  // NaN and anything before now: no sleep. Clamp to the deadline (and so to
+  // a representable time) before converting.
+  const auto now = std::chrono::steady_clock::now();
+  if (now >= deadline) return 1;
+  const double deadline_ms =
+      std::chrono::duration<double, std::milli>(deadline.time_since_epoch()).count();
+  const bool until_deadline = !(monotonic_ms < deadline_ms);
+  const double target_ms = until_deadline ? deadline_ms : monotonic_ms;
+  if (!(target_ms > 0)) return 0;
+  const int64_t target_ns = static_cast<int64_t>(target_ms * 1e6);
+  timespec wake = {static_cast<time_t>(target_ns / 1'000'000'000),
+                   static_cast<long>(target_ns % 1'000'000'000)};
+  // steady_clock is CLOCK_MONOTONIC on Linux (libstdc++), the clock the
+  // guest reads through clock_time_get.
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &wake, nullptr) == EINTR) {
+  }
+  return until_deadline || std::chrono::steady_clock::now() >= deadline ? 1 : 0;
 }
 
 s32 HostCall(HostContext& context, u32 request, u32 length) {
@@ -263,6 +293,12 @@ void Z_wasi_snapshot_preview1Z_proc_exit(Z_wasi_snapshot_preview1_instance_t* i,
 
 u32 Z_plimsollZ_deadline_reached(Z_plimsoll_instance_t* i) {
   u32 result = engine::DeadlineReached(engine::ContextOf(i));
+  wasm::TrapIfDeadlinePending();
+  return result;
+}
+
+u32 Z_plimsollZ_sleep_until(Z_plimsoll_instance_t* i, f64 monotonic_ms) {
+  u32 result = engine::SleepUntil(engine::ContextOf(i), monotonic_ms);
   wasm::TrapIfDeadlinePending();
   return result;
 }

@@ -1,6 +1,6 @@
 // The host side of the guest module's imports: WASI (fd_write into capped
 // buffers, clocks, randomness, no args/environ, EBADF for every other file
-// operation) and plimsoll's own (deadline poll, host_call).
+// operation) and plimsoll's own (deadline poll, timer sleep, host_call).
 //
 // The module instance receives pointers to the two import "instances"
 // below; both point at the run's HostContext. Every guest pointer is
@@ -31,6 +31,13 @@ struct HostContext {
   std::string response;                        // last host_call answer
   bool exited = false;                         // proc_exit was called
   int exit_status = 0;
+  // Sessions only: the cell's value channel (PLIMSOLL_VALUE_FD), capped at
+  // value_cap_bytes; writes to it are EBADF when value_channel is false.
+  bool value_channel = false;
+  size_t value_cap_bytes = 0;
+  std::string value;
+  bool value_written = false;
+  bool value_truncated = false;
 };
 
 }  // namespace plimsoll::engine

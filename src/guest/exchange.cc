@@ -1,11 +1,13 @@
 #include "guest/exchange.h"
 
+#include "guest/report_bounds.h"
+
 namespace plimsoll::guest {
 
 Status ExchangeJob(int channel, const Job& job, const Request& request,
                    std::chrono::steady_clock::time_point report_deadline, Result* result) {
   PLIMSOLL_RETURN_IF_ERROR(WriteFrame(channel, EncodeJob(job), report_deadline));
-  auto report = ReadSealedReport(channel, job.report_key, report_deadline);
+  auto report = ReadSealedReport(channel, job, report_deadline);
   if (!report.ok()) return report.error();
   FillResult(request, *report, result);
   return Status::Ok();

@@ -175,7 +175,9 @@ Expected<std::string> ReadFrame(int fd, Clock::time_point deadline) {
   return body;
 }
 
-Expected<Report> ReadSealedReport(int fd, std::string_view report_key, Clock::time_point deadline) {
+// The report frame and its seal, the seal checked in constant time.
+Expected<std::string> ReadSealedFrame(int fd, std::string_view report_key,
+                                      Clock::time_point deadline) {
   if (report_key.size() != kReportKeyBytes) {
     return Failure(ErrorCode::kInternal,
                    "The report key is not " + std::to_string(kReportKeyBytes) + " bytes long.");
@@ -190,7 +192,13 @@ Expected<Report> ReadSealedReport(int fd, std::string_view report_key, Clock::ti
     return Failure(ErrorCode::kDataLoss,
                    "The agent's report does not carry a valid seal; it is not trusted.");
   }
-  return DecodeReport(*report_bytes);
+  return report_bytes;
+}
+
+Expected<Report> ReadSealedReport(int fd, std::string_view report_key, Clock::time_point deadline) {
+  auto frame = ReadSealedFrame(fd, report_key, deadline);
+  if (!frame.ok()) return frame.error();
+  return DecodeReport(*frame);
 }
 
 }  // namespace plimsoll::guest

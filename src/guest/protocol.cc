@@ -136,6 +136,9 @@ std::string EncodeJob(const Job& job) {
                {"nproc", job.nproc},
                {"environment", Strings(job.environment)},
                {"report_key", wire::EncodeBase64(job.report_key)}};
+  if (!job.seccomp_filter.empty()) {
+    message["seccomp_filter"] = wire::EncodeBase64(job.seccomp_filter);
+  }
   return Dump(message);
 }
 
@@ -148,7 +151,7 @@ Expected<Job> DecodeJob(std::string_view bytes) {
   FieldReader fields(*parsed, "", problem, /*null_is_absent=*/false);
   fields.RejectUnknown({"version", "files", "steps", "artifacts", "timeout_ms", "output_cap_bytes",
                         "max_artifact_bytes", "nofile", "fsize_bytes", "nproc", "environment",
-                        "report_key"});
+                        "report_key", "seccomp_filter"});
   CheckVersion(fields, problem);
 
   if (const Json* files = fields.Array("files", wire::kRequired)) {
@@ -211,6 +214,13 @@ Expected<Job> DecodeJob(std::string_view bytes) {
   if (!problem && job.report_key.size() != kReportKeyBytes) {
     problem.Set("report_key is " + std::to_string(job.report_key.size()) + " bytes, not " +
                 std::to_string(kReportKeyBytes) + ".");
+  }
+  if (!problem && parsed->contains("seccomp_filter")) {
+    job.seccomp_filter = ReadBase64(fields, "seccomp_filter", problem);
+    if (!problem && (job.seccomp_filter.empty() || job.seccomp_filter.size() % 8 != 0 ||
+                     job.seccomp_filter.size() > kMaxSeccompFilterBytes)) {
+      problem.Set("seccomp_filter is not 1 to 4096 BPF instructions of 8 bytes.");
+    }
   }
   if (problem) return Malformed("job", problem);
   return job;

@@ -92,6 +92,9 @@ inline constexpr int64_t kMaxJobArtifactBytes = int64_t{16} << 20;
 inline constexpr size_t kMaxJobFiles = 10'000;
 inline constexpr size_t kMaxJobSteps = 1'000;
 
+// A seccomp filter is at most BPF_MAXINSNS (4096) instructions of 8 bytes.
+inline constexpr size_t kMaxSeccompFilterBytes = 4096 * 8;
+
 // Fixed places inside every guest image and sandbox.
 inline constexpr const char* kWorkDirectory = "/work";
 inline constexpr const char* kAgentPath = "/usr/local/bin/plimsoll-guest";
@@ -112,6 +115,11 @@ struct Job {
   int64_t nproc = 0;        // RLIMIT_NPROC for steps (0: no rlimit; cgroups count)
   std::vector<std::string> environment;  // "KEY=VALUE" for steps
   std::string report_key;                // kReportKeyBytes raw bytes
+  // A compiled seccomp filter (the raw struct sock_filter array, at most
+  // kMaxSeccompFilterBytes) the agent installs in every step just before
+  // exec; empty: none (linux and oci install the policy themselves, the
+  // microvm provider sends it). Sent only when set.
+  std::string seccomp_filter;
 };
 
 struct Report {
@@ -156,6 +164,12 @@ Expected<std::string> ReadFrame(int fd, std::chrono::steady_clock::time_point de
 // time. Any failure is an error (the caller reports kProtocolError).
 Expected<Report> ReadSealedReport(int fd, std::string_view report_key,
                                   std::chrono::steady_clock::time_point deadline);
+// The same, up to the check of the seal: the report's bytes, not decoded.
+Expected<std::string> ReadSealedFrame(int fd, std::string_view report_key,
+                                      std::chrono::steady_clock::time_point deadline);
+// What the host uses, ReadSealedReport(fd, job, deadline), is in
+// report_bounds.h: the report bounded before it is parsed and checked
+// against the job it answers.
 
 // Turns a report into the Result fields a provider fills: for snippets the
 // single step's outputs become the result's; for projects, steps, outcome and

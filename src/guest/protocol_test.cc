@@ -96,6 +96,7 @@ void ExpectSameJob(const Job& a, const Job& b) {
   EXPECT_EQ(a.nproc, b.nproc);
   EXPECT_EQ(a.environment, b.environment);
   EXPECT_EQ(a.report_key, b.report_key);
+  EXPECT_EQ(a.seccomp_filter, b.seccomp_filter);
 }
 
 TEST(GuestProtocol, JobRoundTrips) {
@@ -103,6 +104,19 @@ TEST(GuestProtocol, JobRoundTrips) {
   auto decoded = DecodeJob(EncodeJob(job));
   ASSERT_TRUE(decoded.ok()) << decoded.error().ToString();
   ExpectSameJob(job, *decoded);
+}
+
+TEST(GuestProtocol, ASeccompFilterTravelsOnlyWhenSetAndOnlyInWholeInstructions) {
+  Job job = SampleJob();
+  EXPECT_EQ(EncodeJob(job).find("seccomp_filter"), std::string::npos);  // absent: none
+  job.seccomp_filter = std::string(16, '\x06');                         // two 8-byte instructions
+  auto decoded = DecodeJob(EncodeJob(job));
+  ASSERT_TRUE(decoded.ok()) << decoded.error().ToString();
+  ExpectSameJob(job, *decoded);
+  for (size_t size : {size_t{7}, size_t{12}, kMaxSeccompFilterBytes + 8}) {
+    job.seccomp_filter = std::string(size, '\x06');
+    EXPECT_FALSE(DecodeJob(EncodeJob(job)).ok()) << size;
+  }
 }
 
 TEST(GuestProtocol, ReportRoundTrips) {

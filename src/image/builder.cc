@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "image/held_image.h"
 #include "image/image.h"
 #include "image/manifest.h"
 #include "image/process.h"
@@ -25,6 +26,7 @@ constexpr const char* kAgentName = "plimsoll-guest";
 constexpr const char* kQjsName = "qjs";
 constexpr const char* kBinaryDirectory = "usr/local/bin";  // protocol.h kAgentPath, kQjsPath
 constexpr const char* kCompleteMarker = "complete";
+constexpr const char* kRetiredSuffix = ".retired-";
 
 Status RemoveTree(const fs::path& path);
 
@@ -219,6 +221,36 @@ bool SameDevice(const fs::path& a, const fs::path& b) {
          first.st_dev == second.st_dev;
 }
 
+// Renames OUTPUT/rootfs out of the way (OUTPUT/rootfs.retired-<pid>-<ns>),
+// then removes every retired tree nobody holds (see builder.h).
+Status RetireTree(const fs::path& output, std::ostream& progress) {
+  std::error_code error;
+  fs::path current = output / kRootfsName;
+  if (fs::exists(fs::symlink_status(current, error))) {
+    auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+    fs::path retired = output / (std::string(kRootfsName) + kRetiredSuffix +
+                                 std::to_string(getpid()) + "-" + std::to_string(now));
+    fs::rename(current, retired, error);
+    if (error) return SystemError("rename " + current.string(), error.value());
+  }
+  size_t kept = 0;
+  for (const auto& entry : fs::directory_iterator(output, error)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind(std::string(kRootfsName) + kRetiredSuffix, 0) != 0) continue;
+    base::UniqueFd lock = LockTreeForRemoval(entry.path());
+    if (!lock.valid()) {
+      ++kept;
+      continue;
+    }
+    PLIMSOLL_RETURN_IF_ERROR(RemoveTree(entry.path()));
+  }
+  if (kept > 0) {
+    progress << "image: kept " << kept << " retired tree(s) still held by a running provider; "
+             << "a later build removes them" << std::endl;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::unique_ptr<BaseTreeBuilder> MakeMmdebstrapBuilder() {
@@ -323,7 +355,7 @@ Expected<BuildResult> BuildImage(const BuildOptions& options, BaseTreeBuilder& b
     fs::remove(options.output / name, error);
   fs::path partial = options.output / "rootfs.partial";
   PLIMSOLL_RETURN_IF_ERROR(RemoveTree(partial));
-  PLIMSOLL_RETURN_IF_ERROR(RemoveTree(options.output / kRootfsName));
+  PLIMSOLL_RETURN_IF_ERROR(RetireTree(options.output, progress));
   auto assembly_start = std::chrono::steady_clock::now();
   bool link = SameDevice(*base, options.output);
   progress << "image: assembling " << options.output.string() << " ("

@@ -5,6 +5,13 @@
 //         + GUEST_BIN/{plimsoll-guest,qjs} --> /usr/local/bin (static only)
 //         --rename--> OUTPUT/rootfs; manifest; identity (written last)
 //
+// A rebuild never deletes the tree it replaces while it may be in use: the
+// identity goes first, the old OUTPUT/rootfs is renamed to
+// OUTPUT/rootfs.retired-<...>, and a retired tree is removed only once no
+// provider holds it (HoldImage's shared flock, held_image.h); one still held
+// is left for a later build to remove. A provider that prepared the old tree
+// keeps running it under its own identity until its next smoke test.
+//
 // The base tree is keyed by RecipeCacheKey (the recipe, its hooks, the tool
 // version): an unchanged recipe never reruns mmdebstrap. The assembly is
 // skipped too when OUTPUT/inputs already names the same base and binaries.

@@ -1,9 +1,12 @@
 #include "image/builder.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <sstream>
 
+#include "image/held_image.h"
 #include "image/image.h"
 #include "image/test_tree.h"
 
@@ -161,6 +164,41 @@ TEST(StaticElfTest, TellsStaticFromDynamic) {
   EXPECT_TRUE(*IsStaticElf(temporary.path() / "static"));
   EXPECT_FALSE(*IsStaticElf("/bin/sh"));  // Debian's sh is dynamically linked
   EXPECT_FALSE(IsStaticElf(temporary.path() / "script").ok());
+}
+
+// Issue 13: a rebuild swaps a new tree in under the same name; a provider
+// that holds the old one keeps it whole (before, the rebuild deleted it).
+TEST_F(BuilderTest, ARebuildKeepsTheTreeAProviderHoldsAndRemovesItLater) {
+  ASSERT_TRUE(Build().ok());
+  auto image = OpenImage(options_.output);
+  ASSERT_TRUE(image.ok());
+  auto held = HoldImage(*image);
+  ASSERT_TRUE(held.ok()) << held.error().ToString();
+
+  WriteFile(options_.guest_bin / "qjs", FakeElf(false, "qjs v2"), 0755);
+  auto second = Build();
+  ASSERT_TRUE(second.ok()) << second.error().ToString();
+  EXPECT_NE(progress_.str().find("kept 1 retired tree"), std::string::npos) << progress_.str();
+  // The held tree is still the old one, whole, under its old identity.
+  int qjs = openat((*held)->tree_fd(), "usr/local/bin/qjs", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(qjs, 0);
+  char buffer[4096];
+  ssize_t got = read(qjs, buffer, sizeof buffer);
+  close(qjs);
+  ASSERT_GT(got, 0);
+  EXPECT_NE(std::string(buffer, static_cast<size_t>(got)).find("qjs v1"), std::string::npos);
+  EXPECT_NE((*held)->identity(), second->identity);
+  EXPECT_EQ(ReadFile(options_.output / "rootfs/usr/local/bin/qjs"), FakeElf(false, "qjs v2"));
+
+  // Released, the next build removes it.
+  held->reset();
+  WriteFile(options_.guest_bin / "qjs", FakeElf(false, "qjs v3"), 0755);
+  ASSERT_TRUE(Build().ok());
+  size_t retired = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(options_.output)) {
+    if (entry.path().filename().string().find(".retired-") != std::string::npos) ++retired;
+  }
+  EXPECT_EQ(retired, 0u) << progress_.str();
 }
 
 }  // namespace

@@ -7,30 +7,13 @@
 #include <fstream>
 #include <iterator>
 
+#include "image/image_files.h"
 #include "image/manifest.h"
 
 namespace plimsoll::image {
-namespace {
-
-Error EnvironmentRefusal(std::string message) {
-  return Refusal(NotDispatched::kEnvironment, std::move(message));
-}
-
-// Reads a whole small file; nullopt when it does not exist or cannot be read.
-std::optional<std::string> ReadSmallFile(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-std::string Trimmed(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '\r')) {
-    text.pop_back();
-  }
-  return text;
-}
-
-}  // namespace
+using internal::EnvironmentRefusal;
+using internal::ReadSmallFile;
+using internal::Trimmed;
 
 Expected<Image> OpenImage(const std::filesystem::path& given) {
   // Sandboxes bind the rootfs from another working directory: always absolute.

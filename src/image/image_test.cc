@@ -1,9 +1,12 @@
 #include "image/image.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 
+#include "image/held_image.h"
 #include "image/manifest.h"
 #include "image/test_tree.h"
 
@@ -12,6 +15,7 @@ namespace {
 
 using testing::TemporaryDirectory;
 using testing::WriteFile;
+using testing::ReadFile;
 
 // Writes a complete image directory the way the builder does.
 void MakeImage(const std::filesystem::path& directory) {
@@ -153,6 +157,60 @@ TEST_F(ImageTest, AnOsLevelProviderGetsTheImageOnlyWithItsExecutables) {
   ASSERT_TRUE(found.ok()) << found.error().ToString();
   EXPECT_EQ(found->directory, directory_);
   EXPECT_FALSE(LocateDefaultImageWith({"/agent", "/etc"}).ok());  // a directory is not one
+}
+
+// Issue 13: the tree a provider mounts is the one whose identity it read.
+TEST_F(ImageTest, AHeldImageKeepsItsTreeWhenAnotherIsRenamedIn) {
+  auto image = OpenImage(directory_);
+  ASSERT_TRUE(image.ok());
+  auto held = HoldImage(*image);
+  ASSERT_TRUE(held.ok()) << held.error().ToString();
+  std::string key = (*held)->Key();
+
+  // Another tree under the same name, the way a rebuild swaps one in.
+  std::filesystem::rename(directory_ / "rootfs", temporary_.path() / "old-rootfs");
+  WriteFile(directory_ / "rootfs" / "etc" / "hostname", "another\n");
+  int file = openat((*held)->tree_fd(), "etc/hostname", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(file, 0);
+  char buffer[64] = {};
+  ASSERT_GT(read(file, buffer, sizeof buffer - 1), 0);
+  close(file);
+  EXPECT_STREQ(buffer, "sandbox\n");
+  // Its path in this process names the held tree too.
+  EXPECT_EQ(ReadFile(std::filesystem::path((*held)->TreePath()) / "etc" / "hostname"),
+            "sandbox\n");
+
+  // Held again (the identity file unchanged), the key tells the trees apart.
+  auto again = HoldImage(*OpenImage(directory_));
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE((*again)->Key(), key);
+}
+
+TEST_F(ImageTest, AHeldTreeCannotBeLockedForRemoval) {
+  auto held = HoldImage(*OpenImage(directory_));
+  ASSERT_TRUE(held.ok());
+  EXPECT_FALSE(LockTreeForRemoval(directory_ / "rootfs").valid());
+  held->reset();
+  EXPECT_TRUE(LockTreeForRemoval(directory_ / "rootfs").valid());
+}
+
+TEST_F(ImageTest, AManifestThatIsNotTheIdentityIsRefused) {
+  auto image = OpenImage(directory_);
+  ASSERT_TRUE(image.ok());
+  WriteFile(directory_ / "manifest", "something else\n");
+  auto held = HoldImage(*image);
+  ASSERT_FALSE(held.ok());
+  EXPECT_TRUE(IsEnvironmentRefusal(held.error())) << held.error().ToString();
+  EXPECT_NE(held.error().message().find("inconsistent"), std::string::npos);
+}
+
+TEST_F(ImageTest, AnImageWhoseIdentityChangedSinceItWasOpenedIsRefused) {
+  auto image = OpenImage(directory_);
+  ASSERT_TRUE(image.ok());
+  std::filesystem::remove(directory_ / "identity");  // a build under way
+  auto held = HoldImage(*image);
+  ASSERT_FALSE(held.ok());
+  EXPECT_TRUE(IsEnvironmentRefusal(held.error()));
 }
 
 }  // namespace

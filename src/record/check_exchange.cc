@@ -89,6 +89,14 @@ Status CheckExchange(const Request& sent, const Result& received, ChainState* ch
   if (record.record_sha256 != RecordDigest(record)) {
     return Lost("record_sha256 differs from the digest of the record's fields.");
   }
+  if (chain == nullptr && record.session) {
+    // A single run's record must not carry a session link: if it does, the
+    // daemon answered a session call (or another call's record) to a
+    // single-run request, and the chain it claims goes unchecked.
+    return Lost(
+        "a single run's record carries session fields (session, sequence, "
+        "previous_sha256).");
+  }
   if (chain != nullptr) {
     PLIMSOLL_RETURN_IF_ERROR(CheckChain(record, *chain));
     chain->session_sha256 = record.session->session_sha256;

@@ -134,6 +134,15 @@ TEST(CheckExchangeTest, RefusesBrokenChainsWithoutAdvancing) {
   }
 }
 
+TEST(CheckExchangeTest, RefusesASingleRunWhoseRecordCarriesSessionFields) {
+  Request sent = Sent();
+  Result answer = Answer(sent, SessionLink{kSession, 1, ""});
+  // Every other field is consistent: only the session link is out of place.
+  ExpectDataLoss(CheckExchange(sent, answer), "single run's record carries session fields");
+  ExpectDataLoss(CheckExchange(sent, Answer(sent, SessionLink{kSession, 7, std::string(64, 'a')})),
+                 "session fields");
+}
+
 TEST(CheckExchangeTest, LearnsTheSessionFromTheFirstRecordWhenNotGiven) {
   Request sent = Sent();
   ChainState chain;

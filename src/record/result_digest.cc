@@ -46,6 +46,12 @@ std::string ResultDigest(const Result& result) {
     digest.Bytes("artifact.content", artifact.content);
     digest.Boolean("artifact.truncated", artifact.truncated);
   }
+  if (result.cell) {
+    if (result.cell->value) digest.Bytes("cell.value", *result.cell->value);
+    digest.Boolean("cell.value_truncated", result.cell->value_truncated);
+    digest.Boolean("cell.interpreter_started", result.cell->interpreter_started);
+    digest.Boolean("cell.state_kept", result.cell->state_kept);
+  }
   if (result.broker) {
     digest.Bytes("broker.profile", result.broker->profile);
     digest.Integer("broker.calls", result.broker->calls);

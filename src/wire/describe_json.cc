@@ -40,6 +40,8 @@ OrderedJson WriteEvidence(const Evidence& evidence) {
   out["checks"] = std::move(checks);
   out["facts"] = WriteNamedValues(evidence.facts);
   out["collected_unix_ms"] = evidence.collected_unix_ms;
+  out["generation"] = evidence.generation;
+  out["environment"] = evidence.environment;
   return out;
 }
 
@@ -65,6 +67,16 @@ OrderedJson WriteCapabilities(const Capabilities& capabilities) {
   return out;
 }
 
+// The tier a run would get now: the evidence's, never above the claim.
+Tier CurrentTier(const Description& description, const std::optional<Evidence>& evidence) {
+  if (!evidence) return Tier::kUnknown;
+  if (CompareTiers(evidence->tier, description.tier) > 0) return description.tier;
+  return evidence->tier;
+}
+
+}  // namespace
+
+namespace wire {
 OrderedJson WriteLimits(const Limits& limits) {
   OrderedJson out = OrderedJson::object();
   out["memory_bytes"] = limits.memory_bytes;
@@ -85,15 +97,7 @@ OrderedJson WriteLimits(const Limits& limits) {
   out["max_artifact_bytes"] = limits.max_artifact_bytes;
   return out;
 }
-
-// The tier a run would get now: the evidence's, never above the claim.
-Tier CurrentTier(const Description& description, const std::optional<Evidence>& evidence) {
-  if (!evidence) return Tier::kUnknown;
-  if (CompareTiers(evidence->tier, description.tier) > 0) return description.tier;
-  return evidence->tier;
-}
-
-}  // namespace
+}  // namespace wire
 
 std::string DescriptionToJson(const Description& description,
                               const std::optional<Evidence>& evidence) {
@@ -105,7 +109,7 @@ std::string DescriptionToJson(const Description& description,
   out["environment"] = description.environment;
   out["evidence"] = evidence ? WriteEvidence(*evidence) : OrderedJson(nullptr);
   out["capabilities"] = WriteCapabilities(description.capabilities);
-  out["limits"] = WriteLimits(description.limits);
+  out["limits"] = wire::WriteLimits(description.limits);
   OrderedJson sessions = OrderedJson::object();
   sessions["enabled"] = description.capabilities.sessions;
   out["sessions"] = std::move(sessions);

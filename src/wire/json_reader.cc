@@ -32,6 +32,26 @@ std::string StripExceptionPrefix(std::string what) {
 
 }  // namespace
 
+Status CheckProtocol(const Json& root) {
+  const std::string protocol = std::to_string(kProtocol);
+  auto it = root.find("protocol");
+  if (it == root.end()) {
+    return Refusal(NotDispatched::kProtocol,
+                   "The request has no \"protocol\" field; this daemon speaks protocol " +
+                       protocol + ".");
+  }
+  if (!it->is_number_integer()) {
+    return Refusal(NotDispatched::kProtocol, "\"protocol\" must be the integer " + protocol +
+                                                 ", not " + std::string(DescribeType(*it)) + ".");
+  }
+  // Compared as JSON numbers, so 2^64-1 is not mistaken for -1.
+  if (*it != Json(kProtocol)) {
+    return Refusal(NotDispatched::kProtocol, "This daemon speaks protocol " + protocol +
+                                                 "; the request says " + it->dump() + ".");
+  }
+  return Status::Ok();
+}
+
 std::optional<Json> ParseJsonBody(std::string_view body, Problem& problem) {
   std::vector<std::set<std::string>> open_objects;
   std::vector<std::string> paths;  // key paths, for the duplicate-key message

@@ -22,6 +22,9 @@
 #include <string>
 #include <string_view>
 
+#include "plimsoll/error.h"
+#include "plimsoll/request.h"
+
 namespace plimsoll::wire {
 
 using Json = nlohmann::json;
@@ -84,6 +87,11 @@ class FieldReader {
   Problem& problem_;
   bool null_is_absent_;
 };
+
+// SPEC §4: the protocol number is checked before anything else is read, so
+// a body from a newer or older client is refused as `protocol` however the
+// rest looks. Precondition: root.is_object().
+Status CheckProtocol(const Json& root);
 
 // Element readers for arrays; same conventions as FieldReader.
 std::string ReadString(const Json& value, std::string_view path, Problem& problem);

@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "plimsoll/limits.h"
+
 namespace plimsoll::wire {
 
 using OrderedJson = nlohmann::ordered_json;
@@ -18,6 +20,9 @@ OrderedJson WriteBytes(std::string_view bytes);
 
 // A float: a JSON number when finite; "NaN", "Infinity" or "-Infinity".
 OrderedJson WriteFloat(double value);
+
+// The limits object of describe and of a session's open answer.
+OrderedJson WriteLimits(const Limits& limits);
 
 // Compact JSON text. Never throws: invalid UTF-8 in a non-byte string field
 // is replaced by U+FFFD (see wire.h).

@@ -14,33 +14,6 @@ using wire::Json;
 using wire::OrderedJson;
 using wire::Problem;
 
-std::string ProtocolText() {
-  return std::to_string(kProtocol);
-}
-
-// SPEC §4: the protocol number is checked before anything else is read, so
-// a request from a newer or older client is refused as `protocol` however
-// its payload looks.
-Status CheckProtocol(const Json& root) {
-  auto it = root.find("protocol");
-  if (it == root.end()) {
-    return Refusal(NotDispatched::kProtocol,
-                   "The request has no \"protocol\" field; this daemon speaks protocol " +
-                       ProtocolText() + ".");
-  }
-  if (!it->is_number_integer()) {
-    return Refusal(NotDispatched::kProtocol, "\"protocol\" must be the integer " + ProtocolText() +
-                                                 ", not " + std::string(wire::DescribeType(*it)) +
-                                                 ".");
-  }
-  // Compared as JSON numbers, so 2^64-1 is not mistaken for -1.
-  if (*it != Json(kProtocol)) {
-    return Refusal(NotDispatched::kProtocol, "This daemon speaks protocol " + ProtocolText() +
-                                                 "; the request says " + it->dump() + ".");
-  }
-  return Status::Ok();
-}
-
 // Reads an array member whose elements are read by `element`.
 template <typename Element>
 std::vector<Element> ReadList(FieldReader& fields, std::string_view key, Problem& problem,
@@ -106,7 +79,7 @@ Expected<Request> ReadRequest(std::string_view body) {
     return Refusal(NotDispatched::kRequest, "The request body must be a JSON object, not " +
                                                 std::string(wire::DescribeType(*root)) + ".");
   }
-  PLIMSOLL_RETURN_IF_ERROR(CheckProtocol(*root));
+  PLIMSOLL_RETURN_IF_ERROR(wire::CheckProtocol(*root));
 
   Request request;
   request.protocol = kProtocol;

@@ -191,6 +191,15 @@ Expected<Result> ReadResult(std::string_view body) {
   }
   result.steps = ReadObjects<StepResult>(fields, "steps", problem, &ReadStep);
   result.artifacts = ReadObjects<Artifact>(fields, "artifacts", problem, &ReadArtifact);
+  // A cell's four fields come together (value only when there is one).
+  if (fields.Find("interpreter_started") != nullptr) {
+    CellResult cell;
+    if (fields.Find("value") != nullptr) cell.value = fields.Bytes("value", wire::kRequired);
+    cell.value_truncated = fields.Boolean("value_truncated", wire::kRequired);
+    cell.interpreter_started = fields.Boolean("interpreter_started", wire::kRequired);
+    cell.state_kept = fields.Boolean("state_kept", wire::kRequired);
+    result.cell = std::move(cell);
+  }
   if (const Json* broker = fields.Object("broker", wire::kOptional)) {
     FieldReader broker_fields(*broker, "broker", problem, /*null_is_absent=*/false);
     BrokerSummary summary;
@@ -239,6 +248,12 @@ std::string ResultToJson(const Result& result) {
       artifacts.push_back(std::move(entry));
     }
     out["artifacts"] = std::move(artifacts);
+  }
+  if (result.cell) {
+    if (result.cell->value) out["value"] = wire::WriteBytes(*result.cell->value);
+    out["value_truncated"] = result.cell->value_truncated;
+    out["interpreter_started"] = result.cell->interpreter_started;
+    out["state_kept"] = result.cell->state_kept;
   }
   if (result.broker) {
     OrderedJson broker = OrderedJson::object();

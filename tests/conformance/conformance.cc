@@ -4,8 +4,10 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
+#include "common/host_preconditions.h"
 #include "common/providers_under_test.h"
 #include "common/warm_sandbox.h"
 
@@ -14,7 +16,9 @@ namespace {
 
 struct OpenedProvider {
   std::unique_ptr<Sandbox> sandbox;
-  std::string skip_reason;  // non-empty when this machine cannot host it
+  // Set when it could not be opened or confirmed: a skip only for a named
+  // host precondition (tests/common/host_preconditions.h), else a failure.
+  std::optional<testing::HostVerdict> unavailable;
 };
 
 OpenedProvider& Open(const std::string& name) {
@@ -26,11 +30,13 @@ OpenedProvider& Open(const std::string& name) {
   OpenedProvider entry;
   auto sandbox = Sandbox::Open(name);
   if (!sandbox.ok()) {
-    entry.skip_reason = sandbox.error().message();
+    entry.unavailable = testing::JudgeUnavailable(name, sandbox.error().message());
   } else {
     entry.sandbox = std::make_unique<Sandbox>(std::move(*sandbox));
     auto evidence = entry.sandbox->CollectEvidence();
-    if (!evidence.ok()) entry.skip_reason = evidence.error().message();
+    if (!evidence.ok()) {
+      entry.unavailable = testing::JudgeUnavailable(name, evidence.error().message());
+    }
   }
   return opened.emplace(name, std::move(entry)).first->second;
 }
@@ -43,9 +49,9 @@ std::vector<std::string> ProvidersUnderTest() {
 
 void ConformanceTest::SetUp() {
   OpenedProvider& opened = Open(GetParam());
-  if (!opened.skip_reason.empty()) {
-    GTEST_SKIP() << "skipped: provider " << GetParam()
-                 << " cannot run on this machine: " << opened.skip_reason;
+  if (opened.unavailable) {
+    if (opened.unavailable->fail) GTEST_FAIL() << opened.unavailable->message;
+    GTEST_SKIP() << opened.unavailable->message;
   }
   sandbox_ = opened.sandbox.get();
   description_ = sandbox_->Describe();

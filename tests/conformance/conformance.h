@@ -1,7 +1,10 @@
 // Shared fixture of the conformance suite: the same behavioural tests run
 // against every provider this machine can host (DESIGN.md "One conformance
-// suite"). A provider that cannot start here is skipped with its reason,
-// never counted as passed.
+// suite"). A provider is skipped (with its reason, never counted as passed)
+// only for a named host precondition it lacks; one that has them all but
+// fails to open or to pass its smoke test fails every test, and
+// PLIMSOLL_REQUIRE_PROVIDERS turns a skip into a failure too
+// (tests/common/host_preconditions.h).
 //
 // Which providers: $PLIMSOLL_CONFORMANCE_PROVIDERS (comma-separated) if set,
 // else every provider this build knows except `disabled`.

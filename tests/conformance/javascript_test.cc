@@ -18,7 +18,7 @@ class JavascriptTest : public ConformanceTest {
  protected:
   void SetUp() override {
     ConformanceTest::SetUp();
-    if (IsSkipped()) return;
+    if (IsSkipped() || HasFatalFailure()) return;
     if (!Accepts(PayloadKind::kJavascript)) GTEST_SKIP() << "skipped: no javascript payloads";
   }
 };

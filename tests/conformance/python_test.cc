@@ -13,7 +13,7 @@ class PythonTest : public ConformanceTest {
  protected:
   void SetUp() override {
     ConformanceTest::SetUp();
-    if (IsSkipped()) return;
+    if (IsSkipped() || HasFatalFailure()) return;
     if (!Accepts(PayloadKind::kPython)) GTEST_SKIP() << "skipped: no python payloads";
   }
 

@@ -1,9 +1,12 @@
 // The hostile-program suite: programs written the way an attacker would
 // write them, each with the verdict it must get, run through plimsoll::Sandbox
 // against every OS-level provider this machine can host (DESIGN.md "One
-// conformance suite"). A provider that cannot start here, or that is not
-// OS-level (it accepts no `project` payloads, e.g. `embedded`), is reported
-// as skipped with its reason, never as passed.
+// conformance suite"). A provider that lacks a named host precondition here
+// (tests/common/host_preconditions.h), or that is not OS-level (it accepts
+// no `project` payloads, e.g. `embedded`), is reported as skipped with its
+// reason, never as passed; one that has its preconditions but cannot open or
+// fails its smoke test fails, and PLIMSOLL_REQUIRE_PROVIDERS turns a
+// precondition skip into a failure.
 //
 // Which providers: $PLIMSOLL_HOSTILE_PROVIDERS (comma-separated) if set, else
 // $PLIMSOLL_CONFORMANCE_PROVIDERS, else every provider this build knows except
@@ -95,17 +98,22 @@ std::string Literal(const std::string& text);
 // wall: what that provider's kernel answers, and that nothing reaches past it
 // (the host-side checks of RunHostileProject apply as everywhere).
 //
-// Under gVisor (provider oci:runsc) the guest's system calls are served by
-// gVisor's kernel (its Sentry), not the host's, and our seccomp filter is not
-// applied (runsc filters the Sentry instead, which the guest cannot see).
+// Every OS-level tier applies the same seccomp policy (image/seccomp.policy):
+// the linux sandbox's init, runc and crun on the host kernel, gVisor inside
+// its own kernel (runsc --oci-seccomp), the microvm agent inside the VM. So a
+// call the policy denies gets the same answer everywhere, and a different
+// verdict is left only where the kernel boundary a tier adds really answers
+// an allowed call differently:
 //
-// Under microvm the guest's system calls are served by the VM's own Linux
-// kernel (Debian's cloud kernel) and no seccomp filter runs inside: the VM is
-// the wall. The init (image/microvm/init) denies what kernel settings can
-// deny (user namespaces, ptrace, unprivileged bpf and userfaultfd, perf
-// events, module loading); what remains reaches only the guest's kernel,
-// which has no network device (only lo, down) and no channel to the host but
-// the agent's.
+// Under gVisor (provider oci:runsc) the calls the policy allows are served by
+// gVisor's kernel (its Sentry), not the host's: its mounts, /dev, /proc,
+// limits and error numbers are its own.
+//
+// Under microvm they are served by the VM's own Linux kernel (Debian's cloud
+// kernel), whose init (image/microvm/init) also turns off what kernel
+// settings can (user namespaces, unprivileged bpf and userfaultfd, perf
+// events, module loading); it has no network device and no channel to the
+// host but the agent's.
 struct DifferentVerdict {
   std::string difference = {};  // why, in words (printed with every failure)
   std::optional<ProjectOutcome> outcome = ProjectOutcome::kCompleted;
@@ -135,8 +143,8 @@ struct Program {
   std::vector<ProjectFile> files = {};               // extra files
   std::vector<std::string> artifacts = {};
   int64_t timeout_ms = 10'000;
-  // Programs the guest image must have (e.g. "node"); the test is skipped
-  // with the reason when one is missing.
+  // Programs the guest image must have (e.g. "node"); the test fails when
+  // one is missing (SPEC §7 promises them in the image).
   std::vector<std::string> needs = {};
 
   // The verdict, checked in this order. Unset parts are not checked.
@@ -163,8 +171,11 @@ void PrintTo(const Program& program, std::ostream* out);
 extern const char* const kHelperModule;
 
 // Opens (once per process) the sandbox of `provider`, or says why not:
-// returns nullptr and sets *skip_reason.
-Sandbox* OpenOsLevelSandbox(const std::string& provider, std::string* skip_reason);
+// returns nullptr and sets *skip_reason, and *fail (when given) when the
+// reason is a failure rather than a skip: a provider is skipped only for a
+// named host precondition it lacks (tests/common/host_preconditions.h).
+Sandbox* OpenOsLevelSandbox(const std::string& provider, std::string* skip_reason,
+                            bool* fail = nullptr);
 
 // A test parameterised by provider name, for programs that need more than a
 // table row.

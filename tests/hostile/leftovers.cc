@@ -15,6 +15,8 @@
 #include <iterator>
 #include <sstream>
 
+#include "os/owner.h"
+
 namespace plimsoll::hostile {
 namespace {
 
@@ -287,6 +289,58 @@ std::vector<std::string> Leftovers(const HostSnapshot& before, const HostSnapsho
     }
   }
   return found;
+}
+
+bool NamesALiveOwner(const std::string& text) {
+  // An owner tag "<pid>-<start time>" begins a name or follows a '-' in it
+  // ("run-<tag>-3", "vm-<tag>-<hex>", "plimsoll-<tag>-<hex>").
+  for (size_t i = 0; i < text.size(); ++i) {
+    bool starts = i == 0 || text[i - 1] == '-' || text[i - 1] == '/' || text[i - 1] == ' ';
+    if (!starts || !std::isdigit(static_cast<unsigned char>(text[i]))) continue;
+    size_t end = text.find_first_of("/ ", i);
+    std::string_view name(text.data() + i, (end == std::string::npos ? text.size() : end) - i);
+    if (os::OwnerAlive(name)) return true;
+  }
+  return false;
+}
+
+namespace {
+
+// Whether a '-'-separated number in the last component of `path` is the pid
+// of a live process other than this one: other tests name their temporary
+// directories after their pid ("/run/plimsoll-test-oci-<pid>").
+bool NamesAnotherLiveProcess(const std::string& path) {
+  std::string name = fs::path(path).filename().string();
+  std::istringstream parts(name);
+  for (std::string part; std::getline(parts, part, '-');) {
+    if (part.empty() || !std::all_of(part.begin(), part.end(), ::isdigit) || part.size() > 9) {
+      continue;
+    }
+    long pid = std::stol(part);
+    if (pid > 1 && pid != getpid() && os::ProcessStartTime(static_cast<pid_t>(pid)) >= 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> LeftoversOfDeadOwners(const HostSnapshot& before,
+                                               const HostSnapshot& after) {
+  HostSnapshot filtered = after;
+  auto drop_live = [](auto& entries) {
+    for (auto it = entries.begin(); it != entries.end();) {
+      it = NamesALiveOwner(*it) ? entries.erase(it) : std::next(it);
+    }
+  };
+  drop_live(filtered.cgroups);
+  drop_live(filtered.temporary);
+  for (auto it = filtered.temporary.begin(); it != filtered.temporary.end();) {
+    it = NamesAnotherLiveProcess(*it) ? filtered.temporary.erase(it) : std::next(it);
+  }
+  drop_live(filtered.mounts);
+  return Leftovers(before, filtered);
 }
 
 }  // namespace plimsoll::hostile

@@ -8,6 +8,9 @@
 //   ... run things, destroy the sandboxes ...
 //   for (const std::string& leftover : Leftovers(before, SnapshotHost())) ADD_FAILURE() <<
 //   leftover;
+//
+// Shared by the hostile suite and the reliability suite's crash tests
+// (tests/reliability/crash_test.cc).
 #ifndef PLIMSOLL_TESTS_HOSTILE_LEFTOVERS_H_
 #define PLIMSOLL_TESTS_HOSTILE_LEFTOVERS_H_
 
@@ -39,6 +42,17 @@ HostSnapshot SnapshotHost(const std::string& token = "");
 // Sentences naming what `after` has that `before` had not (and what the host
 // lost), empty when nothing was left behind.
 std::vector<std::string> Leftovers(const HostSnapshot& before, const HostSnapshot& after);
+
+// Leftovers() without the cgroups, temporary entries and mounts whose name
+// carries the owner tag of a live process (os/owner.h): on a
+// shared host other tests and daemons have sandboxes of their own at any
+// moment. What a dead owner (e.g. a daemon killed with -9) left still counts.
+std::vector<std::string> LeftoversOfDeadOwners(const HostSnapshot& before,
+                                               const HostSnapshot& after);
+
+// Whether `text` (a path, a mount line) names something whose owner tag
+// belongs to a live process.
+bool NamesALiveOwner(const std::string& text);
 
 }  // namespace plimsoll::hostile
 

@@ -24,6 +24,68 @@ void TmpfsSizesAsConfigured(const Result& result, const Description& description
 
 const Program kProcPrograms[] = {
     {
+        .name = "ProcIsMaskedAsRuncMasksIt",
+        .verdict = "the /proc entries runc masks show nothing (kcore, keys, timer_list, "
+                   "sched_debug, latency_stats, timer_stats read as empty or cannot be read, "
+                   "or the kernel lacks them), and /proc/sys and /proc/sysrq-trigger (where "
+                   "the kernel has it) are read-only mounts",
+        .script = R"py(import os
+from hostile import *
+for name in ("kcore", "keys", "timer_list", "sched_debug", "latency_stats", "timer_stats"):
+    path = "/proc/" + name
+    try:
+        shown = len(read(path, 4096))
+        print(f"{path}:", "empty" if shown == 0 else f"{shown} bytes")
+    except OSError as e:
+        print(f"{path}:", "absent" if e.errno == errno.ENOENT else "unreadable")
+read_only = {}
+with open("/proc/self/mountinfo") as f:
+    for line in f:
+        fields = line.split()
+        read_only[fields[4]] = "ro" in fields[5].split(",")
+for path in ("/proc/sys", "/proc/sysrq-trigger"):
+    shown = "absent" if not os.path.lexists(path) else "yes" if read_only.get(path) else "no"
+    print(f"{path} read-only mount:", shown)
+)py",
+        .stdout_lines = {"/proc/kcore: (empty|unreadable|absent)",
+                         "/proc/keys: (empty|unreadable|absent)",
+                         "/proc/timer_list: (empty|unreadable|absent)",
+                         "/proc/sched_debug: (empty|unreadable|absent)",
+                         "/proc/latency_stats: (empty|unreadable|absent)",
+                         "/proc/timer_stats: (empty|unreadable|absent)",
+                         "/proc/sys read-only mount: yes",
+                         "/proc/sysrq-trigger read-only mount: (yes|absent)"},
+        .under_gvisor =
+            GvisorVerdict{
+                .difference =
+                    "gVisor's procfs implements none of the entries runc masks (ENOENT), and its "
+                    "/proc/sys is gVisor's own small sysctl tree, none of the host's settings "
+                    "(host_kernel_interfaces_absent), read-only mount or not",
+                .stdout_lines = {"/proc/kcore: absent", "/proc/keys: absent",
+                                 "/proc/timer_list: absent", "/proc/sched_debug: absent",
+                                 "/proc/latency_stats: absent", "/proc/timer_stats: absent",
+                                 "/proc/sys read-only mount: (yes|no)",
+                                 "/proc/sysrq-trigger read-only mount: (yes|no|absent)"},
+            },
+        .under_microvm =
+            MicrovmVerdict{
+                .difference =
+                    "the VM's /proc is its own kernel's, not the host's: its timers, scheduler "
+                    "and keys are the VM's (nothing of the host's shows), kcore (the VM's "
+                    "memory) stays root-only, and /proc/sys is not remounted read-only there "
+                    "(the step, uid 1000 without capabilities, cannot write the VM's sysctls "
+                    "either: KernelSettingsAreNotWritable)",
+                .stdout_lines = {"/proc/kcore: (empty|unreadable|absent)",
+                                 "/proc/keys: (empty|unreadable|absent|\\d+ bytes)",
+                                 "/proc/timer_list: (empty|unreadable|absent|\\d+ bytes)",
+                                 "/proc/sched_debug: (empty|unreadable|absent|\\d+ bytes)",
+                                 "/proc/latency_stats: (empty|unreadable|absent|\\d+ bytes)",
+                                 "/proc/timer_stats: (empty|unreadable|absent|\\d+ bytes)",
+                                 "/proc/sys read-only mount: (yes|no)",
+                                 "/proc/sysrq-trigger read-only mount: (yes|no|absent)"},
+            },
+    },
+    {
         .name = "HostFilesAreUnreachableThroughProc",
         .verdict = "the host's file {SECRET_PATH} (world-readable and world-writable on the host) "
                    "cannot be read or written from inside: not directly, not through "

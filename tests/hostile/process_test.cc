@@ -149,6 +149,37 @@ while True:
             "with it"),
     },
     {
+        .name = "OomScoreAdjCannotBeLowered",
+        .verdict = "a step cannot protect itself from the OOM killer: writing -1000 to its "
+                   "oom_score_adj fails with EACCES (lowering it needs CAP_SYS_RESOURCE), and "
+                   "it stays at the 1000 the agent set before exec",
+        .script = R"py(import os
+from hostile import *
+def lower():
+    fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+    try:
+        os.write(fd, b"-1000")
+    finally:
+        os.close(fd)
+attempt("write -1000 to /proc/self/oom_score_adj", lower)
+print("oom_score_adj:", read("/proc/self/oom_score_adj").decode().strip())
+)py",
+        .stdout_lines = {Denied("write -1000 to /proc/self/oom_score_adj", "EACCES"),
+                         "oom_score_adj: 1000"},
+        .under_gvisor =
+            GvisorVerdict{
+                .difference =
+                    "gVisor's kernel keeps the number for its own tasks and lets the guest's "
+                    "root-less step lower it (no CAP_SYS_RESOURCE check in this version); it "
+                    "is gVisor's number only: the host's OOM killer never sees guest tasks, "
+                    "only the sandbox's own processes, whose score gVisor does not change, and "
+                    "the memory limit holds gVisor and the guest together "
+                    "(AMemoryBombIsKilledWith137)",
+                .stdout_lines = {"write -1000 to /proc/self/oom_score_adj: ok",
+                                 "oom_score_adj: -1000"},
+            },
+    },
+    {
         .name = "KillingEverythingSparesTheAgent",
         .verdict = "kill -9 -1 and kill(-1, SIGKILL) reach no process but the program's own; "
                    "signalling the parent (the agent) or pid 1 fails with EPERM; the agent keeps "

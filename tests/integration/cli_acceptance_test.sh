@@ -15,8 +15,14 @@ expect "unknown provider lists the valid names" 3 'Unknown provider "nope"; vali
 expect "json refusal carries the mark" 3 '"not_dispatched":"unsupported"' \
   -- "$plimsoll" run --json -e 'console.log(1)'
 expect "usage error" 2 'plimsoll: ' -- "$plimsoll" run --timeout soon -e 1
-expect "a run names its tier and the evidence's reason" 0 'isolation: +process why: +Tier process' \
-  -- bash -c "\"$plimsoll\" run --provider embedded -e 'console.log(1)' | tr '\n' ' '"
+expect_joined "a run names its tier and the evidence's reason" 0 'isolation: +process why: +Tier process' \
+  -- "$plimsoll" run --provider embedded -e 'console.log(1)'
+# The status checked is the CLI's own: a failing run must fail the check
+# even when its output matches (it once went through `| tr`, whose status
+# hid the CLI's).
+expect "a failing run is not read as a success" 1 'isolation: +process' \
+  -- "$plimsoll" run --provider embedded -e 'throw new Error("x")'
+
 expect "describe disabled" 0 '^isolation: +none' -- "$plimsoll" describe
 expect "version" 0 '^plimsoll [0-9]+\.[0-9]+\.[0-9]+ \(protocol 1\)' -- "$plimsoll" version
 

@@ -83,6 +83,64 @@ TEST(DaemonClient, ARunComesBackWithItsRecordVerified) {
   EXPECT_EQ(daemon.provider().runs(), 1);
 }
 
+Request JavascriptCell(std::string code) {
+  Request request;
+  request.cell = CellPayload{"javascript", std::move(code)};
+  return request;
+}
+
+TEST(DaemonClient, ASessionsCallsComeBackChainedAndTheCloseNamesTheLast) {
+  DaemonUnderTest daemon;
+  Client client = OpenOrDie(Url(daemon));
+  Expected<SessionInfo> session = client.OpenSession(SessionOpenRequest{});
+  ASSERT_TRUE(session.ok()) << session.error().ToString();
+  EXPECT_EQ(session->isolation, Tier::kProcess);
+  ChainState chain;
+  ASSERT_TRUE(client.RunInSession(session->id, JavascriptCell("let x = 41"), chain).ok());
+  Expected<Result> second = client.RunInSession(session->id, JavascriptCell("x + 1"), chain);
+  ASSERT_TRUE(second.ok()) << second.error().ToString();
+  EXPECT_EQ(second->cell->value, "42");
+  EXPECT_EQ(chain.last_sequence, 2);
+  EXPECT_EQ(chain.session_sha256, SessionIdDigest(session->id));
+  Expected<SessionClose> closed = client.CloseSession(session->id, chain);
+  ASSERT_TRUE(closed.ok()) << closed.error().ToString();
+  EXPECT_EQ(closed->ended, SessionEndReason::kClosed);
+  EXPECT_EQ(closed->calls, 2);
+}
+
+TEST(DaemonClient, AnAnswerFromAnotherSessionOrOutOfOrderIsDataLoss) {
+  DaemonUnderTest daemon;
+  Client client = OpenOrDie(Url(daemon));
+  Expected<SessionInfo> first = client.OpenSession(SessionOpenRequest{});
+  Expected<SessionInfo> second = client.OpenSession(SessionOpenRequest{});
+  ASSERT_TRUE(first.ok() && second.ok());
+  ChainState chain;
+  ASSERT_TRUE(client.RunInSession(first->id, JavascriptCell("1"), chain).ok());
+  // The same chain state used for another session: the record names a
+  // foreign session.
+  ChainState kept = chain;
+  Expected<Result> foreign = client.RunInSession(second->id, JavascriptCell("2"), chain);
+  ASSERT_FALSE(foreign.ok());
+  EXPECT_EQ(foreign.error().code(), ErrorCode::kDataLoss);
+  EXPECT_FALSE(NotDispatchedReason(foreign.error()).has_value()) << "code ran: never retry";
+  EXPECT_EQ(chain.last_sequence, kept.last_sequence) << "a refused answer does not advance it";
+  // A fresh chain for a session that has had a call: its record is call 2,
+  // not the 1 a new chain expects.
+  ChainState stranger;
+  Expected<Result> reordered = client.RunInSession(first->id, JavascriptCell("3"), stranger);
+  ASSERT_FALSE(reordered.ok());
+  EXPECT_EQ(reordered.error().code(), ErrorCode::kDataLoss);
+  // That call ran all the same, so the kept chain now finds a gap (call 3
+  // after call 1).
+  Expected<Result> after_gap = client.RunInSession(first->id, JavascriptCell("4"), chain);
+  ASSERT_FALSE(after_gap.ok());
+  EXPECT_EQ(after_gap.error().code(), ErrorCode::kDataLoss);
+  // And a close that names more calls than the client saw.
+  Expected<SessionClose> closed = client.CloseSession(first->id, kept);
+  ASSERT_FALSE(closed.ok());
+  EXPECT_EQ(closed.error().code(), ErrorCode::kDataLoss);
+}
+
 TEST(DaemonClient, ANonZeroExitIsAResult) {
   DaemonUnderTest daemon;
   Client client = OpenOrDie(Url(daemon));

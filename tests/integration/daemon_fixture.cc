@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "daemon/auth/store_authenticator.h"
 
@@ -16,7 +17,23 @@ Expected<Result> CountingProvider::Run(const Request& request, Deadline deadline
     released_.wait(lock, [this] { return !held_; });
   }
   if (!failure_detail_.empty()) return Failure(ErrorCode::kInternal, failure_detail_);
+  {
+    std::lock_guard lock(mutex_);
+    if (run_error_) return *run_error_;
+  }
   return inner_->Run(request, deadline);
+}
+
+void CountingProvider::FailRunsWithError(Error error) {
+  std::lock_guard lock(mutex_);
+  run_error_ = std::move(error);
+}
+
+Status CountingProvider::Preflight() {
+  ++preflights_;
+  int64_t delay = preflight_delay_ms_.load();
+  if (delay > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+  return inner_->Preflight();
 }
 
 std::optional<Request> CountingProvider::last_request() {
@@ -74,6 +91,7 @@ DaemonUnderTest::DaemonUnderTest(DaemonOptions options) {
   settings_.dev = options.dev;
   settings_.listen = "127.0.0.1:0";
   settings_.metrics_listen = "127.0.0.1:0";
+  settings_.unix_socket = options.unix_socket;
   if (options.tune) options.tune(settings_);
 
   Limits limits;  // as DaemonMain builds them

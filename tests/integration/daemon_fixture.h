@@ -37,9 +37,13 @@ class CountingProvider final : public Provider {
   std::string_view name() const override { return inner_->name(); }
   Description Describe() const override { return inner_->Describe(); }
   Status Reconcile() override { return inner_->Reconcile(); }
-  Status Preflight() override { return inner_->Preflight(); }
+  Status Preflight() override;
   Expected<Evidence> SmokeTest(Deadline deadline) override;
   Expected<Result> Run(const Request& request, Deadline deadline) override;
+  Expected<std::unique_ptr<ProviderSession>> OpenSession(const SessionSpec& spec,
+                                                         Deadline deadline) override {
+    return inner_->OpenSession(spec, deadline);
+  }
 
   int runs() const { return runs_.load(); }
   // The request the provider's Run() saw last (nullopt before any run).
@@ -49,6 +53,12 @@ class CountingProvider final : public Provider {
   void Release();
   // Every Run() fails with an internal error carrying `detail`.
   void FailRunsWith(std::string detail) { failure_detail_ = std::move(detail); }
+  // Every Run() returns `error` as it is (a provider's refusal or failure).
+  void FailRunsWithError(Error error);
+  // From now on Preflight() sleeps `delay` before answering (a slow runtime
+  // binary or image read), and counts its calls.
+  void SlowPreflight(std::chrono::milliseconds delay) { preflight_delay_ms_ = delay.count(); }
+  int preflights() const { return preflights_.load(); }
   // From now on SmokeTest() reports `tier` (its checks still pass), or fails
   // with `detail`; RestoreSmokeTest() undoes either.
   void LowerSmokeTestTo(Tier tier);
@@ -62,6 +72,9 @@ class CountingProvider final : public Provider {
   std::condition_variable released_;
   bool held_ = false;
   std::string failure_detail_;
+  std::optional<Error> run_error_;  // guarded by mutex_
+  std::atomic<int64_t> preflight_delay_ms_{0};
+  std::atomic<int> preflights_{0};
   std::optional<Request> last_request_;       // guarded by mutex_
   std::optional<Tier> smoke_tier_;            // guarded by mutex_
   std::optional<std::string> smoke_failure_;  // guarded by mutex_
@@ -70,6 +83,8 @@ class CountingProvider final : public Provider {
 struct DaemonOptions {
   std::string provider = "embedded";
   bool dev = true;
+  // When set: also serve on this Unix socket.
+  std::string unix_socket{};
   // When set (and not dev): authenticate against this caller store.
   std::string callers{};
   // Adjusts the settings before the server is built (timeouts, pool size).

@@ -65,8 +65,12 @@ std::vector<std::string> Concat(std::vector<std::string> first,
   return first;
 }
 
+// The daemon's log is one line per event: a newline in a message is
+// written as the two characters \n (daemon/log.h).
 void ExpectHas(const std::string& log, const std::string& part) {
-  EXPECT_NE(log.find(part), std::string::npos) << "missing: " << part << "\nin:\n" << log;
+  std::string escaped;
+  for (char c : part) escaped += c == '\n' ? std::string("\\n") : std::string(1, c);
+  EXPECT_NE(log.find(escaped), std::string::npos) << "missing: " << escaped << "\nin:\n" << log;
 }
 
 using TempStore = TempCallerStore;

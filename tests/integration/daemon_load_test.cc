@@ -435,7 +435,7 @@ std::string HalfClosedAfterRequest(Client& client) {
 
 std::string HalfClosedMidHeader(Client& client) {
   auto connection = client.Fresh();
-  connection->Write("POST /v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: applic");
+  connection->Write("POST /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: applic");
   connection->ShutdownWrite();
   return connection->ClosesSilently() ? "" : "an answer or no close for a cut-off header";
 }

@@ -420,9 +420,9 @@ TEST_F(DaemonAudit, EveryAnswerGetsALineRefusalsBeforeTheHandlerIncluded) {
   EXPECT_EQ(line["status"], 401);
 
   line = AuditLineFor(daemon, session.sent_request_id);
-  EXPECT_EQ(line["status"], 501);
+  EXPECT_EQ(line["status"], 404);  // no such session
   EXPECT_EQ(line["route"], "/v1/sessions/{id}/runs");
-  EXPECT_EQ(line["not_dispatched"], "unsupported");
+  EXPECT_EQ(line["not_dispatched"], "request");
 
   line = AuditLineFor(daemon, healthz.sent_request_id);
   EXPECT_EQ(line["status"], 200);

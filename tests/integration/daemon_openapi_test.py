@@ -12,11 +12,11 @@ Exits 77 (CTest: skipped) when PyYAML or jsonschema is missing.
 import json
 import os
 import secrets
-import signal
-import subprocess
 import sys
-import urllib.error
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import plimsolld  # noqa: E402
 
 try:
     import jsonschema
@@ -32,33 +32,21 @@ def validator_for(document, name):
     return jsonschema.Draft202012Validator(schema)
 
 
-def call(port, method, path, body=None, content_type="application/json"):
+def call(daemon, method, path, body=None, content_type="application/json"):
     request_id = secrets.token_hex(16)
-    data = None if body is None else body.encode()
-    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method)
-    request.add_header("Plimsoll-Request-Id", request_id)
-    if data is not None and content_type:
-        request.add_header("Content-Type", content_type)
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, response.headers, response.read(), request_id
-    except urllib.error.HTTPError as error:
-        return error.code, error.headers, error.read(), request_id
+    headers = {"Plimsoll-Request-Id": request_id}
+    if body is not None and content_type:
+        headers["Content-Type"] = content_type
+    status, answer_headers, raw = daemon.request(method, path, body, headers, timeout=30)
+    return status, answer_headers, raw, request_id
 
 
 def main():
     binary, contract = sys.argv[1], sys.argv[2]
     with open(contract, encoding="utf-8") as handle:
         document = yaml.safe_load(handle)
-    daemon = subprocess.Popen(
-        [binary, "--provider", "embedded", "--dev", "--listen", "127.0.0.1:0",
-         "--metrics-listen", "127.0.0.1:0"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={"PATH": os.environ.get("PATH", "")})
     failures = []
-    try:
-        line = daemon.stdout.readline()
-        port = int(line.split("api=127.0.0.1:")[1].split()[0])
-        metrics_port = int(line.split("metrics=127.0.0.1:")[1].split()[0])
+    with plimsolld.Daemon(binary, ["--provider", "embedded", "--dev"], metrics=True) as daemon:
         run = json.dumps({"protocol": 1, "javascript": {"code": "console.log(6*7)"}})
         floor = json.dumps({"protocol": 1, "minimum_isolation": "vm", "javascript": {"code": "1"}})
         cases = [
@@ -70,14 +58,19 @@ def main():
             ("POST", "/v1/runs", run, "text/plain", 415, "ErrorAnswer", "request"),
             ("GET", "/v1/runs", None, None, 405, "ErrorAnswer", "request"),
             ("GET", "/v1/nothing", None, None, 404, "ErrorAnswer", "request"),
-            ("POST", "/v1/sessions", "{}", "application/json", 501, "ErrorAnswer", "unsupported"),
-            ("DELETE", "/v1/sessions/abc", None, None, 501, "ErrorAnswer", "unsupported"),
+            ("POST", "/v1/sessions", '{"protocol": 1}', "application/json", 201, "SessionOpened",
+             None),
+            ("POST", "/v1/sessions", "{}", "application/json", 409, "ErrorAnswer", "protocol"),
+            ("POST", "/v1/sessions/abc/runs", run, "application/json", 404, "ErrorAnswer",
+             "request"),
+            ("GET", "/v1/sessions/abc", None, None, 404, "ErrorAnswer", "request"),
+            ("DELETE", "/v1/sessions/abc", None, None, 404, "ErrorAnswer", "request"),
             ("GET", "/healthz", None, None, 200, None, None),
             ("GET", "/readyz", None, None, 200, None, None),
         ]
         for method, path, body, content_type, want_status, schema, mark in cases:
             where = f"{method} {path} -> {want_status}"
-            status, headers, raw, request_id = call(port, method, path, body, content_type)
+            status, headers, raw, request_id = call(daemon, method, path, body, content_type)
             if status != want_status:
                 failures.append(f"{where}: status {status}: {raw[:200]!r}")
                 continue
@@ -94,14 +87,28 @@ def main():
                     failures.append(f"{where}: {schema}: {error.message} at {list(error.path)}")
             if mark and parsed["error"].get("not_dispatched") != mark:
                 failures.append(f"{where}: body mark {parsed['error'].get('not_dispatched')!r}")
-        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as response:
+        # A session's whole life: each answer against its schema.
+        status, _, raw, _ = call(daemon, "POST", "/v1/sessions", '{"protocol": 1}', "application/json")
+        session_id = json.loads(raw).get("session_id", "missing") if status == 201 else "missing"
+        cell = json.dumps({"protocol": 1, "cell": {"language": "javascript", "code": "6 * 7"}})
+        for method, path, body, schema in [
+                ("POST", f"/v1/sessions/{session_id}/runs", cell, "Result"),
+                ("GET", f"/v1/sessions/{session_id}", None, "SessionState"),
+                ("DELETE", f"/v1/sessions/{session_id}", None, "SessionClosed")]:
+            where = f"{method} {path.replace(session_id, '{id}')}"
+            status, _, raw, _ = call(daemon, method, path, body, "application/json" if body else None)
+            if status != 200:
+                failures.append(f"{where}: status {status}: {raw[:200]!r}")
+                continue
+            parsed = json.loads(raw)
+            for error in validator_for(document, schema).iter_errors(parsed):
+                failures.append(f"{where}: {schema}: {error.message} at {list(error.path)}")
+            if schema == "Result" and parsed.get("value") != "42":
+                failures.append(f"{where}: value {parsed.get('value')!r}, want '42'")
+        with urllib.request.urlopen(f"http://127.0.0.1:{daemon.metrics_port}/metrics", timeout=10) as response:
             if not response.headers["Content-Type"].startswith("text/plain; version=0.0.4"):
                 failures.append("metrics: content type")
-    finally:
-        daemon.send_signal(signal.SIGTERM)
-        code = daemon.wait(timeout=60)
-        if code != 0:
-            failures.append(f"plimsolld exited {code} after SIGTERM: {daemon.stderr.read()[-2000:]}")
+    failures += daemon.problems
     for failure in failures:
         print("FAIL:", failure)
     print(f"{len(failures)} failure(s)")

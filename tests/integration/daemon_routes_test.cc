@@ -72,7 +72,7 @@ TEST(DaemonRoutes, DescribeShowsTierEvidenceCapabilitiesAndLimits) {
   EXPECT_TRUE(body["evidence"]["all_checks_passed"].get<bool>());
   EXPECT_FALSE(body["evidence"]["checks"].empty());
   EXPECT_EQ(body["capabilities"]["languages"], json::array({"javascript"}));
-  EXPECT_EQ(body["sessions"]["enabled"], false);
+  EXPECT_EQ(body["sessions"]["enabled"], true);  // kept JavaScript interpreters
   EXPECT_EQ(body["limits"]["run_ceiling_ms"], Limits{}.run_ceiling_ms);
   EXPECT_TRUE(body["environment"].get<std::string>().starts_with("sha256:"));
 }
@@ -112,27 +112,6 @@ TEST(DaemonRoutes, RunAnswersTheSameObjectAsTheCliJson) {
   EXPECT_EQ(cli["record"]["request_sha256"], body["record"]["request_sha256"]);
 }
 
-TEST(DaemonRoutes, SessionRoutesAnswerUnimplementedWithNothingRan) {
-  DaemonUnderTest daemon;
-  struct Probe {
-    const char* method;
-    const char* target;
-  };
-  for (Probe probe : {Probe{"POST", "/v1/sessions"}, Probe{"POST", "/v1/sessions/abc/runs"},
-                      Probe{"DELETE", "/v1/sessions/abc"}}) {
-    HttpCall call{.method = probe.method, .target = probe.target};
-    if (std::string(probe.method) == "POST") call.body = RunBody("1");
-    HttpReply reply = SendOnce(daemon.port(), call);
-    EXPECT_EQ(reply.status, 501u) << probe.target;
-    EXPECT_EQ(reply.Header("plimsoll-not-dispatched"), "unsupported") << probe.target;
-    json error = json::parse(reply.body)["error"];
-    EXPECT_EQ(error["code"], "unimplemented");
-    EXPECT_EQ(error["not_dispatched"], "unsupported");
-    EXPECT_EQ(error["request_id"], reply.sent_request_id);
-  }
-  EXPECT_EQ(daemon.provider().runs(), 0);
-}
-
 TEST(DaemonRoutes, MetricsLiveOnTheirOwnListener) {
   DaemonUnderTest daemon;
   SendOnce(daemon.port(), {.method = "POST", .target = "/v1/runs", .body = RunBody("1")});
@@ -166,6 +145,31 @@ TEST(DaemonRoutes, KeepAliveServesSeveralRequestsOnOneConnection) {
   EXPECT_EQ(daemon.provider().runs(), 3);
 }
 
+// RFC 9110 §9.3.2: an answer to HEAD has a GET's headers and no content, so
+// the bytes on the wire end with the header block (a body there would be
+// read as the start of the next answer on a kept-alive connection).
+TEST(DaemonRoutes, AnAnswerToHeadCarriesNoContent) {
+  DaemonUnderTest daemon;
+  for (const char* target : {"/v1/runs", "/healthz", "/v1/nothing"}) {
+    TestClient client(daemon.port());
+    std::string request = std::string("HEAD ") + target +
+                          " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+    boost::asio::write(client.socket(), boost::asio::buffer(request));
+    std::string answer;
+    boost::system::error_code error;
+    char chunk[4096];
+    while (!error) {
+      size_t size = client.socket().read_some(boost::asio::buffer(chunk), error);
+      answer.append(chunk, size);
+    }
+    size_t end_of_headers = answer.find("\r\n\r\n");
+    ASSERT_NE(end_of_headers, std::string::npos) << target << ": " << answer;
+    EXPECT_EQ(answer.size(), end_of_headers + 4) << target << ": content after the headers: "
+                                                 << answer.substr(end_of_headers + 4);
+    EXPECT_TRUE(answer.starts_with("HTTP/1.1 ")) << answer;
+  }
+}
+
 TEST(DaemonRoutes, UnixSocketServesTheApi) {
   std::string path =
       ::testing::TempDir() + "plimsolld-test-" + FreshRequestId().substr(0, 8) + ".sock";
@@ -176,7 +180,7 @@ TEST(DaemonRoutes, UnixSocketServesTheApi) {
   boost::asio::local::stream_protocol::socket socket(io_context);
   socket.connect(boost::asio::local::stream_protocol::endpoint(path));
   std::string id = FreshRequestId();
-  std::string request = "GET /healthz HTTP/1.1\r\nHost: x\r\nPlimsoll-Request-Id: " + id +
+  std::string request = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nPlimsoll-Request-Id: " + id +
                         "\r\nConnection: close\r\n\r\n";
   boost::asio::write(socket, boost::asio::buffer(request));
   std::string answer;

@@ -38,7 +38,11 @@ std::string FreshRequestId() {
   return id;
 }
 
-TestClient::TestClient(uint16_t port) : socket_(io_context_) {
+TestClient::TestClient(uint16_t port, const std::string& source_address) : socket_(io_context_) {
+  if (!source_address.empty()) {
+    socket_.open(asio::ip::tcp::v4());
+    socket_.bind(asio::ip::tcp::endpoint(asio::ip::make_address(source_address), 0));
+  }
   socket_.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
 }
 
@@ -48,7 +52,7 @@ beast_http::request<beast_http::string_body> RequestFor(const HttpCall& call,
   request.method_string(call.method);
   request.target(call.target);
   request.version(11);
-  request.set(beast_http::field::host, "127.0.0.1");
+  if (call.host) request.set(beast_http::field::host, *call.host);
   sent_id->clear();
   if (call.send_request_id) {
     *sent_id = FreshRequestId();

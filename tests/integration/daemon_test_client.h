@@ -32,6 +32,7 @@ struct HttpCall {
   std::vector<std::pair<std::string, std::string>> headers{};
   bool send_request_id = true;  // a fresh well-formed Plimsoll-Request-Id
   bool keep_alive = true;
+  std::optional<std::string> host = "127.0.0.1";  // the Host header; nullopt: none
 };
 
 struct HttpReply {
@@ -59,7 +60,9 @@ HttpReply ReplyFrom(const boost::beast::http::response<boost::beast::http::strin
 
 class TestClient {
  public:
-  explicit TestClient(uint16_t port);
+  // Connects to 127.0.0.1:port, from `source_address` (e.g. "127.0.0.2", so
+  // a test can play several peers) when it is not empty.
+  explicit TestClient(uint16_t port, const std::string& source_address = "");
   HttpReply Send(const HttpCall& call);
   // Writes raw bytes; reads one response (or nothing if the server closes).
   std::optional<HttpReply> SendRaw(const std::string& bytes);

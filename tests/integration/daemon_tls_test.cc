@@ -217,7 +217,7 @@ TEST(DaemonTls, ASlowHeaderOverTlsGets408WithTheMark) {
       certificate, [](Settings& settings) { settings.http.header_timeout = milliseconds(300); }));
   TlsClient client(daemon.port(), certificate.certificate_path());
   ASSERT_FALSE(client.Connect());
-  std::optional<HttpReply> reply = client.SendRaw("POST /v1/runs HTTP/1.1\r\nHost: x\r\n");
+  std::optional<HttpReply> reply = client.SendRaw("POST /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n");
   ASSERT_TRUE(reply.has_value()) << "closed without the 408";
   EXPECT_EQ(reply->status, 408u);
   EXPECT_EQ(reply->Header("plimsoll-not-dispatched"), "request");
@@ -295,7 +295,7 @@ TEST(DaemonTls, PlaintextToTheTlsPortGetsNoHttpAnswerAndServingGoesOn) {
   for (int attempt = 0; attempt < 3; ++attempt) {
     TestClient plain(daemon.port());
     asio::write(plain.socket(),
-                asio::buffer(std::string("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")));
+                asio::buffer(std::string("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")));
     auto received = ReadUntilClosed(plain.socket().native_handle(), milliseconds(5000));
     ASSERT_TRUE(received.has_value()) << "the plaintext connection was left open";
     EXPECT_FALSE(received->starts_with("HTTP/")) << *received;
@@ -337,7 +337,7 @@ TEST(DaemonTls, TheUnixSocketStaysPlaintext) {
   socket.connect(asio::local::stream_protocol::endpoint(path));
   asio::write(
       socket,
-      asio::buffer(std::string("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")));
+      asio::buffer(std::string("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")));
   auto received = ReadUntilClosed(socket.native_handle(), milliseconds(5000));
   ASSERT_TRUE(received.has_value());
   EXPECT_TRUE(received->starts_with("HTTP/1.1 200")) << *received;

@@ -29,7 +29,7 @@ TEST(DaemonTransport, ASlowHeaderGets408WithTheMarkThenTheConnectionCloses) {
   DaemonUnderTest daemon(Quick());
   TestClient client(daemon.port());
   auto started = std::chrono::steady_clock::now();
-  auto reply = client.SendRaw("POST /v1/runs HTTP/1.1\r\nHost: x\r\n");
+  auto reply = client.SendRaw("POST /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n");
   ASSERT_TRUE(reply.has_value());
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
   EXPECT_EQ(reply->status, 408u);
@@ -43,7 +43,7 @@ TEST(DaemonTransport, ASlowBodyGets408AndEchoesTheId) {
   TestClient client(daemon.port());
   std::string id = FreshRequestId();
   auto reply = client.SendRaw(
-      "POST /v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "POST /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
       "Plimsoll-Request-Id: " +
       id + "\r\nContent-Length: 100\r\n\r\n{\"pro");
   ASSERT_TRUE(reply.has_value());
@@ -82,7 +82,7 @@ TEST(DaemonTransport, ExpectContinueIsHonoured) {
   TestClient client(daemon.port());
   std::string body = RunBody("console.log(6*7)");
   std::string head =
-      "POST /v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "POST /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
       "Expect: 100-continue\r\nContent-Length: " +
       std::to_string(body.size()) + "\r\n\r\n";
   boost::asio::write(client.socket(), boost::asio::buffer(head));

@@ -8,14 +8,30 @@ failures=0
 checks=0
 
 # expect NAME STATUS PATTERN -- command...
+# The status checked is the command's own: run the command itself, never a
+# pipeline (`bash -c "cmd | tr ..."` reports tr's status); to match across
+# lines use expect_joined.
 expect() {
-  local name=$1 want_status=$2 pattern=$3
-  shift 4
-  local output status
+  _expect "" "$@"
+}
+
+# expect_joined NAME STATUS PATTERN -- command...
+# Like expect, with the output's lines joined by spaces before PATTERN is
+# matched (for promises that span lines).
+expect_joined() {
+  _expect joined "$@"
+}
+
+_expect() {
+  local joined=$1 name=$2 want_status=$3 pattern=$4
+  shift 5
+  local output status matched
   output=$("$@" 2>&1)
   status=$?
   checks=$((checks + 1))
-  if [ "$status" -ne "$want_status" ] || ! grep -qE -- "$pattern" <<<"$output"; then
+  matched=$output
+  if [ -n "$joined" ]; then matched=${output//$'\n'/ }; fi
+  if [ "$status" -ne "$want_status" ] || ! grep -qE -- "$pattern" <<<"$matched"; then
     echo "FAIL $name: status $status (want $want_status), output:"
     echo "$output" | sed 's/^/    /'
     failures=$((failures + 1))

@@ -130,8 +130,37 @@ def _absent(item) -> bool:
     return item is None
 
 
+def _only(obj: dict, known, where: str) -> dict:
+    """Refuses a key the digest does not know: a misspelt or new field would
+    otherwise be left out of the digest without a word (the wire refuses
+    unknown fields for the same reason)."""
+    if not isinstance(obj, dict):
+        raise TypeError(f"{where} is not an object: {obj!r}")
+    unknown = sorted(set(obj) - set(known))
+    if unknown:
+        raise ValueError(f"{where} has unknown field(s) {unknown}")
+    return obj
+
+
+REQUEST_FIELDS = ("protocol", "minimum_isolation", "timeout_ms", "trace_id", "grant_profile",
+                  "environment") + PAYLOAD_ORDER
+RESULT_FIELDS = ("provider", "isolation", "environment", "kind", "exit_code", "timed_out", "stdout",
+                 "stderr", "stdout_truncated", "stderr_truncated", "duration_ms", "outcome", "steps",
+                 "artifacts", "value", "value_truncated", "interpreter_started", "state_kept",
+                 "broker", "advice", "record")
+STEP_FIELDS = ("command", "exit_code", "timed_out", "stdout", "stderr", "stdout_truncated",
+               "stderr_truncated", "duration_ms")
+ARTIFACT_FIELDS = ("path", "content", "truncated")
+BROKER_FIELDS = ("profile", "calls", "denied")
+ADVICE_FIELDS = ("pattern", "route", "message", "extra_calls", "added_latency_ms", "bytes")
+RECORD_FIELDS = ("version", "request_sha256", "result_sha256", "provider", "isolation", "environment",
+                 "policy", "started_unix_ms", "ended_unix_ms", "session", "sequence", "previous_sha256",
+                 "record_sha256")
+
+
 def request_digest(request: dict) -> str:
     """Covers protocol, floor, timeout, grant profile and every payload."""
+    _only(request, REQUEST_FIELDS, "request")
     d = Digest(REQUEST_DOMAIN)
     d.integer("protocol", request["protocol"])
     d.string("minimum_isolation", request.get("minimum_isolation") or "")
@@ -143,12 +172,16 @@ def request_digest(request: dict) -> str:
     for kind in kinds:
         payload = request[kind]
         d.string("kind", kind)
+        known = {"javascript": ("code",), "python": ("code",), "project": ("files", "steps", "artifacts"),
+                 "cell": ("language", "code")}[kind]
+        _only(payload, known, kind)
         if kind in ("javascript", "python"):
             d.bytes(f"{kind}.code", payload["code"])
         elif kind == "project":
             files = payload.get("files") or []
             d.count("project.files", files)
             for entry in files:
+                _only(entry, ("path", "content"), "project.file")
                 d.string("project.file.path", entry["path"])
                 d.bytes("project.file.content", entry["content"])
             steps = payload.get("steps") or []
@@ -169,6 +202,7 @@ def request_digest(request: dict) -> str:
 
 def result_digest(result: dict) -> str:
     """Covers every field of the answer except `record`."""
+    _only(result, RESULT_FIELDS, "result")
     d = Digest(RESULT_DOMAIN)
     d.string("provider", result["provider"])
     d.string("isolation", result["isolation"])
@@ -186,6 +220,7 @@ def result_digest(result: dict) -> str:
     steps = result.get("steps", [])
     d.count("steps", steps)
     for step in steps:
+        _only(step, STEP_FIELDS, "step")
         d.count("step.command", step["command"])
         for argument in step["command"]:
             d.string("step.command.arg", argument)
@@ -199,17 +234,27 @@ def result_digest(result: dict) -> str:
     artifacts = result.get("artifacts", [])
     d.count("artifacts", artifacts)
     for artifact in artifacts:
+        _only(artifact, ARTIFACT_FIELDS, "artifact")
         d.string("artifact.path", artifact["path"])
         d.bytes("artifact.content", artifact["content"])
         d.boolean("artifact.truncated", artifact["truncated"])
+    # A cell's answer (SPEC §9): the four come together; value only when the
+    # cell ended in an expression with a value.
+    if "interpreter_started" in result:
+        if "value" in result:
+            d.bytes("cell.value", result["value"])
+        d.boolean("cell.value_truncated", result["value_truncated"])
+        d.boolean("cell.interpreter_started", result["interpreter_started"])
+        d.boolean("cell.state_kept", result["state_kept"])
     if "broker" in result:
-        broker = result["broker"]
+        broker = _only(result["broker"], BROKER_FIELDS, "broker")
         d.string("broker.profile", broker["profile"])
         d.integer("broker.calls", broker["calls"])
         d.integer("broker.denied", broker["denied"])
     advice = result.get("advice", [])
     d.count("advice", advice)
     for finding in advice:
+        _only(finding, ADVICE_FIELDS, "advice")
         d.string("advice.pattern", finding["pattern"])
         d.string("advice.route", finding["route"])
         d.string("advice.message", finding["message"])
@@ -224,6 +269,7 @@ SESSION_FIELDS = ("session", "sequence", "previous_sha256")
 
 def record_digest(record: dict) -> str:
     """Covers every record field except record_sha256."""
+    _only(record, RECORD_FIELDS, "record")
     d = Digest(RECORD_DOMAIN)
     d.integer("version", record["version"])
     d.string("request_sha256", record["request_sha256"])
@@ -260,8 +306,10 @@ def session_id_digest(session_id: str) -> str:
 
 def encoding_digest(encoding: dict):
     """A generic list of typed fields; returns (hex digest, transcript bytes)."""
+    _only(encoding, ("domain", "fields"), "encoding")
     d = Digest(encoding["domain"])
     for entry in encoding["fields"]:
+        _only(entry, ("type", "name", "value"), "encoding field")
         kind, name, item = entry["type"], entry["name"], entry["value"]
         if kind == "integer":
             d.integer(name, item)

@@ -60,8 +60,9 @@ def leaves(node, path=()):
         yield path, node
 
 
-def mutate(path, leaf):
-    """The smallest change of a leaf: one byte, one unit, one flag."""
+def mutate(path, leaf, last=False):
+    """The smallest change of a leaf: one byte (the first, or with last=True
+    the last, of text and bytes), one unit, one flag."""
     if isinstance(leaf, bool):
         return not leaf
     if isinstance(leaf, int):
@@ -74,11 +75,24 @@ def mutate(path, leaf):
         return 1.5
     if path[-1] == "base64":
         raw = bytearray(base64.b64decode(leaf))
-        raw[0] ^= 1
+        raw[-1 if last else 0] ^= 1
         return base64.b64encode(bytes(raw)).decode("ascii")
     if not leaf:
         return "x"
+    if last:
+        return leaf[:-1] + chr(ord(leaf[-1]) ^ 1)
     return chr(ord(leaf[0]) ^ 1) + leaf[1:]
+
+
+def objects(node, path=()):
+    """(path, dict) for every JSON object under node, node included."""
+    if isinstance(node, dict):
+        yield path, node
+        for key, child in node.items():
+            yield from objects(child, path + (key,))
+    elif isinstance(node, list):
+        for index, child in enumerate(node):
+            yield from objects(child, path + (index,))
 
 
 def set_path(node, path, new):
@@ -173,18 +187,39 @@ class MutationTest(unittest.TestCase):
             for path, leaf in leaves(inputs):
                 if path[0] == "encoding" and path[-1] == "type":
                     continue  # a type tag, not an input
-                changed = copy.deepcopy(vector)
-                if path == ("session_id",):
-                    changed["session_id"] = mutate(path, leaf)
-                else:
-                    set_path(changed, path, mutate(path, leaf))
-                with self.subTest(vector=vector["name"], leaf="/".join(map(str, path))):
-                    if path in NOT_COVERED:
-                        self.assertEqual(recompute(changed), expected, "documented as not covered")
+                # Text and bytes change at both ends: a digest that read only
+                # a prefix (or dropped a trailing byte) must not pass.
+                for last in (False, True) if isinstance(leaf, str) else (False,):
+                    changed = copy.deepcopy(vector)
+                    if path == ("session_id",):
+                        changed["session_id"] = mutate(path, leaf, last)
                     else:
-                        self.assertNotEqual(recompute(changed), expected)
-                        mutations += 1
-        self.assertGreater(mutations, 300)
+                        set_path(changed, path, mutate(path, leaf, last))
+                    with self.subTest(vector=vector["name"], leaf="/".join(map(str, path)), last=last):
+                        if path in NOT_COVERED:
+                            self.assertEqual(recompute(changed), expected, "documented as not covered")
+                        else:
+                            self.assertNotEqual(recompute(changed), expected)
+                            mutations += 1
+        self.assertGreater(mutations, 600)
+
+    def test_an_unknown_key_anywhere_is_refused(self):
+        # A field the digest does not know would be left out of it silently
+        # (a misspelt "minimum_isolaton" would drop a floor from the digest).
+        checked = 0
+        for vector in load()["vectors"]:
+            inputs = {k: vector[k] for k in ("request", "result", "encoding") if k in vector}
+            for path, obj in list(objects(inputs)):
+                if not path or path[-1] in ("content", "code", "stdout", "stderr"):
+                    continue  # {"base64": ...} byte fields: checked by wire_bytes
+                changed = copy.deepcopy(vector)
+                target = vector_at(changed, path)
+                target["unknown_field"] = 1
+                with self.subTest(vector=vector["name"], at="/".join(map(str, path))):
+                    with self.assertRaises((ValueError, TypeError)):
+                        recompute(changed)
+                    checked += 1
+        self.assertGreater(checked, 50)
 
     def test_dropping_optional_fields_and_list_entries_changes_a_digest(self):
         optional = {"outcome", "broker", "session", "minimum_isolation", "timeout_ms", "grant_profile"}

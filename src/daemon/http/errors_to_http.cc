@@ -76,4 +76,23 @@ Answer ErrorAnswer(HttpStatus status, const Error& error, std::string_view reque
   return answer;
 }
 
+Answer SummarisedErrorAnswer(HttpStatus status, const Error& error, std::string_view summary,
+                             std::string_view request_id, Log& log) {
+  if (error.code() == ErrorCode::kInternal) return ErrorAnswer(status, error, request_id, log);
+  std::string error_id = NewErrorId();
+  std::string where =
+      request_id.empty() ? std::string() : " (request ID " + std::string(request_id) + ")";
+  log.Warning("error " + error_id + where + ": " + error.ToString());
+  Answer answer;
+  answer.status = status;
+  answer.not_dispatched = error.not_dispatched();
+  Error summarised(
+      error.code(),
+      std::string(summary) + " The operator's log has the details under error ID " + error_id + ".",
+      error.not_dispatched());
+  answer.body = ErrorToJson(summarised, request_id);
+  answer.headers.emplace_back(std::string(kErrorIdHeader), error_id);
+  return answer;
+}
+
 }  // namespace plimsoll::daemon::http

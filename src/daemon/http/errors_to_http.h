@@ -40,6 +40,16 @@ Answer ErrorAnswer(const Error& error, std::string_view request_id, Log& log);
 // The same with an explicit HTTP status (transport refusals, /readyz).
 Answer ErrorAnswer(HttpStatus status, const Error& error, std::string_view request_id, Log& log);
 
+// An answer that keeps `error`'s code and mark but replaces its message with
+// `summary` (a clean sentence for the caller) plus the error ID; the full
+// error goes to `log` under that ID (Plimsoll-Error-Id header, as for
+// internal errors). For errors whose text comes from places a caller must not
+// see: host paths, errno texts of internal steps, runtime or console output
+// (server/provider_errors.h decides which). Internal errors are masked as by
+// ErrorAnswer whatever `summary` says. Thread-safe.
+Answer SummarisedErrorAnswer(HttpStatus status, const Error& error, std::string_view summary,
+                             std::string_view request_id, Log& log);
+
 // 32 lowercase hex digits from the CSPRNG; identifies one internal error.
 std::string NewErrorId();
 

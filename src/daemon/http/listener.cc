@@ -3,14 +3,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http/write.hpp>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <exception>
+#include <functional>
+
+#include "daemon/http/errors_to_http.h"
+#include "daemon/http/framing.h"
+#include "daemon/http/watchdog.h"
 
 namespace plimsoll::daemon::http {
 namespace {
@@ -44,6 +54,22 @@ Status RemoveStaleUnixSocket(const std::string& path, asio::io_context& io_conte
   return Status::Ok();
 }
 
+// chmod, then a check that the path is still the socket just made.
+Status RestrictSocketFile(const std::string& path, mode_t mode) {
+  if (::chmod(path.c_str(), mode) != 0) {
+    return Failure(ErrorCode::kFailedPrecondition,
+                   "Cannot listen on " + path + ": chmod failed: " + std::strerror(errno) + ".");
+  }
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0 || !S_ISSOCK(info.st_mode) ||
+      (info.st_mode & 07777) != mode) {
+    return Failure(ErrorCode::kFailedPrecondition,
+                   "Cannot listen on " + path +
+                       ": the socket file changed under the daemon (keep its directory private).");
+  }
+  return Status::Ok();
+}
+
 template <class Protocol>
 Status PrepareEndpoint(const typename Protocol::endpoint&, asio::io_context&) {
   return Status::Ok();
@@ -53,6 +79,54 @@ template <>
 Status PrepareEndpoint<asio::local::stream_protocol>(
     const asio::local::stream_protocol::endpoint& endpoint, asio::io_context& io_context) {
   return RemoveStaleUnixSocket(endpoint.path(), io_context);
+}
+
+// The answer to a connection refused by a cap: nothing of it was read, so
+// it carries no request-ID echo (there is none to echo).
+Answer CapRefusal(ConnectionLimiter::Rejection rejection, Log& log) {
+  std::string why = rejection == ConnectionLimiter::Rejection::kPeer
+                        ? "this client already holds as many open connections as one client may"
+                        : "the daemon holds as many open connections as it serves";
+  Answer answer = ErrorAnswer(
+      HttpStatus::service_unavailable,
+      Refusal(NotDispatched::kCapacity, "Connection refused before any request was read: " + why +
+                                            "; close idle connections or try again shortly."),
+      "", log);
+  answer.headers.emplace_back("Retry-After", "1");
+  return answer;
+}
+
+// Writes the cap refusal (bounded), ends the sending direction, then reads
+// and drops what the client sends for a moment so closing does not reset
+// the connection before the client read the answer.
+template <class Socket>
+asio::awaitable<void> RefuseConnection(Socket socket, ConnectionLimiter::Rejection rejection,
+                                       std::unique_ptr<ConnectionLimiter::RefusalSlot> /*held*/,
+                                       Log& log) {
+  constexpr auto kBound = std::chrono::milliseconds(1000);
+  try {
+    Response response = FrameAnswer(CapRefusal(rejection, log), "", 11, false);
+    Watchdog<Socket> watchdog(socket);
+    watchdog.Arm(kBound);
+    auto [write_error, written] =
+        co_await boost::beast::http::async_write(socket, response, kNoThrow);
+    if (!write_error) {
+      boost::system::error_code ignored;
+      socket.shutdown(Socket::shutdown_send, ignored);
+      std::array<char, 4096> scratch;
+      size_t budget = 64 * 1024;
+      while (budget > 0) {
+        auto [error, size] = co_await socket.async_read_some(asio::buffer(scratch), kNoThrow);
+        if (error) break;
+        budget -= std::min(budget, size);
+      }
+    }
+    watchdog.Disarm();
+  } catch (const std::exception&) {
+    // Out of memory while refusing: the close below is the answer.
+  }
+  boost::system::error_code ignored;
+  socket.close(ignored);
 }
 
 }  // namespace
@@ -76,6 +150,11 @@ Status Listener<Protocol>::Bind(const typename Protocol::endpoint& endpoint) {
   }
   acceptor_.bind(endpoint, error);
   if (error) return BindError("bind", error);
+  if constexpr (std::is_same_v<Protocol, asio::local::stream_protocol>) {
+    // Before listen(): until then a connect() is refused, so nobody gets in
+    // between the bind (which creates the file by the umask) and the chmod.
+    PLIMSOLL_RETURN_IF_ERROR(RestrictSocketFile(endpoint.path(), unix_mode_));
+  }
   acceptor_.listen(asio::socket_base::max_listen_connections, error);
   if (error) return BindError("listen", error);
   return Status::Ok();
@@ -114,23 +193,54 @@ asio::awaitable<void> Listener<Protocol>::AcceptLoop() {
       continue;
     }
     auto executor = socket.get_executor();
+    std::shared_ptr<ConnectionLimiter::Slot> slot;
+    if (environment_.limiter != nullptr) {
+      auto admitted = environment_.limiter->TryAcquire(PeerKeyOf(socket));
+      if (auto* rejection = std::get_if<ConnectionLimiter::Rejection>(&admitted)) {
+        Refuse(std::move(socket), *rejection);
+        continue;
+      }
+      slot = std::make_shared<ConnectionLimiter::Slot>(
+          std::move(std::get<ConnectionLimiter::Slot>(admitted)));
+    }
+    // The slot is released when the connection's coroutine ends.
+    std::function<void(std::exception_ptr)> release = [slot](std::exception_ptr) {};
     if constexpr (std::is_same_v<Protocol, tcp>) {
       if (tls_) {
-        SpawnTls(std::move(socket));
+        SpawnTls(std::move(socket), std::move(release));
         continue;
       }
     }
-    asio::co_spawn(executor, ServeConnection(std::move(socket), environment_), asio::detached);
+    asio::co_spawn(executor, ServeConnection(std::move(socket), environment_), std::move(release));
   }
 }
 
 template <class Protocol>
+void Listener<Protocol>::Refuse(typename Protocol::socket socket,
+                                ConnectionLimiter::Rejection rejection) {
+  if (environment_.on_reject) environment_.on_reject(rejection);
+  std::unique_ptr<ConnectionLimiter::RefusalSlot> refusing;
+  if (!tls_) refusing = environment_.limiter->TryBeginRefusal();
+  if (refusing == nullptr) {  // TLS, or too many refusals in progress: just close
+    boost::system::error_code ignored;
+    socket.close(ignored);
+    return;
+  }
+  auto executor = socket.get_executor();
+  asio::co_spawn(
+      executor,
+      RefuseConnection(std::move(socket), rejection, std::move(refusing), environment_.log),
+      asio::detached);
+}
+
+template <class Protocol>
 void Listener<Protocol>::SpawnTls(
-    typename Protocol::socket socket) requires std::is_same_v<Protocol, tcp> {
+    typename Protocol::socket socket,
+    std::function<void(std::exception_ptr)> release) requires std::is_same_v<Protocol, tcp> {
   auto executor = socket.get_executor();
   try {
     TlsStream stream(std::move(socket), *tls_);
-    asio::co_spawn(executor, ServeConnection(std::move(stream), environment_), asio::detached);
+    asio::co_spawn(executor, ServeConnection(std::move(stream), environment_), std::move(release));
   } catch (const std::exception& exception) {
     // SSL_new failed (out of memory): drop this connection, keep accepting.
     environment_.log.Warning(std::string("A TLS connection could not be set up: ") +

@@ -5,7 +5,12 @@
 // (tls.h, session.h); without one, and always for a Unix socket (local by
 // nature), it serves plaintext.
 //
-// Thread-safety: Bind() and UseTls() before the io_context runs; Start() and
+// A listener whose environment has a ConnectionLimiter takes a place for each
+// accepted connection before reading from it; one over a cap is refused
+// (connection_limiter.h). A Unix socket file is created with UseMode()'s
+// mode (0600 unless told), set before the socket listens.
+//
+// Thread-safety: Bind(), UseTls() and UseMode() before the io_context runs; Start() and
 // Close() from any thread (they post to the acceptor's strand).
 //
 // Usage:
@@ -19,11 +24,15 @@
 #ifndef PLIMSOLL_DAEMON_HTTP_LISTENER_H_
 #define PLIMSOLL_DAEMON_HTTP_LISTENER_H_
 
+#include <sys/types.h>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/strand.hpp>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -54,19 +63,30 @@ class Listener {
   }
   bool tls() const { return tls_ != nullptr; }
 
+  // The mode of the Unix socket file Bind() creates (default 0600: only the
+  // daemon's user may connect). Unix only; before Bind().
+  void UseMode(mode_t mode) requires std::is_same_v<Protocol, boost::asio::local::stream_protocol> {
+    unix_mode_ = mode;
+  }
+
   void Start();
   void Close();
 
  private:
   boost::asio::awaitable<void> AcceptLoop();
-  void SpawnTls(
-      typename Protocol::socket socket) requires std::is_same_v<Protocol, boost::asio::ip::tcp>;
+  void SpawnTls(typename Protocol::socket socket,
+                std::function<void(std::exception_ptr)> release) requires
+      std::is_same_v<Protocol, boost::asio::ip::tcp>;
+  // A connection over a cap (environment.limiter): counted, then answered
+  // 503 and closed (TLS: closed), without reading from it.
+  void Refuse(typename Protocol::socket socket, ConnectionLimiter::Rejection rejection);
 
   boost::asio::io_context& io_context_;
   boost::asio::strand<boost::asio::io_context::executor_type> strand_;
   typename Protocol::acceptor acceptor_;
   const SessionEnvironment& environment_;
   std::shared_ptr<boost::asio::ssl::context> tls_;
+  mode_t unix_mode_ = 0600;
 };
 
 using TcpListener = Listener<boost::asio::ip::tcp>;

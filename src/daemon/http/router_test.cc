@@ -1,5 +1,6 @@
 #include "daemon/http/router.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -92,6 +93,44 @@ TEST(Router, MatchesPathParameters) {
   EXPECT_EQ(std::get<Admitted>(admitted).path_params, std::vector<std::string>{"s-123"});
   header.target("/v1/sessions/");
   EXPECT_TRUE(std::holds_alternative<Answer>(router.Admit(header, "")));
+}
+
+// A method the contract does not declare on a known path (TRACE, OPTIONS, a
+// verb Beast does not know) is 405 with Allow and the nothing-ran mark; on an
+// unknown path it stays 404.
+TEST(Router, AnUndeclaredMethodOnAKnownPathIs405WithAllow) {
+  std::ostringstream sink;
+  Log log(sink);
+  Router router(nullptr, log);
+  RouteOptions open{.authenticate = false, .scope = {}, .json_body = false};
+  router.Add({Verb::get, "/v1/describe", open, Nothing});
+  router.Add({Verb::post, "/v1/runs", open, Nothing});
+  router.Add({Verb::delete_, "/v1/sessions/{id}", open, Nothing});
+  struct Case {
+    std::string method, target, allow;
+  };
+  for (const Case& c :
+       {Case{"TRACE", "/v1/describe", "GET"}, Case{"OPTIONS", "/v1/runs", "POST"},
+        Case{"BREW", "/v1/runs?x=1", "POST"}, Case{"TRACE", "/v1/sessions/abc", "DELETE"}}) {
+    SCOPED_TRACE(c.method + " " + c.target);
+    RequestHeader header;
+    header.method_string(c.method);
+    header.target(c.target);
+    auto admitted = router.Admit(header, "0123456789abcdef0123456789abcdef");
+    ASSERT_TRUE(std::holds_alternative<Answer>(admitted));
+    const Answer& answer = std::get<Answer>(admitted);
+    EXPECT_EQ(answer.status, HttpStatus::method_not_allowed);
+    EXPECT_EQ(answer.not_dispatched, NotDispatched::kRequest);
+    EXPECT_THAT(answer.headers,
+                ::testing::Contains(std::pair<std::string, std::string>("Allow", c.allow)));
+    EXPECT_THAT(answer.body, ::testing::HasSubstr("\"not_dispatched\":\"request\""));
+  }
+  RequestHeader unknown;
+  unknown.method_string("TRACE");
+  unknown.target("/v1/nothing");
+  auto admitted = router.Admit(unknown, "");
+  ASSERT_TRUE(std::holds_alternative<Answer>(admitted));
+  EXPECT_EQ(std::get<Answer>(admitted).status, HttpStatus::not_found);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "daemon/http/session.h"
 
+#include <openssl/ssl.h>
+
 #include <algorithm>
 #include <array>
 #include <boost/asio/as_tuple.hpp>
@@ -10,13 +12,13 @@
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
-#include <openssl/ssl.h>
 #include <exception>
 #include <memory>
 #include <type_traits>
 
 #include "daemon/http/errors_to_http.h"
 #include "daemon/http/framing.h"
+#include "daemon/http/loopback_host.h"
 #include "daemon/http/request_id.h"
 #include "daemon/http/watchdog.h"
 
@@ -121,6 +123,9 @@ class Connection {
     unsigned version = header.version();
     facts.method = header.method();
     facts.request_id = request_id;
+    if (std::optional<Answer> misdirected = CheckHost(header, request_id)) {
+      co_return co_await Write(*misdirected, request_id, version, false, facts);
+    }
     auto admitted = environment_.router.Admit(header.base(), request_id);
     if (auto* refusal = std::get_if<Answer>(&admitted)) {
       if (!parser.is_done()) refusal->close_connection = true;
@@ -147,6 +152,27 @@ class Connection {
     if (context.caller) facts.caller = &*context.caller;
     Answer answer = co_await CallHandler(*route.route, context);
     co_return co_await Write(answer, request_id, version, parser.get().keep_alive(), facts);
+  }
+
+  // The DNS-rebinding defence of --dev (loopback_host.h): one Host header,
+  // naming loopback. The request's body is not read.
+  std::optional<Answer> CheckHost(const beast_http::request_header<>& header,
+                                  std::string_view request_id) {
+    if constexpr (std::is_same_v<Stream, UnixSocket>) return std::nullopt;
+    if (!environment_.loopback_host_only) return std::nullopt;
+    auto hosts = header.equal_range(beast_http::field::host);
+    bool one = hosts.first != hosts.second && std::next(hosts.first) == hosts.second;
+    if (one && IsLoopbackHost(hosts.first->value())) return std::nullopt;
+    Answer refusal = ErrorAnswer(
+        HttpStatus::misdirected_request,
+        Refusal(NotDispatched::kRequest, ErrorCode::kInvalidArgument,
+                "This daemon runs in development mode (--dev) and answers only requests "
+                "addressed to a loopback name: its Host header must be localhost, an address "
+                "in 127.0.0.0/8 or [::1], with an optional port (a defence against DNS "
+                "rebinding)."),
+        request_id, environment_.log);
+    refusal.close_connection = true;
+    return refusal;
   }
 
   asio::awaitable<Answer> CallHandler(const Route& route, RequestContext& context) {
@@ -185,6 +211,9 @@ class Connection {
         request_keep_alive && !answer.close_connection && !environment_.registry.draining();
     if (environment_.on_answer) environment_.on_answer(answer, facts);
     Response response = FrameAnswer(std::move(answer), request_id, version, keep_alive);
+    // An answer to HEAD carries the headers a GET would (Content-Length
+    // included) and no content (RFC 9110 §9.3.2).
+    if (facts.method == Verb::head) response.body().clear();
     watchdog_.Arm(environment_.limits.write_timeout);
     auto [error, size] = co_await beast_http::async_write(stream_, response, kNoThrow);
     watchdog_.Disarm();

@@ -13,6 +13,8 @@
 //             (refused from Content-Length alone when it says so);
 //   write   - writing the answer: the connection closes on expiry.
 // Malformed HTTP gets 400. After any transport refusal the connection closes.
+// With loopback_host_only (--dev), a TCP request whose Host is not loopback
+// gets 421 before routing, and the connection closes.
 // While the server drains, a connection answers the request it is on with
 // `Connection: close` and an idle one is closed.
 //
@@ -40,6 +42,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "daemon/http/connection_limiter.h"
 #include "daemon/http/connection_registry.h"
 #include "daemon/http/router.h"
 #include "daemon/log.h"
@@ -77,6 +80,17 @@ struct SessionEnvironment {
   // written, refusals before the handler included; may be empty. It must not
   // block for long: it runs on an event-loop thread.
   std::function<void(const Answer&, const AnswerContext&)> on_answer;
+  // The caps on open connections (connection_limiter.h); null = none. The
+  // listener consults it before anything is read from a new connection.
+  ConnectionLimiter* limiter = nullptr;
+  // Called (on the acceptor's strand) for each connection a cap refused; may
+  // be empty. Must not block.
+  std::function<void(ConnectionLimiter::Rejection)> on_reject;
+  // --dev: TCP requests whose Host header is not a loopback name or address
+  // (loopback_host.h) are refused 421 `invalid_argument`, marked `request`,
+  // before routing (the DNS-rebinding defence). Unix sockets are exempt: no
+  // browser can reach them.
+  bool loopback_host_only = false;
 };
 
 using TcpSocket = boost::asio::ip::tcp::socket;

@@ -94,7 +94,10 @@ std::string FormatAuditLine(const AuditEntry& entry) {
       if (!line.contains(key)) line[key] = value;
     }
   }
-  return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // ensure_ascii: every byte of the line is printable ASCII (controls, DEL,
+  // C1 controls and U+2028 become \u escapes), so no string in it can break
+  // the line or reach a terminal raw.
+  return line.dump(-1, ' ', /*ensure_ascii=*/true, nlohmann::json::error_handler_t::replace);
 }
 
 ordered_json RunAuditFields(const Request& request, std::string_view provider) {

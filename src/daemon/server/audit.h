@@ -64,8 +64,9 @@ struct AuditEntry {
 AuditEntry AuditEntryFor(const http::Answer& answer, const http::AnswerContext& facts,
                          std::chrono::system_clock::time_point now);
 
-// The line for `entry`: one JSON object, no newline. Strings that are not
-// valid UTF-8 are written with replacement characters, never rejected.
+// The line for `entry`: one JSON object, no newline, printable ASCII only
+// (anything else in a string is a \u escape). Strings that are not valid
+// UTF-8 are written with replacement characters, never rejected.
 std::string FormatAuditLine(const AuditEntry& entry);
 
 // The "run" object of a run request: kind, payload_bytes (code, or the sum of

@@ -61,6 +61,25 @@ TEST(AuditLine, IsOneLineEvenForHostileStrings) {
   EXPECT_TRUE(line["caller"].get<std::string>().starts_with("evil\ncaller"));
 }
 
+TEST(AuditLine, IsPrintableAsciiWhateverItsStringsHold) {
+  // Newlines, carriage returns, escape sequences, NUL, DEL, invalid UTF-8, a
+  // C1 control (CSI) and the Unicode line separator: none reaches the line raw.
+  using namespace std::string_literals;
+  const std::string caller = "a\nb\r\x1b[31mc"s + '\0' + "d\x7f e\xff\xc3 f\xc2\x9bg\xe2\x80\xa8h"s;
+  nlohmann::ordered_json details = {{"run", {{"trace_id", caller}}}};
+  AuditEntry entry = SampleEntry();
+  entry.caller = caller;
+  entry.details = &details;
+  std::string text = FormatAuditLine(entry);
+  for (unsigned char byte : text) {
+    EXPECT_TRUE(byte >= 0x20 && byte < 0x7f)
+        << "byte 0x" << std::hex << int{byte} << " in " << text;
+  }
+  json line = json::parse(text);
+  EXPECT_TRUE(line["caller"].get<std::string>().starts_with("a\nb\r\x1b[31mc"s + '\0'));
+  EXPECT_NE(line["caller"].get<std::string>().find("\xe2\x80\xa8h"), std::string::npos);
+}
+
 TEST(AuditLine, HandlerDetailsAreAddedButNeverReplaceTheCallsOwnFields) {
   nlohmann::ordered_json details = {{"run", {{"kind", "javascript"}}}, {"status", 999}};
   AuditEntry entry = SampleEntry();

@@ -30,17 +30,22 @@ void WarnAboutEnvironment(const Environment& environment, Log& log) {
 Status ConfirmSandbox(const Settings& settings, Sandbox& sandbox, Log& log) {
   Status reconciled = sandbox.provider().Reconcile();
   if (!reconciled.ok()) return reconciled.error().WithContext("Removing leftovers failed");
+  // The pin holds for the daemon's whole life: every later evidence
+  // collection re-checks it (a changed image is refused, not served).
+  sandbox.PinEnvironment(settings.pinned_environment);
   auto evidence = sandbox.CollectEvidence(settings.evidence_budget);
-  if (!evidence.ok()) return evidence.error();
+  if (!evidence.ok()) {
+    std::string environment = sandbox.Describe().environment;
+    if (!settings.pinned_environment.empty() && environment != settings.pinned_environment) {
+      return Failure(ErrorCode::kFailedPrecondition,
+                     "The environment is pinned to " + settings.pinned_environment + " but the " +
+                         std::string(sandbox.provider().name()) + " provider has " +
+                         (environment.empty() ? std::string("none") : environment) + ".");
+    }
+    return evidence.error();
+  }
   log.Info("provider " + std::string(sandbox.provider().name()) + ", tier " +
            std::string(TierName(evidence->tier)) + ": " + evidence->summary);
-  std::string environment = sandbox.Describe().environment;
-  if (!settings.pinned_environment.empty() && environment != settings.pinned_environment) {
-    return Failure(ErrorCode::kFailedPrecondition,
-                   "The environment is pinned to " + settings.pinned_environment + " but the " +
-                       std::string(sandbox.provider().name()) + " provider has " +
-                       (environment.empty() ? std::string("none") : environment) + ".");
-  }
   if (settings.min_isolation && !MeetsFloor(evidence->tier, *settings.min_isolation)) {
     return Failure(ErrorCode::kFailedPrecondition,
                    "SANDBOX_MIN_ISOLATION is " + std::string(TierName(*settings.min_isolation)) +
@@ -191,6 +196,11 @@ int DaemonMain(const std::vector<std::string>& args, const Environment& environm
       return kExitStartFailed;
     }
     hardened = std::move(*facts);
+    // Sessions are bounded by built-in caps (session_registry.h: lifetime at
+    // most 12 h, idle timeout, 1 GiB of disk, per caller, per owner, per
+    // daemon); none can be switched off.
+    hardened.sessions_enabled = sandbox->Describe().capabilities.sessions;
+    hardened.session_caps_set = true;
     std::vector<std::string> violations = HardenedViolations(*settings, hardened);
     if (!violations.empty()) {
       log.Error(HardenedReport(violations));

@@ -4,11 +4,14 @@
 // API listener (authenticated unless noted; scope in brackets):
 //   GET    /v1/describe                 provider, tier, evidence, limits ...
 //   POST   /v1/runs                     [runs] one run through the Sandbox
-//   POST   /v1/sessions                 [sessions] 501 unimplemented (unsupported)
-//   POST   /v1/sessions/{id}/runs       [sessions] 501 unimplemented (unsupported)
-//   DELETE /v1/sessions/{id}            [sessions] 501 unimplemented (unsupported)
+//   POST   /v1/sessions                 [sessions] open a session (SPEC §9)
+//   POST   /v1/sessions/{id}/runs       [sessions] one call in it (admitted as a run)
+//   GET    /v1/sessions/{id}            [sessions] its state
+//   DELETE /v1/sessions/{id}            [sessions] close it
+//   (an unknown, ended or another caller's session ID: the same not_found)
 //   GET    /healthz                     no authentication: liveness
-//   GET    /readyz                      no authentication: re-runs Preflight
+//   GET    /readyz                      no authentication: Preflight via the
+//                                        ReadinessProbe (never on an I/O thread)
 // Metrics listener (no authentication; loopback by default):
 //   GET    /metrics                     Prometheus text format
 //
@@ -26,12 +29,16 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <nlohmann/json.hpp>
 
 #include "daemon/admission/admission_controller.h"
 #include "daemon/http/router.h"
 #include "daemon/log.h"
 #include "daemon/server/evidence_monitor.h"
 #include "daemon/server/metrics.h"
+#include "daemon/server/readiness_probe.h"
+#include "daemon/server/session_registry.h"
 #include "daemon/server/worker_pool.h"
 #include "plimsoll/sandbox.h"
 
@@ -56,7 +63,23 @@ struct ApiServices {
   admission::AdmissionController& admission;  // checked by HandleRun before the pool
   const EvidenceMonitor& evidence_monitor;    // shown by describe and /readyz
   const RunBound run_bound;                   // HandleRun's own deadline
+  ReadinessProbe& readiness;                  // /readyz's preflight, off the event loop
+  SessionRegistry& sessions;                  // the session routes' sessions
 };
+
+// What a run route hands the worker: Sandbox::Run, or a session's Run.
+using Dispatch = std::function<Expected<Result>(const Request&)>;
+
+// The `capacity` refusal (with Retry-After) for work the full pool refused.
+http::Answer PoolFullAnswer(ApiServices& services, const http::RequestContext& context);
+
+// The run path of POST /v1/runs and of session calls: admission, the worker
+// pool within the daemon's bound (RunBound), metrics, the answer and its
+// audit fields (`extra_audit` adds to them, e.g. the session's digest).
+boost::asio::awaitable<http::Answer> AdmitAndRun(ApiServices& services,
+                                                 http::RequestContext& context, Request request,
+                                                 Dispatch dispatch,
+                                                 nlohmann::ordered_json extra_audit);
 
 void AddApiRoutes(http::Router& router, ApiServices& services);
 void AddMetricsRoutes(http::Router& router, Metrics& metrics);
@@ -65,8 +88,14 @@ boost::asio::awaitable<http::Answer> HandleDescribe(ApiServices& services,
                                                     http::RequestContext& context);
 boost::asio::awaitable<http::Answer> HandleRun(ApiServices& services,
                                                http::RequestContext& context);
-boost::asio::awaitable<http::Answer> HandleSessionUnimplemented(ApiServices& services,
-                                                                http::RequestContext& context);
+boost::asio::awaitable<http::Answer> HandleSessionOpen(ApiServices& services,
+                                                       http::RequestContext& context);
+boost::asio::awaitable<http::Answer> HandleSessionRun(ApiServices& services,
+                                                      http::RequestContext& context);
+boost::asio::awaitable<http::Answer> HandleSessionState(ApiServices& services,
+                                                        http::RequestContext& context);
+boost::asio::awaitable<http::Answer> HandleSessionClose(ApiServices& services,
+                                                        http::RequestContext& context);
 boost::asio::awaitable<http::Answer> HandleHealthz(http::RequestContext& context);
 boost::asio::awaitable<http::Answer> HandleReadyz(ApiServices& services,
                                                   http::RequestContext& context);

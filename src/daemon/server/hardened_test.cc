@@ -181,11 +181,11 @@ TEST(Hardened, ACallersConcurrencyMayNotExceedTheGlobalOne) {
   EXPECT_THAT(HardenedViolations(settings, facts), IsEmpty());
 }
 
-TEST(Hardened, SessionCapsAreVacuousWhileSessionsDoNotExist) {
+TEST(Hardened, SessionsNeedTheirCaps) {
   HardenedFacts facts = CompliantFacts();
-  EXPECT_FALSE(facts.sessions_enabled);  // no daemon has sessions yet
+  EXPECT_FALSE(facts.sessions_enabled);
   EXPECT_THAT(HardenedViolations(Compliant(), facts), IsEmpty());
-  facts.sessions_enabled = true;  // what the rule will say once they do
+  facts.sessions_enabled = true;  // a provider that keeps sessions, caps not set
   auto violations = HardenedViolations(Compliant(), facts);
   ASSERT_THAT(violations, SizeIs(1));
   EXPECT_THAT(violations[0], HasSubstr("Sessions are on without caps"));

@@ -1,6 +1,13 @@
 // GET /healthz (liveness) and GET /readyz (readiness: not draining, the
 // provider's cheap preflight passes, the current evidence passed its checks,
 // and the evidence monitor has not seen it fall below the startup tier).
+//
+// Neither blocks an event-loop thread: /healthz touches nothing, and /readyz
+// awaits the preflight on the ReadinessProbe's own thread (coalesced, fresh
+// within a second, bounded; readiness_probe.h); the rest is short locks
+// around copies. /readyz needs no authentication, so what went wrong stays
+// in the operator log under an error ID: the answer names only which check
+// failed.
 #include <nlohmann/json.hpp>
 
 #include "daemon/http/errors_to_http.h"
@@ -16,6 +23,14 @@ http::Answer NotReady(ApiServices& services, const http::RequestContext& context
                            context.request_id, services.log);
 }
 
+// Not ready for a reason whose detail holds provider or console text.
+http::Answer NotReadyWithDetail(ApiServices& services, const http::RequestContext& context,
+                                std::string summary, std::string detail) {
+  return http::SummarisedErrorAnswer(http::HttpStatus::service_unavailable,
+                                     Failure(ErrorCode::kFailedPrecondition, std::move(detail)),
+                                     summary, context.request_id, services.log);
+}
+
 }  // namespace
 
 boost::asio::awaitable<http::Answer> HandleHealthz(http::RequestContext& /*context*/) {
@@ -25,11 +40,11 @@ boost::asio::awaitable<http::Answer> HandleHealthz(http::RequestContext& /*conte
 boost::asio::awaitable<http::Answer> HandleReadyz(ApiServices& services,
                                                   http::RequestContext& context) {
   if (services.draining.load()) co_return NotReady(services, context, "The daemon is draining.");
-  // Preflight is cheap and starts no sandbox (provider.h), so it runs here.
-  Status preflight = services.sandbox.provider().Preflight();
+  Status preflight = co_await services.readiness.Check();
   if (!preflight.ok()) {
-    co_return NotReady(services, context,
-                       "The provider's preflight fails: " + preflight.error().message());
+    co_return NotReadyWithDetail(
+        services, context, "The provider's preflight does not pass.",
+        "/readyz: the provider's preflight: " + preflight.error().message());
   }
   std::optional<Evidence> evidence = services.sandbox.evidence();
   if (!evidence || !evidence->AllChecksPassed()) {
@@ -37,10 +52,11 @@ boost::asio::awaitable<http::Answer> HandleReadyz(ApiServices& services,
   }
   EvidenceStatus monitored = services.evidence_monitor.status();
   if (!monitored.confirmed) {
-    co_return NotReady(services, context,
-                       "The sandbox's evidence is below the " +
-                           std::string(TierName(monitored.startup_tier)) +
-                           " tier proven at startup: " + monitored.lost_reason + ".");
+    co_return NotReadyWithDetail(services, context,
+                                 "The sandbox's evidence is below the " +
+                                     std::string(TierName(monitored.startup_tier)) +
+                                     " tier proven at startup.",
+                                 "/readyz: the evidence fell: " + monitored.lost_reason);
   }
   nlohmann::ordered_json body = {{"status", "ready"},
                                  {"provider", services.sandbox.provider().name()},

@@ -53,6 +53,7 @@ Metrics::Metrics() {
   for (std::string_view result : kEvidenceResults) {
     evidence_checks_["result=\"" + std::string(result) + "\""] = 0;
   }
+  for (std::string_view reason : {"global", "peer"}) connections_rejected_[ReasonLabel(reason)] = 0;
 }
 
 void Metrics::CountAnswer(unsigned http_status, std::optional<NotDispatched> refusal) {
@@ -110,6 +111,16 @@ void Metrics::CountEvidenceCheck(std::string_view result) {
   ++evidence_checks_["result=\"" + EscapeLabelValue(result) + "\""];
 }
 
+void Metrics::CountConnectionRejected(std::string_view reason) {
+  std::lock_guard lock(mutex_);
+  ++connections_rejected_[ReasonLabel(reason)];
+}
+
+void Metrics::CountReadinessCheck(std::string_view result) {
+  std::lock_guard lock(mutex_);
+  ++readiness_checks_["result=\"" + EscapeLabelValue(result) + "\""];
+}
+
 void Metrics::CountAuditFailure() {
   std::lock_guard lock(mutex_);
   ++audit_failures_;
@@ -120,15 +131,28 @@ void Metrics::SetPoolSource(std::function<std::optional<PoolState>()> source) {
   pool_source_ = std::move(source);
 }
 
+void Metrics::SetOpenConnectionsSource(std::function<std::map<std::string, uint64_t>()> source) {
+  std::lock_guard lock(mutex_);
+  open_connections_source_ = std::move(source);
+}
+
 std::string Metrics::Render() const {
   std::ostringstream out;
   std::function<std::optional<PoolState>()> pool_source;
+  std::function<std::map<std::string, uint64_t>()> open_connections_source;
   {
     std::lock_guard lock(mutex_);
     pool_source = pool_source_;
+    open_connections_source = open_connections_source_;
   }
-  // Read outside the lock: the provider takes its own.
+  // Read outside the lock: the provider and the limiters take their own.
   std::optional<PoolState> pool = pool_source ? pool_source() : std::nullopt;
+  std::map<std::string, uint64_t> open_connections;
+  if (open_connections_source) {
+    for (const auto& [listener, count] : open_connections_source()) {
+      open_connections["listener=\"" + EscapeLabelValue(listener) + "\""] = count;
+    }
+  }
   std::lock_guard lock(mutex_);
   RenderFamily(out, "plimsoll_http_answers_total", "counter",
                "HTTP answers of the API listener by status.", answers_);
@@ -176,6 +200,18 @@ std::string Metrics::Render() const {
   out << "plimsoll_evidence_last_confirmed_timestamp_seconds " << evidence_last_confirmed_unix_
       << '\n';
 
+  RenderFamily(out, "plimsoll_connections_open", "gauge",
+               "Connections open now (admitted under the caps), by listener (api, metrics).",
+               open_connections);
+  RenderFamily(out, "plimsoll_connections_rejected_total", "counter",
+               "Connections closed before any request was read because a cap on open "
+               "connections was reached, by cap (global, peer).",
+               connections_rejected_);
+  RenderFamily(out, "plimsoll_readiness_preflights_total", "counter",
+               "Provider preflights run for /readyz off the event loop, by result (passed, "
+               "failed).",
+               readiness_checks_);
+
   Declare(out, "plimsoll_audit_write_failures_total", "counter",
           "Audit lines that could not be written.");
   out << "plimsoll_audit_write_failures_total " << audit_failures_ << '\n';
@@ -188,7 +224,8 @@ std::string Metrics::Render() const {
       {"plimsoll_pool_handed_out_total", "Runs served by a sandbox from the pool."},
       {"plimsoll_pool_found_empty_total",
        "Runs that found the pool empty and started their own sandbox."},
-      {"plimsoll_pool_unhealthy_total", "Pooled sandboxes destroyed unused because a check failed."},
+      {"plimsoll_pool_unhealthy_total",
+       "Pooled sandboxes destroyed unused because a check failed."},
       {"plimsoll_pool_start_failures_total", "Pooled sandboxes that failed to start."}};
   const uint64_t gauge_values[] = {pool ? pool->size : 0, pool ? pool->ready : 0,
                                    pool && pool->enabled ? 1u : 0u};

@@ -5,7 +5,9 @@
 // Families: answers by status, refusals by reason, runs by provider / tier /
 // outcome, runs in flight, admission sheds by limit, the run duration
 // histogram, run-ceiling hits, the evidence state (tier, confirmed, checks by
-// result, last confirmation time), audit write failures and the provider's
+// result, last confirmation time), open connections by listener,
+// connections refused by a cap, /readyz
+// preflights, audit write failures and the provider's
 // warm pool (size, ready, enabled, and its counters) when it has one. Every family is
 // declared in Render(), so its HELP and TYPE lines appear before the first
 // sample does.
@@ -68,6 +70,13 @@ class Metrics {
   // One background evidence check; `result` is EvidenceCheckResultName.
   void CountEvidenceCheck(std::string_view result);
 
+  // A connection refused by a cap on open connections; `reason` is
+  // http::RejectionName ("global", "peer").
+  void CountConnectionRejected(std::string_view reason);
+  // One provider preflight run for /readyz (readiness_probe.h): "passed" or
+  // "failed".
+  void CountReadinessCheck(std::string_view result);
+
   // An audit line that could not be written (audit.h).
   void CountAuditFailure();
 
@@ -75,6 +84,10 @@ class Metrics {
   // Sandbox::Describe()); unset or returning nothing: the pool families carry
   // no samples. Called at every scrape.
   void SetPoolSource(std::function<std::optional<PoolState>()> source);
+  // Where Render() reads how many connections each listener ("api",
+  // "metrics") holds open now (its ConnectionLimiter). Unset: the family
+  // carries no samples. Called at every scrape.
+  void SetOpenConnectionsSource(std::function<std::map<std::string, uint64_t>()> source);
 
   std::string Render() const;
 
@@ -85,6 +98,8 @@ class Metrics {
   std::map<std::string, uint64_t> runs_;                                 // label text -> count
   std::map<std::string, uint64_t> shed_;                                 // label text -> count
   std::map<std::string, uint64_t> evidence_checks_;                      // label text -> count
+  std::map<std::string, uint64_t> connections_rejected_;                 // label text -> count
+  std::map<std::string, uint64_t> readiness_checks_;                     // label text -> count
   std::array<uint64_t, kRunDurationBuckets.size()> duration_buckets_{};  // not cumulative
   uint64_t duration_count_ = 0;
   double duration_sum_seconds_ = 0;
@@ -95,6 +110,7 @@ class Metrics {
   int64_t evidence_last_confirmed_unix_ = 0;  // 0: never
   std::atomic<int64_t> in_flight_{0};
   std::function<std::optional<PoolState>()> pool_source_;
+  std::function<std::map<std::string, uint64_t>()> open_connections_source_;
 };
 
 // A Prometheus label value with \, " and newline escaped.

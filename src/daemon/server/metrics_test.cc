@@ -112,18 +112,59 @@ double Value(const Exposition& exposition, const std::string& name,
   return -1;
 }
 
+TEST(Metrics, ConnectionRejectionsByCapStartAtZero) {
+  Metrics metrics;
+  Exposition before = Parse(metrics.Render());
+  EXPECT_EQ(Value(before, "plimsoll_connections_rejected_total", {{"reason", "global"}}), 0);
+  EXPECT_EQ(Value(before, "plimsoll_connections_rejected_total", {{"reason", "peer"}}), 0);
+  metrics.CountConnectionRejected("peer");
+  metrics.CountConnectionRejected("peer");
+  metrics.CountConnectionRejected("global");
+  metrics.CountReadinessCheck("failed");
+  Exposition after = Parse(metrics.Render());
+  EXPECT_EQ(Value(after, "plimsoll_connections_rejected_total", {{"reason", "peer"}}), 2);
+  EXPECT_EQ(Value(after, "plimsoll_connections_rejected_total", {{"reason", "global"}}), 1);
+  EXPECT_EQ(Value(after, "plimsoll_readiness_preflights_total", {{"result", "failed"}}), 1);
+}
+
+TEST(Metrics, OpenConnectionsAreReadFromTheSourceAtEveryScrape) {
+  Metrics metrics;
+  uint64_t api = 3;
+  metrics.SetOpenConnectionsSource([&api] {
+    return std::map<std::string, uint64_t>{{"api", api}, {"metrics", 1}};
+  });
+  Exposition first = Parse(metrics.Render());
+  EXPECT_EQ(Value(first, "plimsoll_connections_open", {{"listener", "api"}}), 3);
+  EXPECT_EQ(Value(first, "plimsoll_connections_open", {{"listener", "metrics"}}), 1);
+  api = 0;
+  EXPECT_EQ(Value(Parse(metrics.Render()), "plimsoll_connections_open", {{"listener", "api"}}), 0);
+}
+
 TEST(Metrics, EveryFamilyIsDeclaredEvenBeforeAnythingHappened) {
   Metrics metrics;
   Exposition exposition = Parse(metrics.Render());
-  for (const char* family :
-       {"plimsoll_http_answers_total", "plimsoll_refusals_total", "plimsoll_runs_total",
-        "plimsoll_admission_shed_total", "plimsoll_runs_in_flight", "plimsoll_run_duration_seconds",
-        "plimsoll_run_ceiling_hits_total", "plimsoll_evidence_tier", "plimsoll_evidence_confirmed",
-        "plimsoll_evidence_checks_total", "plimsoll_evidence_last_confirmed_timestamp_seconds",
-        "plimsoll_audit_write_failures_total", "plimsoll_pool_size", "plimsoll_pool_ready",
-        "plimsoll_pool_enabled", "plimsoll_pool_handed_out_total",
-        "plimsoll_pool_found_empty_total", "plimsoll_pool_unhealthy_total",
-        "plimsoll_pool_start_failures_total"}) {
+  for (const char* family : {"plimsoll_http_answers_total",
+                             "plimsoll_refusals_total",
+                             "plimsoll_runs_total",
+                             "plimsoll_admission_shed_total",
+                             "plimsoll_runs_in_flight",
+                             "plimsoll_run_duration_seconds",
+                             "plimsoll_run_ceiling_hits_total",
+                             "plimsoll_evidence_tier",
+                             "plimsoll_evidence_confirmed",
+                             "plimsoll_evidence_checks_total",
+                             "plimsoll_evidence_last_confirmed_timestamp_seconds",
+                             "plimsoll_audit_write_failures_total",
+                             "plimsoll_connections_open",
+                             "plimsoll_connections_rejected_total",
+                             "plimsoll_readiness_preflights_total",
+                             "plimsoll_pool_size",
+                             "plimsoll_pool_ready",
+                             "plimsoll_pool_enabled",
+                             "plimsoll_pool_handed_out_total",
+                             "plimsoll_pool_found_empty_total",
+                             "plimsoll_pool_unhealthy_total",
+                             "plimsoll_pool_start_failures_total"}) {
     EXPECT_TRUE(exposition.types.count(family)) << family;
     EXPECT_TRUE(exposition.helped.count(family)) << family;
   }
@@ -140,11 +181,16 @@ TEST(Metrics, AWarmPoolIsShownAtEveryScrapeAndNoPoolHasNoSamples) {
   metrics.SetPoolSource([&pool] { return pool; });
   Exposition none = Parse(metrics.Render());
   for (const Sample& sample : none.samples) {
-    EXPECT_NE(sample.name.rfind("plimsoll_pool_", 0), 0u) << "a provider without a pool: "
-                                                          << sample.name;
+    EXPECT_NE(sample.name.rfind("plimsoll_pool_", 0), 0u)
+        << "a provider without a pool: " << sample.name;
   }
-  pool = PoolState{.size = 2, .ready = 1, .enabled = true, .handed_out = 7, .found_empty = 3,
-                   .unhealthy = 1, .start_failures = 4};
+  pool = PoolState{.size = 2,
+                   .ready = 1,
+                   .enabled = true,
+                   .handed_out = 7,
+                   .found_empty = 3,
+                   .unhealthy = 1,
+                   .start_failures = 4};
   Exposition shown = Parse(metrics.Render());
   EXPECT_EQ(Value(shown, "plimsoll_pool_size"), 2);
   EXPECT_EQ(Value(shown, "plimsoll_pool_ready"), 1);

@@ -14,13 +14,16 @@ void AddApiRoutes(http::Router& router, ApiServices& services) {
       .authenticate = true, .scope = auth::kScopeDescribe, .json_body = false};
   const http::RouteOptions runs{.authenticate = true, .scope = auth::kScopeRuns, .json_body = true};
   const http::RouteOptions sessions{
+      .authenticate = true, .scope = auth::kScopeSessions, .json_body = true};
+  const http::RouteOptions session_reads{
       .authenticate = true, .scope = auth::kScopeSessions, .json_body = false};
   const http::RouteOptions open{.authenticate = false, .scope = {}, .json_body = false};
   router.Add({Verb::get, "/v1/describe", describe, bind(HandleDescribe)});
   router.Add({Verb::post, "/v1/runs", runs, bind(HandleRun)});
-  router.Add({Verb::post, "/v1/sessions", sessions, bind(HandleSessionUnimplemented)});
-  router.Add({Verb::post, "/v1/sessions/{id}/runs", sessions, bind(HandleSessionUnimplemented)});
-  router.Add({Verb::delete_, "/v1/sessions/{id}", sessions, bind(HandleSessionUnimplemented)});
+  router.Add({Verb::post, "/v1/sessions", sessions, bind(HandleSessionOpen)});
+  router.Add({Verb::post, "/v1/sessions/{id}/runs", sessions, bind(HandleSessionRun)});
+  router.Add({Verb::get, "/v1/sessions/{id}", session_reads, bind(HandleSessionState)});
+  router.Add({Verb::delete_, "/v1/sessions/{id}", session_reads, bind(HandleSessionClose)});
   router.Add({Verb::get, "/healthz", open, HandleHealthz});
   router.Add({Verb::get, "/readyz", open, bind(HandleReadyz)});
 }

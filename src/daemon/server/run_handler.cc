@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <optional>
 #include <string>
 
 #include "daemon/http/errors_to_http.h"
 #include "daemon/server/audit.h"
 #include "daemon/server/handlers.h"
+#include "daemon/server/provider_errors.h"
 #include "daemon/server/run_on_pool_bounded.h"
 #include "plimsoll/wire.h"
 
@@ -19,14 +21,15 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// Sandbox::Run on a worker thread; never throws. Dispatched runs (a result,
+// `dispatch` on a worker thread; never throws. Dispatched runs (a result,
 // or an error without the not-dispatched mark) are timed in the histogram.
-Expected<Result> RunGuarded(Sandbox& sandbox, Metrics& metrics, const Request& request) noexcept {
+Expected<Result> RunGuarded(const Dispatch& dispatch, Metrics& metrics,
+                            const Request& request) noexcept {
   metrics.RunStarted();
   auto started = std::chrono::steady_clock::now();
   Expected<Result> result = Failure(ErrorCode::kInternal, "The run did not complete.");
   try {
-    result = sandbox.Run(request);
+    result = dispatch(request);
   } catch (const std::exception& exception) {
     result = Failure(ErrorCode::kInternal, std::string("The run threw: ") + exception.what());
   } catch (...) {
@@ -89,11 +92,34 @@ http::Answer CeilingExceeded(ApiServices& services, const http::RequestContext& 
 
 }  // namespace
 
+http::Answer PoolFullAnswer(ApiServices& services, const http::RequestContext& context) {
+  http::Answer answer = http::ErrorAnswer(
+      Refusal(NotDispatched::kCapacity,
+              "Every run worker is busy and the run queue is full; try again shortly."),
+      context.request_id, services.log);
+  answer.headers.emplace_back("Retry-After", "1");
+  return answer;
+}
+
 boost::asio::awaitable<http::Answer> HandleRun(ApiServices& services,
                                                http::RequestContext& context) {
   Expected<Request> request = ParseRequestJson(context.body);
   if (!request.ok()) co_return http::ErrorAnswer(request.error(), context.request_id, services.log);
+  Dispatch dispatch = [&sandbox = services.sandbox](const Request& admitted) {
+    return sandbox.Run(admitted);
+  };
+  co_return co_await AdmitAndRun(services, context, std::move(*request), std::move(dispatch),
+                                 nlohmann::ordered_json::object());
+}
+
+boost::asio::awaitable<http::Answer> AdmitAndRun(ApiServices& services,
+                                                 http::RequestContext& context, Request request_in,
+                                                 Dispatch dispatch,
+                                                 nlohmann::ordered_json extra_audit) {
+  // (A local named as before, so the body below reads as it did.)
+  std::optional<Request> request(std::move(request_in));
   nlohmann::ordered_json run_audit = RunAuditFields(*request, services.sandbox.provider().name());
+  for (auto& [key, value] : extra_audit.items()) run_audit[key] = value;
 
   // Admission (per-caller concurrency, global concurrency, caller rate;
   // src/daemon/admission/) before the pool; the pool's own bound is the last
@@ -117,20 +143,16 @@ boost::asio::awaitable<http::Answer> HandleRun(ApiServices& services,
     co_return WithAudit(std::move(answer), std::move(run_audit));
   }
   const milliseconds bound = RunTimeout(*request, services.run_bound) + services.run_bound.grace;
+  const std::string required_environment = request->environment;
   // A named local, not a temporary: g++ 12 destroys non-trivial temporaries
   // of a co_await expression twice (seen under ASan).
-  auto work = [&sandbox = services.sandbox, &metrics = services.metrics,
+  auto work = [dispatch = std::move(dispatch), &metrics = services.metrics,
                request = std::move(*request), permit = std::move(*permit)]() noexcept {
-    return RunGuarded(sandbox, metrics, request);
+    return RunGuarded(dispatch, metrics, request);
   };
   auto outcome = co_await RunOnPoolBounded(services.pool, std::move(work), bound);
   if (outcome.kind == BoundedOutcomeKind::kFull) {
-    http::Answer answer = http::ErrorAnswer(
-        Refusal(NotDispatched::kCapacity,
-                "Every run worker is busy and the run queue is full; try again shortly."),
-        context.request_id, services.log);
-    answer.headers.emplace_back("Retry-After", "1");
-    co_return WithAudit(std::move(answer), std::move(run_audit));
+    co_return WithAudit(PoolFullAnswer(services, context), std::move(run_audit));
   }
   if (outcome.kind == BoundedOutcomeKind::kOverran) {
     co_return WithAudit(CeilingExceeded(services, context, bound), std::move(run_audit));
@@ -138,8 +160,12 @@ boost::asio::awaitable<http::Answer> HandleRun(ApiServices& services,
   const Expected<Result>& result = *outcome.value;
   CountRun(services, result);
   if (!result.ok()) {
-    co_return WithAudit(http::ErrorAnswer(result.error(), context.request_id, services.log),
-                        std::move(run_audit));
+    // Provider, runtime and console text stays in the log (provider_errors.h).
+    const std::string daemon_environment = services.sandbox.Describe().environment;
+    http::Answer answer =
+        AnswerForRunError(result.error(), {required_environment, daemon_environment},
+                          context.request_id, services.log);
+    co_return WithAudit(std::move(answer), std::move(run_audit));
   }
   AddRunResult(run_audit, *result);
   co_return WithAudit(http::JsonAnswer(http::HttpStatus::ok, ResultToJson(*result)),

@@ -13,6 +13,14 @@ Server::Server(const Settings& settings, Sandbox& sandbox, Authenticator& authen
                AuditLog* audit)
     : settings_(settings),
       log_(log),
+      api_limiter_({.max_connections = settings.max_connections,
+                    .max_per_peer = settings.max_connections_per_peer}),
+      metrics_limiter_({.max_connections = settings.max_connections,
+                        .max_per_peer = settings.max_connections_per_peer}),
+      readiness_([&sandbox] { return sandbox.provider().Preflight(); }, {},
+                 [this](const Status& result) {
+                   metrics_.CountReadinessCheck(result.ok() ? "passed" : "failed");
+                 }),
       pool_({.workers = settings.run_workers, .queue_capacity = settings.run_queue}),
       admission_({.max_concurrent = static_cast<int64_t>(settings.max_concurrent_runs > 0
                                                              ? settings.max_concurrent_runs
@@ -26,6 +34,8 @@ Server::Server(const Settings& settings, Sandbox& sandbox, Authenticator& authen
           }),
       operator_log_audit_(audit == nullptr ? AuditLog::ToOperatorLog(log) : nullptr),
       audit_(audit != nullptr ? *audit : *operator_log_audit_),
+      sessions_(sandbox, SessionCaps{},
+                [this](const SessionEnded& ended) { AuditSessionEnd(ended); }),
       services_{sandbox,
                 pool_,
                 metrics_,
@@ -33,19 +43,45 @@ Server::Server(const Settings& settings, Sandbox& sandbox, Authenticator& authen
                 draining_,
                 admission_,
                 evidence_monitor_,
-                RunBound{sandbox.Describe().limits, settings.run_ceiling, settings.run_grace}},
+                RunBound{sandbox.Describe().limits, settings.run_ceiling, settings.run_grace},
+                readiness_,
+                sessions_},
       api_router_(&authenticator, log),
       metrics_router_(nullptr, log),
-      api_environment_{api_router_, log, settings.http, registry_,
+      api_environment_{api_router_,
+                       log,
+                       settings.http,
+                       registry_,
                        [this](const http::Answer& answer, const http::AnswerContext& facts) {
                          HandleAnswer(answer, facts);
-                       }},
-      metrics_environment_{metrics_router_, log, settings.http, registry_, {}},
+                       },
+                       &api_limiter_,
+                       [this](http::ConnectionLimiter::Rejection rejection) {
+                         metrics_.CountConnectionRejected(http::RejectionName(rejection));
+                       },
+                       settings.dev},
+      metrics_environment_{metrics_router_,
+                           log,
+                           settings.http,
+                           registry_,
+                           {},
+                           &metrics_limiter_,
+                           [this](http::ConnectionLimiter::Rejection rejection) {
+                             metrics_.CountConnectionRejected(http::RejectionName(rejection));
+                           },
+                           settings.dev},
       api_tcp_(io_context_, api_environment_) {
   AddApiRoutes(api_router_, services_);
   metrics_.SetPoolSource([&sandbox] { return sandbox.Describe().pool; });
+  metrics_.SetOpenConnectionsSource([this] {
+    return std::map<std::string, uint64_t>{{"api", api_limiter_.open()},
+                                           {"metrics", metrics_limiter_.open()}};
+  });
   AddMetricsRoutes(metrics_router_, metrics_);
-  if (!settings_.unix_socket.empty()) api_unix_.emplace(io_context_, api_environment_);
+  if (!settings_.unix_socket.empty()) {
+    api_unix_.emplace(io_context_, api_environment_);
+    api_unix_->UseMode(settings_.unix_socket_mode);
+  }
   if (settings_.metrics_listen != "off") metrics_tcp_.emplace(io_context_, metrics_environment_);
 }
 
@@ -54,7 +90,24 @@ Server::~Server() {
   StopThreads();
 }
 
+void Server::AuditSessionEnd(const SessionEnded& ended) {
+  nlohmann::ordered_json details = nlohmann::ordered_json::object();
+  details["session_ended"] = {{"session", ended.session_sha256},
+                              {"reason", SessionEndReasonName(ended.close.ended)},
+                              {"calls", ended.close.calls},
+                              {"last_record_sha256", ended.close.last_record_sha256}};
+  AuditEntry entry;
+  entry.time = std::chrono::system_clock::now();
+  entry.route = "/v1/sessions/{id}";
+  entry.caller = ended.caller;
+  entry.details = &details;
+  Status written = audit_.Write(entry);
+  if (!written.ok()) log_.Error("The audit log could not be written: " + written.error().message());
+}
+
 void Server::StopThreads() {
+  sessions_.Shutdown();      // ends every session `shutdown` (a running call first)
+  readiness_.Stop();         // wakes /readyz waiters; a preflight in progress finishes
   evidence_monitor_.Stop();  // wakes it; a check in progress is bounded by its budget
   pool_.Shutdown();          // waits for runs still inside the provider
   work_.reset();
@@ -119,6 +172,7 @@ std::optional<asio::ip::tcp::endpoint> Server::metrics_endpoint() const {
 Status Server::Start() {
   PLIMSOLL_RETURN_IF_ERROR(pool_.Start());
   PLIMSOLL_RETURN_IF_ERROR(evidence_monitor_.Start());
+  sessions_.Start();
   work_.emplace(io_context_.get_executor());
   api_tcp_.Start();
   if (api_unix_) api_unix_->Start();

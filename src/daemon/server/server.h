@@ -9,7 +9,11 @@
 // abandoned runs return up to `bound`, stop threads).
 //
 // Every answer of the API listener is counted in the metrics and written to
-// the audit log (audit.h) from HandleAnswer.
+// the audit log (audit.h) from HandleAnswer. Each listener caps its open
+// connections (settings.max_connections[_per_peer]; the TCP and Unix API
+// listeners share one cap, the metrics listener has its own), counted in
+// plimsoll_connections_rejected_total. With --dev, TCP requests must name a
+// loopback Host.
 // The destructor drains with a zero bound if Drain was not called.
 //
 // If Drain returns false (requests still in flight at the bound), the event
@@ -47,6 +51,7 @@
 #include "daemon/server/evidence_monitor.h"
 #include "daemon/server/handlers.h"
 #include "daemon/server/metrics.h"
+#include "daemon/server/readiness_probe.h"
 #include "daemon/server/settings.h"
 #include "daemon/server/worker_pool.h"
 #include "plimsoll/sandbox.h"
@@ -80,18 +85,27 @@ class Server {
   Metrics& metrics() { return metrics_; }
   admission::AdmissionController& admission() { return admission_; }
   EvidenceMonitor& evidence_monitor() { return evidence_monitor_; }
+  SessionRegistry& sessions() { return sessions_; }
   size_t open_connections() const { return registry_.size(); }
+  const http::ConnectionLimiter& api_limiter() const { return api_limiter_; }
+  const ReadinessProbe& readiness() const { return readiness_; }
 
  private:
   void HandleAnswer(const http::Answer& answer, const http::AnswerContext& facts);
   void StopThreads();
   Status LoadTls();
+  void AuditSessionEnd(const SessionEnded& ended);
 
   Settings settings_;
   Log& log_;
+  // Before io_context_: connections destroyed with the io_context release
+  // their places here.
+  http::ConnectionLimiter api_limiter_;
+  http::ConnectionLimiter metrics_limiter_;
   boost::asio::io_context io_context_;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   Metrics metrics_;
+  ReadinessProbe readiness_;  // /readyz's preflight thread; uses metrics_
   std::atomic<bool> draining_{false};
   bool drained_ = false;
   bool started_ = false;
@@ -102,6 +116,7 @@ class Server {
   std::unique_ptr<AuditLog> operator_log_audit_;  // set when no AuditLog was given
   AuditLog& audit_;
   std::atomic<bool> audit_failing_{false};
+  SessionRegistry sessions_;  // ended (shutdown) by StopThreads
   ApiServices services_;
   http::Router api_router_;
   http::Router metrics_router_;

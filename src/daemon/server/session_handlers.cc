@@ -1,17 +1,128 @@
-// The session routes (SPEC §9) answer `unimplemented` (reason unsupported:
-// nothing ran) until sessions land; the routes exist so clients see the
-// contract of api/openapi.yaml.
+// The session routes (SPEC §9): open, call, state, close. A session belongs
+// to the caller that opened it; an unknown, ended or another caller's ID is
+// answered with one not_found whose bytes differ only in the request ID, so
+// a caller learns nothing about IDs that are not its own (why a session of
+// its own ended is in the audit log).
+#include <chrono>
+#include <memory>
+#include <string>
+
 #include "daemon/http/errors_to_http.h"
 #include "daemon/server/handlers.h"
+#include "daemon/server/run_on_pool_bounded.h"
+#include "plimsoll/record.h"
+#include "plimsoll/wire.h"
 
 namespace plimsoll::daemon {
+namespace {
 
-boost::asio::awaitable<http::Answer> HandleSessionUnimplemented(ApiServices& services,
-                                                                http::RequestContext& context) {
-  co_return http::ErrorAnswer(
-      Refusal(NotDispatched::kUnsupported, ErrorCode::kUnimplemented,
-              "Sessions are not implemented by this daemon yet; use POST /v1/runs."),
-      context.request_id, services.log);
+const std::string& CallerName(const http::RequestContext& context) {
+  static const std::string kNone;
+  return context.caller ? context.caller->name : kNone;
+}
+
+http::Answer NotFound(ApiServices& services, const http::RequestContext& context) {
+  return http::ErrorAnswer(Refusal(NotDispatched::kRequest, ErrorCode::kNotFound,
+                                   "No open session of this caller has this ID."),
+                           context.request_id, services.log);
+}
+
+std::string_view SessionId(const http::RequestContext& context) {
+  return context.path_params.empty() ? std::string_view() : context.path_params.front();
+}
+
+}  // namespace
+
+boost::asio::awaitable<http::Answer> HandleSessionOpen(ApiServices& services,
+                                                       http::RequestContext& context) {
+  Expected<SessionOpenRequest> request = ParseSessionOpenJson(context.body);
+  if (!request.ok()) co_return http::ErrorAnswer(request.error(), context.request_id, services.log);
+  // Making the sandbox is slow work: a worker does it, within the evidence
+  // budget the Sandbox gives the provider plus a grace.
+  const std::chrono::milliseconds bound =
+      Sandbox::kDefaultEvidenceBudget + services.run_bound.grace;
+  auto work = [&registry = services.sessions, caller = CallerName(context),
+               owner = request->owner, options = request->options]() noexcept
+      -> Expected<std::shared_ptr<Session>> {
+    try {
+      return registry.Open(caller, owner, options);
+    } catch (const std::exception& exception) {
+      return Failure(ErrorCode::kInternal,
+                     std::string("Opening the session threw: ") + exception.what());
+    }
+  };
+  auto outcome = co_await RunOnPoolBounded(services.pool, std::move(work), bound);
+  if (outcome.kind == BoundedOutcomeKind::kFull) {
+    co_return PoolFullAnswer(services, context);
+  }
+  if (outcome.kind == BoundedOutcomeKind::kOverran) {
+    co_return http::ErrorAnswer(
+        Failure(ErrorCode::kDeadlineExceeded,
+                "The session's sandbox was not ready within " + std::to_string(bound.count()) +
+                    " ms; if it opens later it is closed when its idle timeout passes."),
+        context.request_id, services.log);
+  }
+  const Expected<std::shared_ptr<Session>>& session = *outcome.value;
+  if (!session.ok()) co_return http::ErrorAnswer(session.error(), context.request_id, services.log);
+  http::Answer answer = http::JsonAnswer(
+      http::HttpStatus::created,
+      SessionOpenedToJson((*session)->Info(), services.sandbox.Describe().limits));
+  answer.audit_details = nlohmann::ordered_json::object();
+  answer.audit_details["session"] = SessionIdDigest((*session)->id());
+  co_return answer;
+}
+
+boost::asio::awaitable<http::Answer> HandleSessionRun(ApiServices& services,
+                                                      http::RequestContext& context) {
+  std::shared_ptr<Session> session = services.sessions.Find(CallerName(context), SessionId(context));
+  if (!session) co_return NotFound(services, context);
+  // The session refuses a third concurrent call itself; refusing it here
+  // too keeps it from taking a worker just to be told so.
+  if (SessionInfo info = session->Info(); info.busy && info.queued) {
+    co_return http::ErrorAnswer(
+        Refusal(NotDispatched::kCapacity,
+                "The session is running a call and another one is waiting; a session takes one "
+                "call at a time and queues one more."),
+        context.request_id, services.log);
+  }
+  Expected<Request> request = ParseRequestJson(context.body);
+  if (!request.ok()) co_return http::ErrorAnswer(request.error(), context.request_id, services.log);
+  nlohmann::ordered_json audit = nlohmann::ordered_json::object();
+  audit["session"] = SessionIdDigest(session->id());
+  Dispatch dispatch = [session](const Request& admitted) { return session->Run(admitted); };
+  co_return co_await AdmitAndRun(services, context, std::move(*request), std::move(dispatch),
+                                 std::move(audit));
+}
+
+boost::asio::awaitable<http::Answer> HandleSessionState(ApiServices& services,
+                                                        http::RequestContext& context) {
+  std::shared_ptr<Session> session = services.sessions.Find(CallerName(context), SessionId(context));
+  if (!session) co_return NotFound(services, context);
+  co_return http::JsonAnswer(http::HttpStatus::ok, SessionStateToJson(session->Info()));
+}
+
+boost::asio::awaitable<http::Answer> HandleSessionClose(ApiServices& services,
+                                                        http::RequestContext& context) {
+  // Closing waits for a running call (bounded by its deadline) and destroys
+  // the sandbox: a worker does it.
+  auto work = [&registry = services.sessions, caller = CallerName(context),
+               id = std::string(SessionId(context))]() noexcept {
+    return registry.Close(caller, id);
+  };
+  const std::chrono::milliseconds bound = services.run_bound.ceiling + services.run_bound.grace;
+  auto outcome = co_await RunOnPoolBounded(services.pool, std::move(work), bound);
+  if (outcome.kind == BoundedOutcomeKind::kFull) {
+    co_return PoolFullAnswer(services, context);
+  }
+  if (outcome.kind == BoundedOutcomeKind::kOverran) {
+    co_return http::ErrorAnswer(
+        Failure(ErrorCode::kDeadlineExceeded,
+                "The session is closing but its last call has not returned yet."),
+        context.request_id, services.log);
+  }
+  const std::optional<SessionClose>& closed = *outcome.value;
+  if (!closed) co_return NotFound(services, context);
+  co_return http::JsonAnswer(http::HttpStatus::ok, SessionCloseToJson(*closed));
 }
 
 }  // namespace plimsoll::daemon

@@ -15,7 +15,7 @@ namespace plimsoll::daemon {
 namespace {
 
 // Every PLIMSOLL_* / SANDBOX_* variable this build reads, in any component.
-constexpr std::array<std::string_view, 35> kKnownVariables = {
+constexpr std::array<std::string_view, 36> kKnownVariables = {
     "SANDBOX_PROVIDER",
     "SANDBOX_OCI_RUNTIME",  // the oci provider (docs/oci-provider.md)
     "SANDBOX_OCI_POOL_SIZE",
@@ -31,6 +31,7 @@ constexpr std::array<std::string_view, 35> kKnownVariables = {
     "SANDBOX_MIN_ISOLATION",
     "PLIMSOLL_LISTEN",
     "PLIMSOLL_UNIX_SOCKET",
+    "PLIMSOLL_UNIX_SOCKET_MODE",
     "PLIMSOLL_METRICS_LISTEN",
     "PLIMSOLL_DEV",
     "PLIMSOLL_HARDENED",
@@ -99,6 +100,21 @@ Expected<int64_t> ParseMillisecondsVariable(std::string_view name, std::string_v
   return number;
 }
 
+// An octal file mode for the Unix socket: at most 0777, and rw for the
+// owner (the daemon's user must be able to connect itself).
+Expected<mode_t> ParseSocketMode(std::string_view name, std::string_view value) {
+  unsigned mode = 0;
+  auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), mode, 8);
+  if (value.empty() || error != std::errc() || end != value.data() + value.size() || mode > 0777 ||
+      (mode & 0600) != 0600) {
+    return Invalid(std::string(name) +
+                   " must be an octal mode from 0600 to 0777 that lets the owner read and "
+                   "write (e.g. 0600 or 0660), not \"" +
+                   std::string(value.substr(0, 40)) + "\".");
+  }
+  return static_cast<mode_t>(mode);
+}
+
 Expected<std::optional<Tier>> ParseFloor(std::string_view value) {
   if (value.empty()) return std::optional<Tier>();
   std::optional<Tier> tier = ParseTier(value);
@@ -118,6 +134,11 @@ Status ReadEnvironment(const Environment& environment, Settings& settings) {
   if (auto value = get("SANDBOX_PROVIDER"); value && !value->empty()) settings.provider = *value;
   if (auto value = get("PLIMSOLL_LISTEN"); value && !value->empty()) settings.listen = *value;
   if (auto value = get("PLIMSOLL_UNIX_SOCKET")) settings.unix_socket = *value;
+  if (auto value = get("PLIMSOLL_UNIX_SOCKET_MODE"); value && !value->empty()) {
+    auto mode = ParseSocketMode("PLIMSOLL_UNIX_SOCKET_MODE", *value);
+    if (!mode.ok()) return mode.error();
+    settings.unix_socket_mode = *mode;
+  }
   if (auto value = get("PLIMSOLL_METRICS_LISTEN"); value && !value->empty()) {
     settings.metrics_listen = *value;
   }
@@ -160,6 +181,7 @@ Status ReadEnvironment(const Environment& environment, Settings& settings) {
 
 struct RawFlags {
   std::string min_isolation;
+  std::string unix_socket_mode;
   int64_t idle_ms = 0, header_ms = 0, body_ms = 0, drain_ms = 0, evidence_ms = 0;
   int64_t max_header_bytes = 0, max_body_bytes = 0;
   // kNotGiven unless the flag was given (0 and negative values are checked).
@@ -175,6 +197,15 @@ void DeclareFlags(CLI::App& app, Settings& settings, RawFlags& raw) {
                  "Refuse to start unless the provider's environment is this sha256:… identity.");
   app.add_option("--listen", settings.listen, "API address ADDR:PORT (port 0: any free port).");
   app.add_option("--unix-socket", settings.unix_socket, "Also serve the API on this Unix socket.");
+  app.add_option("--unix-socket-mode", raw.unix_socket_mode,
+                 "Octal mode of the --unix-socket file (default 0600: the daemon's user only).");
+  app.add_option("--max-connections", settings.max_connections,
+                 "Open connections per listener, all clients together (default 1024).")
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--max-connections-per-peer", settings.max_connections_per_peer,
+                 "Open connections of one client address (IPv6: one /64; Unix: one uid); at most "
+                 "--max-connections (default 128).")
+      ->check(CLI::Range(1, 1000000));
   app.add_option("--metrics-listen", settings.metrics_listen, "Metrics address ADDR:PORT, or off.");
   app.add_flag("--dev", settings.dev, "Serve without authentication, loopback only (development).");
   app.add_option("--callers", settings.callers_path,
@@ -220,6 +251,11 @@ Status ApplyRawFlags(const RawFlags& raw, Settings& settings) {
     auto floor = ParseFloor(raw.min_isolation);
     if (!floor.ok()) return floor.error().WithContext("--min-isolation");
     settings.min_isolation = *floor;
+  }
+  if (!raw.unix_socket_mode.empty()) {
+    auto mode = ParseSocketMode("--unix-socket-mode", raw.unix_socket_mode);
+    if (!mode.ok()) return mode.error();
+    settings.unix_socket_mode = *mode;
   }
   if (raw.idle_ms > 0) settings.http.idle_timeout = milliseconds(raw.idle_ms);
   if (raw.header_ms > 0) settings.http.header_timeout = milliseconds(raw.header_ms);
@@ -280,6 +316,13 @@ Expected<Settings> ParseSettings(const std::vector<std::string>& args,
         "TLS needs both --tls-cert and --tls-key (PLIMSOLL_TLS_CERT, PLIMSOLL_TLS_KEY), or "
         "neither; only " +
         std::string(settings.tls_cert.empty() ? "the key" : "the certificate") + " is set.");
+  }
+  if (settings.max_connections_per_peer > settings.max_connections) {
+    // One client alone must never be able to fill the daemon.
+    return Invalid("--max-connections-per-peer (" +
+                   std::to_string(settings.max_connections_per_peer) +
+                   ") must not be above --max-connections (" +
+                   std::to_string(settings.max_connections) + ").");
   }
   PLIMSOLL_RETURN_IF_ERROR(CheckRunLimits(settings.run_limits, settings.run_ceiling));
   return settings;

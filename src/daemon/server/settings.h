@@ -5,6 +5,9 @@
 //   --min-isolation TIER     SANDBOX_MIN_ISOLATION  refuse to start below it
 //   --listen ADDR:PORT       PLIMSOLL_LISTEN        (default 127.0.0.1:8470; port 0 = any)
 //   --unix-socket PATH       PLIMSOLL_UNIX_SOCKET   (default: none)
+//   --unix-socket-mode OCTAL PLIMSOLL_UNIX_SOCKET_MODE (default 0600; owner rw required)
+//   --max-connections N, --max-connections-per-peer N  caps on open connections per
+//                                                   listener (1024, 128; per-peer <= global)
 //   --metrics-listen ADDR:PORT|off  PLIMSOLL_METRICS_LISTEN (default 127.0.0.1:8471)
 //   --dev                    PLIMSOLL_DEV=1         no authentication, loopback only
 //   --callers PATH           PLIMSOLL_CALLERS       the caller store (default: the store's
@@ -40,6 +43,8 @@
 #ifndef PLIMSOLL_DAEMON_SERVER_SETTINGS_H_
 #define PLIMSOLL_DAEMON_SERVER_SETTINGS_H_
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <map>
 #include <optional>
@@ -62,7 +67,12 @@ struct Settings {
   // image or engine identity) is exactly this one.
   std::string pinned_environment;
   std::string listen = "127.0.0.1:8470";
-  std::string unix_socket;                        // "" = none
+  std::string unix_socket;         // "" = none
+  mode_t unix_socket_mode = 0600;  // the socket file's mode
+  // Caps on open connections of each listener (http/connection_limiter.h);
+  // the per-peer one is at most the global one.
+  size_t max_connections = 1024;
+  size_t max_connections_per_peer = 128;
   std::string metrics_listen = "127.0.0.1:8471";  // "off" = no metrics listener
   bool dev = false;
   // The caller store; "" = auth::DefaultCallerStorePath() when that file exists.

@@ -44,6 +44,39 @@ TEST(Settings, CallersAndAdmissionSettings) {
   EXPECT_FALSE(ParseSettings({"plimsolld", "--max-concurrent-runs", "0"}, {}).ok());
 }
 
+TEST(Settings, UnixSocketModeAndConnectionCaps) {
+  auto defaults = ParseSettings({"plimsolld"}, {});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->unix_socket_mode, 0600u);
+  EXPECT_EQ(defaults->max_connections, 1024u);
+  EXPECT_EQ(defaults->max_connections_per_peer, 128u);
+  EXPECT_LE(defaults->max_connections_per_peer, defaults->max_connections);
+
+  auto given = ParseSettings({"plimsolld", "--unix-socket-mode", "0660", "--max-connections", "10",
+                              "--max-connections-per-peer", "3"},
+                             {{"PLIMSOLL_UNIX_SOCKET_MODE", "0640"}});
+  ASSERT_TRUE(given.ok()) << given.error().ToString();
+  EXPECT_EQ(given->unix_socket_mode, 0660u);
+  EXPECT_EQ(given->max_connections, 10u);
+  EXPECT_EQ(given->max_connections_per_peer, 3u);
+  auto from_environment = ParseSettings({"plimsolld"}, {{"PLIMSOLL_UNIX_SOCKET_MODE", "640"}});
+  ASSERT_TRUE(from_environment.ok()) << from_environment.error().ToString();
+  EXPECT_EQ(from_environment->unix_socket_mode, 0640u);
+  EXPECT_TRUE(UnknownVariables({{"PLIMSOLL_UNIX_SOCKET_MODE", "0600"}}).empty());
+
+  // No owner read-write, not octal, too large: refused with the name.
+  for (const char* mode : {"0400", "0060", "0689", "01777", "rw"}) {
+    auto refused = ParseSettings({"plimsolld", "--unix-socket-mode", mode}, {});
+    ASSERT_FALSE(refused.ok()) << mode;
+    EXPECT_NE(refused.error().message().find("--unix-socket-mode"), std::string::npos) << mode;
+  }
+  // One peer must never be able to fill the daemon alone.
+  auto peer_above =
+      ParseSettings({"plimsolld", "--max-connections", "8", "--max-connections-per-peer", "9"}, {});
+  ASSERT_FALSE(peer_above.ok());
+  EXPECT_NE(peer_above.error().message().find("--max-connections-per-peer"), std::string::npos);
+}
+
 TEST(Settings, BadValuesAreRefusedWithTheirName) {
   EXPECT_FALSE(ParseSettings({"plimsolld", "--listen", "localhost:80"}, {}).ok());
   EXPECT_FALSE(ParseSettings({"plimsolld", "--max-body-bytes", "9000000"}, {}).ok());
@@ -122,8 +155,8 @@ TEST(Settings, TlsNeedsBothFilesFromFlagsOrEnvironment) {
   ASSERT_TRUE(flags.ok()) << flags.error().ToString();
   EXPECT_EQ(flags->tls_cert, "/c.pem");
   EXPECT_EQ(flags->tls_key, "/k.pem");
-  auto environment =
-      ParseSettings({"plimsolld"}, {{"PLIMSOLL_TLS_CERT", "/e.pem"}, {"PLIMSOLL_TLS_KEY", "/f.pem"}});
+  auto environment = ParseSettings(
+      {"plimsolld"}, {{"PLIMSOLL_TLS_CERT", "/e.pem"}, {"PLIMSOLL_TLS_KEY", "/f.pem"}});
   ASSERT_TRUE(environment.ok()) << environment.error().ToString();
   EXPECT_EQ(environment->tls_cert, "/e.pem");
   EXPECT_TRUE(UnknownVariables({{"PLIMSOLL_TLS_CERT", "x"}, {"PLIMSOLL_TLS_KEY", "y"}}).empty());

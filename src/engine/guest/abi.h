@@ -5,14 +5,25 @@
  * Exports of the module (besides the WASI reactor's `_initialize`):
  *   plimsoll_alloc(size) -> guest pointer (0 on failure); the host copies the
  *       script there.
- *   plimsoll_run(code, length, js_memory_limit, budget_ms) -> exit code
- *       (PLIMSOLL_EXIT_*). `budget_ms` is the run's soft time budget, used
- *       only for virtual timers (a timer due after it means "timed out").
+ *   plimsoll_free(pointer): gives back what plimsoll_alloc returned.
+ *   plimsoll_run(code, length, js_memory_limit, flags) -> exit code
+ *       (PLIMSOLL_EXIT_*). `flags`: PLIMSOLL_RUN_* bits.
+ *   plimsoll_session_open(js_memory_limit, flags) -> exit code: makes the
+ *       instance's one kept context (a session, SPEC §9); 0 when it is ready.
+ *   plimsoll_session_cell(code, length) -> exit code: runs one cell in the
+ *       kept context (its jobs and timers to the end, as a run), then writes
+ *       the printed form of the cell's completion value to PLIMSOLL_VALUE_FD
+ *       (nothing when it is undefined). After an exit code other than 0 or
+ *       PLIMSOLL_EXIT_UNCAUGHT the host throws the instance away.
  *
  * Imports from module "plimsoll" (beside WASI's fd_write, clock_time_get,
  * random_get, proc_exit, args/environ and the EBADF answers):
  *   deadline_reached() -> 1 once the soft deadline has passed, else 0.
  *       QuickJS's interrupt handler polls it.
+ *   sleep_until(monotonic_ms) -> 0 once CLOCK_MONOTONIC (as WASI's
+ *       clock_time_get reads it, in ms) has reached `monotonic_ms`, or 1 as
+ *       soon as the soft deadline has passed (never sleeps past it). The
+ *       timers' wait: the host thread sleeps, no CPU is spent.
  *   host_call(request, length) -> PLIMSOLL_HOST_OK and a JSON response, or a
  *       negative PLIMSOLL_HOST_* code and a message. Either way the answer's
  *       length is what host_response_length() returns afterwards.
@@ -27,6 +38,14 @@
 #define PLIMSOLL_EXIT_UNCAUGHT 1
 #define PLIMSOLL_EXIT_TIMEOUT 124
 #define PLIMSOLL_EXIT_OUT_OF_MEMORY 137
+
+/* The descriptor a session cell's value is written to (beside 1 and 2). */
+#define PLIMSOLL_VALUE_FD 3
+
+/* Bits of plimsoll_run's `flags`. */
+/* Only the language, console, timers and `host`: no web APIs (the
+ * benchmark's baseline for what the web APIs cost at start-up). */
+#define PLIMSOLL_RUN_NO_WEB_APIS 1u
 
 /* Answers of host_call. */
 #define PLIMSOLL_HOST_OK 0

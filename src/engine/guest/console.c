@@ -23,7 +23,17 @@ typedef struct Inspector {
   DynBuf* out;
   void* path[INSPECT_MAX_NESTING]; /* objects being printed, for cycles */
   int path_length;
+  int max_depth; /* deeper objects print as [Object] */
+  int max_items; /* array items shown before "... N more items" */
+  int show_hidden; /* %o: arrays also show [length], as node's showHidden */
 } Inspector;
+
+#define INSPECTOR(context, buffer)                                               \
+  {                                                                              \
+    .ctx = (context), .out = (buffer), .path_length = 0,                         \
+    .max_depth = INSPECT_MAX_DEPTH, .max_items = INSPECT_MAX_ITEMS,              \
+    .show_hidden = 0                                                             \
+  }
 
 static int inspect(Inspector* in, JSValueConst value, int depth, int top);
 
@@ -214,17 +224,22 @@ static int length_of(JSContext* ctx, JSValueConst value, int64_t* length) {
   return result;
 }
 
-/* Prints items [0, length) of an array-like; `pairs` prints [k, v] as k => v. */
-static int put_items(Inspector* in, JSValueConst list, int depth, int pairs) {
+/* Prints items [0, length) of an array-like; `pairs` prints [k, v] as k => v;
+ * `hidden_length` appends node's showHidden "[length]: N". */
+static int put_items(Inspector* in, JSValueConst list, int depth, int pairs, int hidden_length) {
   JSContext* ctx = in->ctx;
   int64_t length;
   if (length_of(ctx, list, &length)) return -1;
   if (length == 0) {
+    if (hidden_length) {
+      dbuf_putstr(in->out, "[ [length]: 0 ]");
+      return 0;
+    }
     dbuf_putstr(in->out, pairs >= 0 ? "{}" : "[]");
     return 0;
   }
   dbuf_putstr(in->out, pairs >= 0 ? "{ " : "[ ");
-  int64_t shown = length < INSPECT_MAX_ITEMS ? length : INSPECT_MAX_ITEMS;
+  int64_t shown = length < in->max_items ? length : in->max_items;
   for (int64_t i = 0; i < shown; i++) {
     if (i > 0) dbuf_putstr(in->out, ", ");
     JSValue item = JS_GetPropertyUint32(ctx, list, (uint32_t)i);
@@ -250,6 +265,7 @@ static int put_items(Inspector* in, JSValueConst list, int depth, int pairs) {
     dbuf_printf(in->out, ", ... %lld more item%s", (long long)(length - shown),
                 length - shown == 1 ? "" : "s");
   }
+  if (hidden_length) dbuf_printf(in->out, ", [length]: %lld", (long long)length);
   dbuf_putstr(in->out, pairs >= 0 ? " }" : " ]");
   return 0;
 }
@@ -371,7 +387,7 @@ static int inspect_object(Inspector* in, JSValueConst value, int depth) {
   int is_map = strcmp(tag, "Map") == 0, is_set = strcmp(tag, "Set") == 0;
   int is_typed = strstr(tag, "Array") != NULL && !is_array &&
                  strcmp(tag, "Array") != 0;
-  if (depth > INSPECT_MAX_DEPTH) {
+  if (depth > in->max_depth) {
     dbuf_putstr(in->out, is_array ? "[Array]"
                          : is_map ? "[Map]"
                          : is_set ? "[Set]"
@@ -385,7 +401,7 @@ static int inspect_object(Inspector* in, JSValueConst value, int depth) {
   in->path[in->path_length++] = self;
   int result;
   if (is_array) {
-    result = put_items(in, value, depth, -1);
+    result = put_items(in, value, depth, -1, in->show_hidden);
   } else if (is_map || is_set) {
     JSValue list = array_from(ctx, value);
     if (JS_IsException(list)) {
@@ -395,7 +411,7 @@ static int inspect_object(Inspector* in, JSValueConst value, int depth) {
       result = length_of(ctx, list, &size);
       if (result == 0) {
         dbuf_printf(in->out, "%s(%lld) ", tag, (long long)size);
-        result = put_items(in, list, depth, is_map ? 1 : 0);
+        result = put_items(in, list, depth, is_map ? 1 : 0, 0);
       }
       JS_FreeValue(ctx, list);
     }
@@ -404,7 +420,7 @@ static int inspect_object(Inspector* in, JSValueConst value, int depth) {
     result = length_of(ctx, value, &size);
     if (result == 0) {
       dbuf_printf(in->out, "%s(%lld) ", tag, (long long)size);
-      result = put_items(in, value, depth, -1);
+      result = put_items(in, value, depth, -1, 0);
     }
   } else {
     char name[64];
@@ -461,7 +477,7 @@ static int inspect(Inspector* in, JSValueConst value, int depth, int top) {
  * leading string, then the remaining arguments separated by spaces. */
 static int format_arguments(JSContext* ctx, DynBuf* out, int argc,
                             JSValueConst* argv) {
-  Inspector in = {.ctx = ctx, .out = out, .path_length = 0};
+  Inspector in = INSPECTOR(ctx, out);
   int next = 0;
   if (argc > 0 && JS_IsString(argv[0])) {
     size_t length;
@@ -505,7 +521,7 @@ static int format_arguments(JSContext* ctx, DynBuf* out, int argc,
             result = -1;
             break;
           }
-          if (directive != 'f') number = trunc(number);
+          if (directive == 'i') number = trunc(number); /* node: %d keeps fractions */
           JSValue as_number = JS_NewFloat64(ctx, number);
           result = put_number(&in, as_number);
           break;
@@ -521,7 +537,13 @@ static int format_arguments(JSContext* ctx, DynBuf* out, int argc,
           JS_FreeValue(ctx, json);
           break;
         }
-        case 'o':
+        case 'o': /* node: showHidden, depth 4 */
+          in.show_hidden = 1;
+          in.max_depth = 4;
+          result = inspect(&in, argument, 0, 0);
+          in.show_hidden = 0;
+          in.max_depth = INSPECT_MAX_DEPTH;
+          break;
         case 'O':
           result = inspect(&in, argument, 0, 0);
           break;
@@ -544,7 +566,24 @@ static void* realloc_for_dbuf(void* opaque, void* pointer, size_t size) {
   return realloc(pointer, size);
 }
 
-/* magic: 1 = stdout, 2 = stderr, 3 = console.assert (stderr). */
+JSValue driver_inspect(JSContext* ctx, JSValueConst value, int max_depth, int max_items) {
+  DynBuf out;
+  dbuf_init2(&out, NULL, realloc_for_dbuf);
+  Inspector in = INSPECTOR(ctx, &out);
+  in.max_depth = max_depth;
+  in.max_items = max_items < 0 ? 0 : max_items;
+  JSValue result = JS_EXCEPTION;
+  if (inspect(&in, value, 0, 0) == 0) {
+    result = dbuf_error(&out) ? JS_ThrowOutOfMemory(ctx)
+                              : JS_NewStringLen(ctx, (const char*)out.buf, out.size);
+  }
+  dbuf_free(&out);
+  return result;
+}
+
+/* magic: 1 = stdout, 2 = stderr, 3 = console.assert (stderr), 4 =
+ * console.dir (stdout: its first argument inspected, as node: no format
+ * directives, strings quoted). */
 static JSValue js_console_print(JSContext* ctx, JSValueConst this_value,
                                 int argc, JSValueConst* argv, int magic) {
   (void)this_value;
@@ -556,7 +595,14 @@ static JSValue js_console_print(JSContext* ctx, JSValueConst this_value,
     argc = argc > 0 ? argc - 1 : 0;
     argv = argv + 1;
   }
-  if (format_arguments(ctx, &out, argc, argv)) {
+  int failed;
+  if (magic == 4) {
+    Inspector in = INSPECTOR(ctx, &out);
+    failed = inspect(&in, argc > 0 ? argv[0] : JS_UNDEFINED, 0, 0);
+  } else {
+    failed = format_arguments(ctx, &out, argc, argv);
+  }
+  if (failed) {
     dbuf_free(&out);
     return JS_EXCEPTION;
   }
@@ -565,7 +611,7 @@ static JSValue js_console_print(JSContext* ctx, JSValueConst this_value,
     dbuf_free(&out);
     return JS_ThrowOutOfMemory(ctx);
   }
-  driver_write(magic == 1 ? 1 : 2, (const char*)out.buf, out.size);
+  driver_write(magic == 1 || magic == 4 ? 1 : 2, (const char*)out.buf, out.size);
   dbuf_free(&out);
   return JS_UNDEFINED;
 }
@@ -574,7 +620,7 @@ int driver_install_console(JSContext* ctx, JSValueConst global) {
   static const struct {
     const char* name;
     int magic;
-  } kMethods[] = {{"log", 1},  {"info", 1},  {"debug", 1}, {"dir", 1},
+  } kMethods[] = {{"log", 1},  {"info", 1},  {"debug", 1}, {"dir", 4},
                   {"warn", 2}, {"error", 2}, {"trace", 2}, {"assert", 3}};
   JSValue console = JS_NewObject(ctx);
   if (JS_IsException(console)) return -1;
@@ -595,7 +641,7 @@ void driver_print_uncaught(JSContext* ctx, JSValueConst exception,
   DynBuf out;
   dbuf_init2(&out, NULL, realloc_for_dbuf);
   dbuf_putstr(&out, prefix);
-  Inspector in = {.ctx = ctx, .out = &out, .path_length = 0};
+  Inspector in = INSPECTOR(ctx, &out);
   if (inspect(&in, exception, 0, 0)) {
     /* printing itself failed (a throwing getter, no memory): say so */
     JS_FreeValue(ctx, JS_GetException(ctx));

@@ -1,13 +1,14 @@
 /* The guest-side driver: runs one script in a fresh QuickJS runtime inside
  * the wasm module and returns the run's exit code (see abi.h).
  *
- * It gives the script console.*, virtual timers, queueMicrotask and the
- * `host` object; there is no std/os module, no file, process or network API.
+ * It gives the script console.*, real-time timers and queueMicrotask
+ * (timers.c), the web APIs (web.c) and the `host` object; there is no std/os
+ * module, no file or process API and no network.
  *
- * Timers are virtual: the run never sleeps. Timers fire in order of due time
- * (then creation order); virtual time advances to each timer's due time. A
- * timer due later than the run's budget means the run would have outlived its
- * deadline, so it ends as timed out (as a real clock would have).
+ * The event loop, as Node's for what a snippet can do: run the script, then
+ * all jobs (microtasks), then the earliest timer (sleeping until it is due),
+ * then all jobs again, until neither jobs nor timers are left. Host calls are
+ * synchronous, so nothing else can keep the run alive.
  *
  * Built for wasm32-wasi (the engine) and natively (PLIMSOLL_GUEST_NATIVE, for
  * the benchmark's native baseline, which supplies the imports itself).
@@ -32,6 +33,7 @@
 #endif
 
 PLIMSOLL_IMPORT(deadline_reached) int32_t plimsoll_deadline_reached(void);
+PLIMSOLL_IMPORT(sleep_until) int32_t plimsoll_sleep_until(double monotonic_ms);
 PLIMSOLL_IMPORT(host_call)
 int32_t plimsoll_host_call(const char* request, int32_t length);
 PLIMSOLL_IMPORT(host_response_length) int32_t plimsoll_host_response_length(void);
@@ -43,28 +45,12 @@ int32_t plimsoll_host_response_read(char* buffer, int32_t length);
  * RangeError, never a trap. */
 #define DRIVER_JS_STACK_BYTES (768 * 1024)
 
-typedef struct Timer {
-  int32_t id;
-  int32_t repeat; /* setInterval */
-  double due;     /* virtual ms since the start of the run */
-  double interval;
-  uint64_t sequence;
-  JSValue function;
-  int argc;
-  JSValue* argv;
-} Timer;
-
 typedef struct Rejection {
   JSValue promise;
   JSValue reason;
 } Rejection;
 
 /* One run per module instance: plain globals are per run. */
-static Timer* g_timers;
-static size_t g_timer_count, g_timer_capacity;
-static int32_t g_next_timer_id = 1;
-static uint64_t g_timer_sequence;
-static double g_virtual_now;
 static Rejection* g_rejections;
 static size_t g_rejection_count, g_rejection_capacity;
 static int g_interrupted;
@@ -88,7 +74,13 @@ void driver_write(int fd, const char* bytes, size_t length) {
 }
 #endif
 
-/* ---- interrupts, rejections ----------------------------------------- */
+/* ---- interrupts, sleeping, rejections ------------------------------- */
+
+int driver_sleep_until(double monotonic_ms) {
+  if (plimsoll_sleep_until(monotonic_ms) == 0) return 0;
+  g_interrupted = 1;
+  return 1;
+}
 
 static int interrupt_handler(JSRuntime* rt, void* opaque) {
   (void)rt;
@@ -137,8 +129,7 @@ static int is_out_of_memory(JSContext* ctx, JSValueConst exception) {
 }
 
 /* Classifies a thrown value (consumed) and reports it on stderr. */
-static int report_exception(JSContext* ctx, JSValue exception,
-                            const char* prefix) {
+int driver_report_exception(JSContext* ctx, JSValue exception, const char* prefix) {
   if (g_interrupted) {
     JS_FreeValue(ctx, exception);
     return PLIMSOLL_EXIT_TIMEOUT;
@@ -163,7 +154,7 @@ static int drain_jobs(JSRuntime* rt) {
     int ran = JS_ExecutePendingJob(rt, &job_context);
     if (ran == 0) break;
     if (ran < 0) {
-      return report_exception(job_context, JS_GetException(job_context),
+      return driver_report_exception(job_context, JS_GetException(job_context),
                               "Uncaught ");
     }
   }
@@ -174,138 +165,7 @@ static int drain_jobs(JSRuntime* rt) {
 static int check_rejections(JSContext* ctx) {
   if (g_rejection_count == 0) return -1;
   JSValue reason = JS_DupValue(ctx, g_rejections[0].reason);
-  return report_exception(ctx, reason, "Uncaught (in promise) ");
-}
-
-/* ---- timers ---------------------------------------------------------- */
-
-static void free_timer(JSContext* ctx, Timer* timer) {
-  JS_FreeValue(ctx, timer->function);
-  for (int i = 0; i < timer->argc; i++) JS_FreeValue(ctx, timer->argv[i]);
-  free(timer->argv);
-}
-
-static JSValue add_timer(JSContext* ctx, int argc, JSValueConst* argv,
-                         int repeat) {
-  if (argc < 1 || !JS_IsFunction(ctx, argv[0])) {
-    return JS_ThrowTypeError(ctx, "The callback must be a function.");
-  }
-  double delay = 0;
-  if (argc >= 2 && JS_ToFloat64(ctx, &delay, argv[1])) return JS_EXCEPTION;
-  if (!(delay >= 1)) delay = 1; /* as node: NaN, 0 and negatives become 1 */
-  if (g_timer_count == g_timer_capacity) {
-    size_t capacity = g_timer_capacity ? g_timer_capacity * 2 : 8;
-    Timer* grown = realloc(g_timers, capacity * sizeof(Timer));
-    if (!grown) return JS_ThrowOutOfMemory(ctx);
-    g_timers = grown;
-    g_timer_capacity = capacity;
-  }
-  int extra = argc > 2 ? argc - 2 : 0;
-  JSValue* extra_args = NULL;
-  if (extra > 0) {
-    extra_args = malloc(sizeof(JSValue) * (size_t)extra);
-    if (!extra_args) return JS_ThrowOutOfMemory(ctx);
-    for (int i = 0; i < extra; i++) extra_args[i] = JS_DupValue(ctx, argv[2 + i]);
-  }
-  Timer* timer = &g_timers[g_timer_count++];
-  timer->id = g_next_timer_id++;
-  timer->repeat = repeat;
-  timer->interval = delay;
-  timer->due = g_virtual_now + delay;
-  timer->sequence = g_timer_sequence++;
-  timer->function = JS_DupValue(ctx, argv[0]);
-  timer->argc = extra;
-  timer->argv = extra_args;
-  return JS_NewInt32(ctx, timer->id);
-}
-
-static JSValue js_set_timeout(JSContext* ctx, JSValueConst this_value,
-                              int argc, JSValueConst* argv) {
-  (void)this_value;
-  return add_timer(ctx, argc, argv, 0);
-}
-
-static JSValue js_set_interval(JSContext* ctx, JSValueConst this_value,
-                               int argc, JSValueConst* argv) {
-  (void)this_value;
-  return add_timer(ctx, argc, argv, 1);
-}
-
-static JSValue js_clear_timer(JSContext* ctx, JSValueConst this_value,
-                              int argc, JSValueConst* argv) {
-  (void)this_value;
-  int32_t id;
-  if (argc < 1 || JS_ToInt32(ctx, &id, argv[0])) return JS_UNDEFINED;
-  for (size_t i = 0; i < g_timer_count; i++) {
-    if (g_timers[i].id == id) {
-      free_timer(ctx, &g_timers[i]);
-      memmove(&g_timers[i], &g_timers[i + 1],
-              (g_timer_count - i - 1) * sizeof(Timer));
-      g_timer_count--;
-      break;
-    }
-  }
-  return JS_UNDEFINED;
-}
-
-static JSValue microtask_job(JSContext* ctx, int argc, JSValueConst* argv) {
-  (void)argc;
-  JSValue result = JS_Call(ctx, argv[0], JS_UNDEFINED, 0, NULL);
-  if (JS_IsException(result)) return result;
-  JS_FreeValue(ctx, result);
-  return JS_UNDEFINED;
-}
-
-static JSValue js_queue_microtask(JSContext* ctx, JSValueConst this_value,
-                                  int argc, JSValueConst* argv) {
-  (void)this_value;
-  if (argc < 1 || !JS_IsFunction(ctx, argv[0])) {
-    return JS_ThrowTypeError(ctx, "The callback must be a function.");
-  }
-  if (JS_EnqueueJob(ctx, microtask_job, 1, argv)) return JS_EXCEPTION;
-  return JS_UNDEFINED;
-}
-
-/* Fires the earliest timer. Returns -1 to go on, 0 when none is left, else
- * an exit code. */
-static int run_next_timer(JSContext* ctx, double budget_ms) {
-  if (g_timer_count == 0) return 0;
-  size_t next = 0;
-  for (size_t i = 1; i < g_timer_count; i++) {
-    if (g_timers[i].due < g_timers[next].due ||
-        (g_timers[i].due == g_timers[next].due &&
-         g_timers[i].sequence < g_timers[next].sequence)) {
-      next = i;
-    }
-  }
-  if (g_timers[next].due > budget_ms) {
-    g_interrupted = 1;
-    return PLIMSOLL_EXIT_TIMEOUT;
-  }
-  Timer timer = g_timers[next];
-  g_virtual_now = timer.due;
-  if (timer.repeat) {
-    g_timers[next].due = g_virtual_now + timer.interval;
-    g_timers[next].sequence = g_timer_sequence++;
-    /* keep the function alive across the call even if it clears itself */
-    timer.function = JS_DupValue(ctx, timer.function);
-  } else {
-    memmove(&g_timers[next], &g_timers[next + 1],
-            (g_timer_count - next - 1) * sizeof(Timer));
-    g_timer_count--;
-  }
-  JSValue result = JS_Call(ctx, timer.function, JS_UNDEFINED, timer.argc,
-                           (JSValueConst*)timer.argv);
-  if (timer.repeat) {
-    JS_FreeValue(ctx, timer.function);
-  } else {
-    free_timer(ctx, &timer);
-  }
-  if (JS_IsException(result)) {
-    return report_exception(ctx, JS_GetException(ctx), "Uncaught ");
-  }
-  JS_FreeValue(ctx, result);
-  return -1;
+  return driver_report_exception(ctx, reason, "Uncaught (in promise) ");
 }
 
 /* ---- host ------------------------------------------------------------ */
@@ -366,19 +226,10 @@ static const char kHostHelpers[] =
 
 /* ---- setup ----------------------------------------------------------- */
 
-static int install_globals(JSContext* ctx) {
+static int install_globals(JSContext* ctx, uint32_t flags) {
   JSValue global = JS_GetGlobalObject(ctx);
-  int failed = driver_install_console(ctx, global);
-  JS_SetPropertyStr(ctx, global, "setTimeout",
-                    JS_NewCFunction(ctx, js_set_timeout, "setTimeout", 2));
-  JS_SetPropertyStr(ctx, global, "setInterval",
-                    JS_NewCFunction(ctx, js_set_interval, "setInterval", 2));
-  JS_SetPropertyStr(ctx, global, "clearTimeout",
-                    JS_NewCFunction(ctx, js_clear_timer, "clearTimeout", 1));
-  JS_SetPropertyStr(ctx, global, "clearInterval",
-                    JS_NewCFunction(ctx, js_clear_timer, "clearInterval", 1));
-  JS_SetPropertyStr(ctx, global, "queueMicrotask",
-                    JS_NewCFunction(ctx, js_queue_microtask, "queueMicrotask", 1));
+  int failed = driver_install_console(ctx, global) || driver_install_timers(ctx, global);
+  if (!failed && !(flags & PLIMSOLL_RUN_NO_WEB_APIS)) failed = driver_install_web(ctx, global);
   JSValue host = JS_NewObject(ctx);
   JS_SetPropertyStr(ctx, host, "call",
                     JS_NewCFunction(ctx, js_host_call, "call", 1));
@@ -398,8 +249,8 @@ static int install_globals(JSContext* ctx) {
 }
 
 static void release_run_state(JSContext* ctx) {
-  for (size_t i = 0; i < g_timer_count; i++) free_timer(ctx, &g_timers[i]);
-  g_timer_count = 0;
+  driver_release_timers(ctx);
+  driver_release_web(ctx);
   for (size_t i = 0; i < g_rejection_count; i++) {
     JS_FreeValue(ctx, g_rejections[i].promise);
     JS_FreeValue(ctx, g_rejections[i].reason);
@@ -407,14 +258,15 @@ static void release_run_state(JSContext* ctx) {
   g_rejection_count = 0;
 }
 
-/* Evaluates the script, then runs jobs and timers until nothing is left. */
-static int evaluate(JSContext* ctx, const char* code, size_t length,
-                    double budget_ms) {
+/* Evaluates the script, then runs jobs and timers until nothing is left.
+ * With `value` set (a session cell), a script that completed stores its
+ * completion value there (owned by the caller; JS_UNDEFINED when none). */
+static int evaluate(JSContext* ctx, const char* code, size_t length, JSValue* value) {
   JSRuntime* rt = JS_GetRuntime(ctx);
-  JSValue completion = JS_Eval(ctx, code, length, "<input>",
+  JSValue completion = JS_Eval(ctx, code, length, value ? "<cell>" : "<input>",
                                JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_ASYNC);
   if (JS_IsException(completion)) {
-    return report_exception(ctx, JS_GetException(ctx), "Uncaught ");
+    return driver_report_exception(ctx, JS_GetException(ctx), "Uncaught ");
   }
   int code_out = -1;
   for (;;) {
@@ -433,13 +285,19 @@ static int evaluate(JSContext* ctx, const char* code, size_t length,
           break;
         }
       }
-      code_out = report_exception(ctx, reason, "Uncaught ");
+      code_out = driver_report_exception(ctx, reason, "Uncaught ");
       break;
     }
     code_out = check_rejections(ctx);
     if (code_out >= 0) break;
-    code_out = run_next_timer(ctx, budget_ms);
+    code_out = driver_run_next_timer(ctx);
     if (code_out >= 0) break;
+  }
+  /* An async script resolves to { value: <completion value> }. */
+  if (value && code_out == 0 && JS_PromiseState(ctx, completion) == JS_PROMISE_FULFILLED) {
+    JSValue wrapper = JS_PromiseResult(ctx, completion);
+    *value = JS_IsObject(wrapper) ? JS_GetPropertyStr(ctx, wrapper, "value") : JS_UNDEFINED;
+    JS_FreeValue(ctx, wrapper);
   }
   JS_FreeValue(ctx, completion);
   return code_out;
@@ -449,9 +307,11 @@ PLIMSOLL_EXPORT(plimsoll_alloc) void* plimsoll_alloc(uint32_t size) {
   return malloc(size ? size : 1);
 }
 
-PLIMSOLL_EXPORT(plimsoll_run)
-int32_t plimsoll_run(const char* code, uint32_t length,
-                     uint32_t js_memory_limit, double budget_ms) {
+/* A fresh runtime and context with the globals installed, in *out. Returns
+ * -1 on success, else the exit code of the failure (the context is then
+ * freed). */
+static int new_context(uint32_t js_memory_limit, uint32_t flags, JSContext** out) {
+  *out = NULL;
   JSRuntime* rt = JS_NewRuntime();
   if (!rt) return PLIMSOLL_EXIT_OUT_OF_MEMORY;
   JS_SetMemoryLimit(rt, js_memory_limit);
@@ -463,25 +323,99 @@ int32_t plimsoll_run(const char* code, uint32_t length,
     JS_FreeRuntime(rt);
     return PLIMSOLL_EXIT_OUT_OF_MEMORY;
   }
-  int exit_code;
-  if (install_globals(ctx) != 0) {
-    /* The deadline can pass while the globals are being set up (a tiny
-     * budget, a loaded host): that is a timeout like any other. */
-    JSValue exception = JS_GetException(ctx);
-    exit_code = g_interrupted ? PLIMSOLL_EXIT_TIMEOUT
-                : is_out_of_memory(ctx, exception) ? PLIMSOLL_EXIT_OUT_OF_MEMORY
-                                                   : PLIMSOLL_EXIT_UNCAUGHT;
-    JS_FreeValue(ctx, exception);
-  } else {
-    exit_code = evaluate(ctx, code, length, budget_ms);
-  }
+  *out = ctx;
+  if (install_globals(ctx, flags) == 0) return -1;
+  /* The deadline can pass while the globals are being set up (a tiny
+   * budget, a loaded host): that is a timeout like any other. */
+  JSValue exception = JS_GetException(ctx);
+  int exit_code = g_interrupted ? PLIMSOLL_EXIT_TIMEOUT
+                  : is_out_of_memory(ctx, exception) ? PLIMSOLL_EXIT_OUT_OF_MEMORY
+                                                     : PLIMSOLL_EXIT_UNCAUGHT;
+  JS_FreeValue(ctx, exception);
+  return exit_code;
+}
+
+PLIMSOLL_EXPORT(plimsoll_free) void plimsoll_free(void* pointer) {
+  free(pointer);
+}
+
+PLIMSOLL_EXPORT(plimsoll_run)
+int32_t plimsoll_run(const char* code, uint32_t length,
+                     uint32_t js_memory_limit, uint32_t flags) {
+  JSContext* ctx;
+  int exit_code = new_context(js_memory_limit, flags, &ctx);
+  if (!ctx) return exit_code;
+  if (exit_code == -1) exit_code = evaluate(ctx, code, length, NULL);
   release_run_state(ctx);
 #ifdef PLIMSOLL_GUEST_NATIVE
   /* The wasm instance is thrown away whole; natively, tidy up for reuse. */
+  JSRuntime* rt = JS_GetRuntime(ctx);
   JS_FreeContext(ctx);
   JS_FreeRuntime(rt);
   g_interrupted = 0;
-  g_virtual_now = 0;
 #endif
   return exit_code == -1 ? PLIMSOLL_EXIT_OK : exit_code;
+}
+
+/* ---- sessions: one context kept across cells ------------------------- */
+
+/* The session's context; a module instance holds at most one. */
+static JSContext* g_session;
+
+PLIMSOLL_EXPORT(plimsoll_session_open)
+int32_t plimsoll_session_open(uint32_t js_memory_limit, uint32_t flags) {
+  if (g_session) return PLIMSOLL_EXIT_UNCAUGHT;
+  JSContext* ctx;
+  int exit_code = new_context(js_memory_limit, flags, &ctx);
+  if (exit_code == -1) {
+    g_session = ctx;
+    return PLIMSOLL_EXIT_OK;
+  }
+  if (ctx) {
+    release_run_state(ctx);
+    JSRuntime* rt = JS_GetRuntime(ctx);
+    JS_FreeContext(ctx);
+    JS_FreeRuntime(rt);
+  }
+  return exit_code;
+}
+
+/* Writes the REPL's printed form of `value` (consumed) to fd 3, the value
+ * channel; nothing for undefined (the cell ended in a statement or an
+ * expression without a value). */
+static int write_value(JSContext* ctx, JSValue value) {
+  if (JS_IsUndefined(value)) return PLIMSOLL_EXIT_OK;
+  JSValue text = driver_inspect(ctx, value, 2, 100);
+  JS_FreeValue(ctx, value);
+  if (JS_IsException(text)) {
+    return driver_report_exception(ctx, JS_GetException(ctx), "Uncaught ");
+  }
+  size_t length = 0;
+  const char* bytes = JS_ToCStringLen(ctx, &length, text);
+  JS_FreeValue(ctx, text);
+  if (!bytes) return driver_report_exception(ctx, JS_GetException(ctx), "Uncaught ");
+  driver_write(PLIMSOLL_VALUE_FD, bytes, length);
+  JS_FreeCString(ctx, bytes);
+  return PLIMSOLL_EXIT_OK;
+}
+
+PLIMSOLL_EXPORT(plimsoll_session_cell)
+int32_t plimsoll_session_cell(const char* code, uint32_t length) {
+  if (!g_session) return PLIMSOLL_EXIT_UNCAUGHT;
+  g_interrupted = 0;
+  JSValue value = JS_UNDEFINED;
+  int exit_code = evaluate(g_session, code, length, &value);
+  if (exit_code == -1) exit_code = PLIMSOLL_EXIT_OK;
+  if (exit_code == PLIMSOLL_EXIT_OK) {
+    exit_code = write_value(g_session, value);
+  } else {
+    JS_FreeValue(g_session, value);
+  }
+  /* Unhandled rejections are reported once, with the cell that made them. */
+  for (size_t i = 0; i < g_rejection_count; i++) {
+    JS_FreeValue(g_session, g_rejections[i].promise);
+    JS_FreeValue(g_session, g_rejections[i].reason);
+  }
+  g_rejection_count = 0;
+  return exit_code;
 }

@@ -40,6 +40,7 @@ Report RunJob(const Job& job, const AgentOptions& options) {
   step_options.nofile = job.nofile;
   step_options.fsize_bytes = job.fsize_bytes;
   step_options.nproc = job.nproc;
+  step_options.seccomp_filter = job.seccomp_filter;
   step_options.environment = StepEnvironment(job.environment, options.work_directory);
   step_options.sweep_scope =
       options.owns_pid_namespace ? SweepScope::kWholeNamespace : SweepScope::kDescendants;

@@ -9,13 +9,17 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <gtest/gtest.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -225,6 +229,55 @@ TEST(GuestAgent, ProjectStepsRunInOrderAndAFailingStepStopsTheRest) {
   EXPECT_FALSE(work.Exists("never"));
 }
 
+// A filter that answers mkdir and mkdirat with EPERM and allows the rest
+// (the microvm provider sends our whole policy this way).
+std::string DenyMkdirFilter() {
+  std::vector<sock_filter> filter = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mkdir, 2, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mkdirat, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+  };
+  return std::string(reinterpret_cast<const char*>(filter.data()),
+                     filter.size() * sizeof(sock_filter));
+}
+
+TEST(GuestAgent, TheJobsSeccompFilterHoldsEveryStepAndNotTheAgent) {
+  TempDir work;
+  Job job = BaseJob();
+  job.seccomp_filter = DenyMkdirFilter();
+  // The agent itself makes the file's directory (a/): it is not filtered.
+  job.files = {{"a/file.txt", "x"}};
+  job.steps = {{"sh", "-c", "grep Seccomp: /proc/self/status; mkdir made || echo refused"},
+               {"sh", "-c", "mkdir again 2>&1 | grep -c 'not permitted'"}};
+  AgentRun run = RunAgent(job, work);
+  ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+  ASSERT_EQ(run.report->steps.size(), 2u) << run.report->detail;
+  EXPECT_EQ(run.report->steps[0].stdout_bytes, "Seccomp:\t2\nrefused\n")
+      << run.report->steps[0].stderr_bytes;
+  EXPECT_EQ(run.report->steps[1].stdout_bytes, "1\n");
+  EXPECT_TRUE(work.Exists("a/file.txt"));
+  EXPECT_FALSE(work.Exists("made"));
+  EXPECT_FALSE(work.Exists("again"));
+}
+
+TEST(GuestAgent, ASeccompFilterTheKernelRefusesIsASetupFailure) {
+  TempDir work;
+  Job job = BaseJob();
+  // A jump past the end: the kernel's checker refuses the program (EINVAL).
+  sock_filter bad[] = {BPF_JUMP(BPF_JMP | BPF_JA, 5, 0, 0)};
+  job.seccomp_filter = std::string(reinterpret_cast<const char*>(bad), sizeof bad);
+  job.steps = {{"true"}};
+  AgentRun run = RunAgent(job, work);
+  ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+  EXPECT_EQ(run.report->outcome, ProjectOutcome::kSetupFailed);
+  ASSERT_EQ(run.report->steps.size(), 1u);
+  EXPECT_EQ(run.report->steps[0].exit_code, kExitCannotExecute);
+  EXPECT_NE(run.report->steps[0].stderr_bytes.find("seccomp"), std::string::npos)
+      << run.report->steps[0].stderr_bytes;
+}
+
 TEST(GuestAgent, CleanEnvironmentWorkDirectoryAndLimits) {
   TempDir work;
   Job job = BaseJob();
@@ -302,6 +355,48 @@ TEST(GuestAgent, DeadlineKillsTheStepAndEverythingItStarted) {
   ASSERT_TRUE(work.Exists("child.pid") && work.Exists("daemon.pid"));
   EXPECT_TRUE(Gone(PidFrom(work, "child.pid")));
   EXPECT_TRUE(Gone(PidFrom(work, "daemon.pid")));
+}
+
+// The provider crashed mid-run (a daemon killed with -9): its end of the
+// channel closes. Nobody will read the report, so the agent ends the job at
+// once (its lifeline, lifeline.h) rather than at the job's 30 s deadline,
+// and what the step started dies with it.
+TEST(GuestAgent, AProviderThatHangsUpMidRunEndsTheJobAtOnce) {
+  TempDir work;
+  Job job = BaseJob();
+  job.timeout_ms = 30'000;
+  job.steps = {{"sh", "-c", "sleep 1000 & echo $! > child.pid; wait"}};
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], 3);
+    execl(PLIMSOLL_GUEST_BINARY, PLIMSOLL_GUEST_BINARY, "--channel", "3", "--work",
+          work.path().c_str(), "--no-setuid", static_cast<char*>(nullptr));
+    _exit(99);
+  }
+  close(fds[1]);
+  ASSERT_TRUE(WriteFrame(fds[0], EncodeJob(job), Clock::now() + std::chrono::seconds(10)).ok());
+  for (int i = 0; i < 500 && !work.Exists("child.pid"); ++i) usleep(10'000);
+  ASSERT_TRUE(work.Exists("child.pid")) << "the step did not start";
+  usleep(50'000);  // the pid is written before echo returns: let it land
+  pid_t child = PidFrom(work, "child.pid");
+  auto hung_up = Clock::now();
+  close(fds[0]);
+  int status = 0;
+  pid_t reaped = 0;
+  while ((reaped = waitpid(pid, &status, WNOHANG)) == 0 &&
+         Clock::now() - hung_up < std::chrono::seconds(10)) {
+    usleep(10'000);
+  }
+  if (reaped == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL() << "the agent was still running the job 10 s after the provider hung up";
+  }
+  EXPECT_LT(Clock::now() - hung_up, std::chrono::seconds(3));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << "status " << status;
+  EXPECT_TRUE(Gone(child)) << "the step's child outlived the agent";
 }
 
 TEST(GuestAgent, ADaemonLeftByAFinishedStepIsKilledAndDoesNotHoldTheRun) {

@@ -5,7 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "guest/agent/descriptors.h"
+#include "os/descriptors.h"
 
 namespace plimsoll::guest::agent {
 namespace {
@@ -46,7 +46,7 @@ bool ForkAgentUnderInit(const char** problem) {
   }
   if (agent == 0) return true;
   // The init keeps nothing: not the channel, not stdout/stderr.
-  CloseFrom(0);
+  os::CloseFrom(0);
   ReapUntilTheAgentExits(agent);
 }
 

@@ -42,6 +42,7 @@
 
 #include "guest/agent/agent.h"
 #include "guest/agent/init.h"
+#include "guest/agent/lifeline.h"
 #include "guest/agent/reaper.h"
 #include "guest/protocol.h"
 
@@ -167,7 +168,14 @@ int main(int argc, char** argv) {
     return kExitNoJob;
   }
 
+  // A provider that hangs up now (it crashed) ends the job at once.
+  plimsoll::guest::agent::Lifeline lifeline(
+      channel,
+      options.owns_pid_namespace ? plimsoll::guest::agent::SweepScope::kWholeNamespace
+                                 : plimsoll::guest::agent::SweepScope::kDescendants,
+      kExitNoJob);
   plimsoll::guest::Report report = plimsoll::guest::agent::RunJob(*job, options);
+  lifeline.Stop();
   std::string bytes = plimsoll::guest::EncodeReport(report);
   std::string seal = plimsoll::guest::Seal(job->report_key, bytes);
   OPENSSL_cleanse(job->report_key.data(), job->report_key.size());

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "guest/agent/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace plimsoll::guest::agent {
 namespace {
@@ -24,7 +24,7 @@ namespace {
 // may contain spaces and parentheses, so parse after the last ')'.
 pid_t ParentOf(int proc_fd, const char* pid_name) {
   std::string path = std::string(pid_name) + "/stat";
-  UniqueFd fd(openat(proc_fd, path.c_str(), O_RDONLY | O_CLOEXEC));
+  base::UniqueFd fd(openat(proc_fd, path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return -1;
   char buffer[512];
   ssize_t got = read(fd.get(), buffer, sizeof buffer - 1);
@@ -41,7 +41,7 @@ pid_t ParentOf(int proc_fd, const char* pid_name) {
 // The pids whose parent is this process; empty when /proc is unreadable.
 std::vector<pid_t> Children() {
   std::vector<pid_t> children;
-  UniqueFd proc(open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  base::UniqueFd proc(open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!proc.valid()) return children;
   DIR* directory = fdopendir(dup(proc.get()));
   if (directory == nullptr) return children;

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -19,11 +21,10 @@
 #include <string_view>
 #include <vector>
 
-#include "guest/agent/descriptors.h"
+#include "base/unique_fd.h"
 #include "guest/agent/reaper.h"
-#include "guest/agent/unique_fd.h"
 #include "guest/protocol.h"
-
+#include "os/descriptors.h"
 
 namespace plimsoll::guest::agent {
 namespace {
@@ -44,11 +45,12 @@ enum What : int {
   kWhatSetuid,
   kWhatNoNewPrivs,
   kWhatDeathSignal,
+  kWhatSeccomp,
   kWhatCount,
 };
 constexpr const char* kWhatNames[kWhatCount] = {
     "execve",    "setsid",    "dup2",      "closing descriptors", "setrlimit",        "chdir",
-    "setgroups", "setresgid", "setresuid", "PR_SET_NO_NEW_PRIVS", "PR_SET_PDEATHSIG",
+    "setgroups", "setresgid", "setresuid", "PR_SET_NO_NEW_PRIVS", "PR_SET_PDEATHSIG", "seccomp",
 };
 
 struct ChildFailure {
@@ -69,6 +71,8 @@ struct ChildPlan {
   int stdout_write = -1;
   int stderr_write = -1;
   int failure_write = -1;
+  // The job's seccomp filter (StepOptions::seccomp_filter); len 0: none.
+  sock_fprog seccomp{};
 };
 
 [[noreturn]] void ChildFail(int fd, Stage stage, What what, int error) {
@@ -122,7 +126,7 @@ bool SetLimit(int resource, int64_t value) {
   }
   // Everything above 2 goes at exec, the agent channel first among them. The
   // failure pipe is already close-on-exec, so it survives until exec.
-  MarkCloseOnExecFrom(3);
+  os::MarkCloseOnExecFrom(3);
   umask(022);
   if (!SetLimit(RLIMIT_CORE, 0) || !SetLimit(RLIMIT_NOFILE, options.nofile) ||
       (options.fsize_bytes > 0 && !SetLimit(RLIMIT_FSIZE, options.fsize_bytes)) ||
@@ -152,6 +156,13 @@ bool SetLimit(int resource, int64_t value) {
     ChildFail(fail, kStageSetup, kWhatDeathSignal, errno);
   }
   if (getppid() != plan.agent) _exit(kExitCannotExecute);  // the agent is gone already
+  // Last before exec, after no_new_privs (which the kernel requires of an
+  // unprivileged caller): the step and all it starts are filtered, the
+  // agent is not.
+  if (plan.seccomp.len > 0 &&
+      syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &plan.seccomp) != 0) {
+    ChildFail(fail, kStageSetup, kWhatSeccomp, errno);
+  }
 
   int saved_error = ENOENT;
   for (const auto& candidate : plan.candidates) {
@@ -205,7 +216,7 @@ struct Capture {
 
 // Reads what is available (a bounded amount, so a flood cannot starve the
 // deadline check). Closes `fd` at end of file or on an error.
-void Drain(UniqueFd& fd, Capture& capture) {
+void Drain(base::UniqueFd& fd, Capture& capture) {
   char buffer[65536];
   for (int round = 0; round < 16 && fd.valid(); ++round) {
     ssize_t got = read(fd.get(), buffer, sizeof buffer);
@@ -292,21 +303,27 @@ StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options
   plan.candidates = Candidates(argv.front(), path);
   plan.options = &options;
   plan.agent = getpid();
+  if (!options.seccomp_filter.empty()) {
+    plan.seccomp.len =
+        static_cast<unsigned short>(options.seccomp_filter.size() / sizeof(sock_filter));
+    plan.seccomp.filter =
+        reinterpret_cast<sock_filter*>(const_cast<char*>(options.seccomp_filter.data()));
+  }
 
   int out_pipe[2], err_pipe[2], fail_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) {
     return CannotStart(run, kExitCannotExecute, std::string("pipe: ") + std::strerror(errno));
   }
-  UniqueFd out_read(out_pipe[0]), out_write(out_pipe[1]);
+  base::UniqueFd out_read(out_pipe[0]), out_write(out_pipe[1]);
   if (pipe2(err_pipe, O_CLOEXEC) != 0) {
     return CannotStart(run, kExitCannotExecute, std::string("pipe: ") + std::strerror(errno));
   }
-  UniqueFd err_read(err_pipe[0]), err_write(err_pipe[1]);
+  base::UniqueFd err_read(err_pipe[0]), err_write(err_pipe[1]);
   if (pipe2(fail_pipe, O_CLOEXEC) != 0) {
     return CannotStart(run, kExitCannotExecute, std::string("pipe: ") + std::strerror(errno));
   }
-  UniqueFd fail_read(fail_pipe[0]), fail_write(fail_pipe[1]);
-  UniqueFd devnull(open("/dev/null", O_RDWR | O_CLOEXEC));
+  base::UniqueFd fail_read(fail_pipe[0]), fail_write(fail_pipe[1]);
+  base::UniqueFd devnull(open("/dev/null", O_RDWR | O_CLOEXEC));
   if (!devnull.valid()) {
     return CannotStart(run, kExitCannotExecute,
                        std::string("open /dev/null: ") + std::strerror(errno));
@@ -354,7 +371,7 @@ StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options
 
   fcntl(out_read.get(), F_SETFL, fcntl(out_read.get(), F_GETFL) | O_NONBLOCK);
   fcntl(err_read.get(), F_SETFL, fcntl(err_read.get(), F_GETFL) | O_NONBLOCK);
-  UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+  base::UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
   Capture out{options.output_cap_bytes, {}, false};
   Capture err{options.output_cap_bytes, {}, false};
 

@@ -36,7 +36,11 @@ struct StepOptions {
   int64_t fsize_bytes = 0;  // 0: no RLIMIT_FSIZE
   int64_t nproc = 0;        // 0: no RLIMIT_NPROC
   int64_t output_cap_bytes = 0;
-  std::vector<std::string> environment;               // complete "KEY=VALUE" list
+  std::vector<std::string> environment;  // complete "KEY=VALUE" list
+  // A compiled seccomp filter (raw struct sock_filter array, a multiple of 8
+  // bytes) installed in the child after no_new_privs, just before exec;
+  // empty: none. A filter the kernel refuses fails the step's start (126).
+  std::string seccomp_filter;
   SweepScope sweep_scope = SweepScope::kDescendants;  // how leftovers are found (reaper.h)
 };
 

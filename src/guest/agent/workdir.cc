@@ -56,13 +56,14 @@ Status WriteAll(int fd, std::string_view bytes) {
 Status WriteOne(int work_fd, const ProjectFile& file, const Owner& owner) {
   std::vector<std::string> segments;
   if (!SplitPath(file.path, segments)) return FileError(file.path, "the path is not relative");
-  UniqueFd directory(fcntl(work_fd, F_DUPFD_CLOEXEC, 0));
+  base::UniqueFd directory(fcntl(work_fd, F_DUPFD_CLOEXEC, 0));
   if (!directory.valid()) return FileError(file.path, std::strerror(errno));
   for (size_t i = 0; i + 1 < segments.size(); ++i) {
     const char* name = segments[i].c_str();
     bool created = mkdirat(directory.get(), name, 0755) == 0;
     if (!created && errno != EEXIST) return FileError(file.path, std::strerror(errno));
-    UniqueFd next(openat(directory.get(), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    base::UniqueFd next(
+        openat(directory.get(), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!next.valid()) {
       int error = errno;
       return FileError(file.path, error == ELOOP || error == ENOTDIR
@@ -74,8 +75,8 @@ Status WriteOne(int work_fd, const ProjectFile& file, const Owner& owner) {
     }
     directory = std::move(next);
   }
-  UniqueFd out(openat(directory.get(), segments.back().c_str(),
-                      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644));
+  base::UniqueFd out(openat(directory.get(), segments.back().c_str(),
+                            O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644));
   if (!out.valid()) {
     int error = errno;
     return FileError(file.path, error == EEXIST ? std::string("it already exists")
@@ -109,11 +110,11 @@ int OpenBeneath(int work_fd, const std::string& path) {
     errno = EINVAL;
     return -1;
   }
-  UniqueFd directory(fcntl(work_fd, F_DUPFD_CLOEXEC, 0));
+  base::UniqueFd directory(fcntl(work_fd, F_DUPFD_CLOEXEC, 0));
   if (!directory.valid()) return -1;
   for (size_t i = 0; i + 1 < segments.size(); ++i) {
-    UniqueFd next(openat(directory.get(), segments[i].c_str(),
-                         O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    base::UniqueFd next(openat(directory.get(), segments[i].c_str(),
+                               O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!next.valid()) return -1;
     directory = std::move(next);
   }
@@ -122,8 +123,8 @@ int OpenBeneath(int work_fd, const std::string& path) {
 
 }  // namespace
 
-Expected<UniqueFd> OpenWorkDirectory(const std::string& path, const Owner& owner) {
-  UniqueFd fd(open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+Expected<base::UniqueFd> OpenWorkDirectory(const std::string& path, const Owner& owner) {
+  base::UniqueFd fd(open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd.valid()) return SystemError("open the work directory " + path, errno);
   if (owner.change && fchown(fd.get(), owner.uid, owner.gid) != 0) {
     return SystemError("hand the work directory to the guest user", errno);
@@ -144,7 +145,7 @@ Collected CollectArtifacts(int work_fd, const std::vector<std::string>& paths, i
       collected.notes +=
           "The artifact \"" + path + "\" was not brought back: " + std::string(why) + ".\n";
     };
-    UniqueFd fd(OpenBeneath(work_fd, path));
+    base::UniqueFd fd(OpenBeneath(work_fd, path));
     if (!fd.valid()) {
       int error = errno;
       missing(error == ENOENT  ? "it does not exist"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "guest/agent/unique_fd.h"
+#include "base/unique_fd.h"
 #include "plimsoll/error.h"
 #include "plimsoll/request.h"
 #include "plimsoll/result.h"
@@ -30,7 +30,7 @@ struct Owner {
 
 // Opens `path` (which must be a directory, not a symlink) and hands it to
 // `owner`.
-Expected<UniqueFd> OpenWorkDirectory(const std::string& path, const Owner& owner);
+Expected<base::UniqueFd> OpenWorkDirectory(const std::string& path, const Owner& owner);
 
 // Writes every file beneath `work_fd`, creating parent directories (mode
 // 0755) and files (mode 0644, O_CREAT|O_EXCL|O_NOFOLLOW), owned by `owner`.

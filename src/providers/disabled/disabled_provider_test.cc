@@ -36,7 +36,7 @@ TEST(DisabledProviderTest, IsTierNoneAndRefusesEveryRunAsUnsupported) {
     ASSERT_FALSE(result.ok());
     EXPECT_EQ(NotDispatchedReason(result.error()), NotDispatched::kUnsupported);
   }
-  auto session = provider->OpenSession(Deadline::clock::now());
+  auto session = provider->OpenSession(SessionSpec{}, Deadline::clock::now());
   ASSERT_FALSE(session.ok());
   EXPECT_EQ(NotDispatchedReason(session.error()), NotDispatched::kUnsupported);
 }

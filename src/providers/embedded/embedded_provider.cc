@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "engine/engine.h"
+#include "engine/session.h"
 
 namespace plimsoll {
 namespace {
@@ -17,6 +18,71 @@ int64_t MillisecondsSince(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
 }
 
+Result ResultOf(engine::Outcome outcome, PayloadKind kind, Clock::time_point start) {
+  Result result;
+  result.isolation = Tier::kProcess;
+  result.environment = EmbeddedEnvironment();
+  result.kind = kind;
+  result.exit_code = outcome.exit_code;
+  result.timed_out = outcome.timed_out;
+  result.stdout_bytes = std::move(outcome.stdout_bytes);
+  result.stderr_bytes = std::move(outcome.stderr_bytes);
+  result.stdout_truncated = outcome.stdout_truncated;
+  result.stderr_truncated = outcome.stderr_truncated;
+  result.duration_ms = MillisecondsSince(start);
+  return result;
+}
+
+Error OnlyJavascript(const Request& request) {
+  std::string kind(request.kind() ? PayloadKindName(*request.kind()) : "this");
+  if (request.cell) kind = request.cell->language + " cell";
+  return Refusal(NotDispatched::kUnsupported,
+                 "The embedded provider runs JavaScript only; " + kind +
+                     " payloads need a container, kernel or vm provider (e.g. --provider linux).");
+}
+
+// A session: one kept engine instance for JavaScript cells. The wall is the
+// instance's bounds-checked memory inside this process, so there is no
+// host-side state to re-read before a call and no /work.
+class EmbeddedSession final : public ProviderSession {
+ public:
+  EmbeddedSession(std::unique_ptr<engine::JavascriptSession> javascript, const Limits& limits)
+      : javascript_(std::move(javascript)), limits_(limits) {}
+
+  Tier tier() const override { return Tier::kProcess; }
+  std::string environment() const override { return EmbeddedEnvironment(); }
+  Status CheckBoundary() override { return Status::Ok(); }
+  int64_t DiskUsedBytes() override { return 0; }
+  std::vector<std::string> InterpretersAlive() override {
+    if (javascript_->interpreter_alive()) return {"javascript"};
+    return {};
+  }
+
+  Expected<Result> Run(const Request& request, Deadline deadline) override {
+    const Clock::time_point start = Clock::now();
+    if (request.javascript) {
+      engine::Limits limits;
+      limits.memory_bytes = static_cast<size_t>(limits_.memory_bytes);
+      limits.output_cap_bytes = static_cast<size_t>(limits_.output_cap_bytes);
+      limits.deadline = deadline;
+      auto outcome = engine::EvaluateJavascript(request.javascript->code, limits);
+      if (!outcome.ok()) return outcome.error();
+      return ResultOf(std::move(*outcome), PayloadKind::kJavascript, start);
+    }
+    if (!request.cell || request.cell->language != "javascript") return OnlyJavascript(request);
+    auto cell = javascript_->RunCell(request.cell->code, deadline);
+    if (!cell.ok()) return cell.error();
+    Result result = ResultOf(std::move(cell->outcome), PayloadKind::kCell, start);
+    result.cell = CellResult{std::move(cell->value), cell->value_truncated,
+                             cell->interpreter_started, cell->state_kept};
+    return result;
+  }
+
+ private:
+  std::unique_ptr<engine::JavascriptSession> javascript_;
+  Limits limits_;
+};
+
 class EmbeddedProvider final : public Provider {
  public:
   explicit EmbeddedProvider(const Limits& limits)
@@ -30,6 +96,7 @@ class EmbeddedProvider final : public Provider {
     description.tier = Tier::kProcess;
     description.environment = EmbeddedEnvironment();
     description.capabilities.payloads = {PayloadKind::kJavascript};
+    description.capabilities.sessions = true;
     description.limits = limits_;
     description.details = Facts();
     return description;
@@ -65,9 +132,12 @@ class EmbeddedProvider final : public Provider {
          static_cast<int>(kExitOutOfMemory), ""},
         {"deadline_enforced", "for (;;) {}", limits_.memory_bytes, 5,
          static_cast<int>(kExitTimedOut), ""},
+        // fetch exists (as on the hosts snippets are written for) but must
+        // reject without touching a network.
         {"no_host_api",
-         "console.log(['require','process','std','os','fetch'].filter(n => typeof globalThis[n] "
-         "!== 'undefined').length)",
+         "const n = ['require','process','std','os'].filter(n => typeof globalThis[n] "
+         "!== 'undefined').length; fetch('http://127.0.0.1/').then(() => console.log('fetched'), "
+         "e => console.log(e.code === 'ERR_NO_NETWORK' ? n : 'fetch: ' + e))",
          limits_.memory_bytes, 2000, 0, "0\n"},
     };
     for (const Probe& probe : probes) {
@@ -91,13 +161,7 @@ class EmbeddedProvider final : public Provider {
   }
 
   Expected<Result> Run(const Request& request, Deadline deadline) override {
-    if (!request.javascript) {
-      std::string kind(request.kind() ? PayloadKindName(*request.kind()) : "this");
-      return Refusal(
-          NotDispatched::kUnsupported,
-          "The embedded provider runs JavaScript snippets only; " + kind +
-              " payloads need a container, kernel or vm provider (e.g. --provider linux).");
-    }
+    if (!request.javascript) return OnlyJavascript(request);
     engine::Limits limits;
     limits.memory_bytes = static_cast<size_t>(limits_.memory_bytes);
     limits.output_cap_bytes = static_cast<size_t>(limits_.output_cap_bytes);
@@ -106,19 +170,24 @@ class EmbeddedProvider final : public Provider {
     Clock::time_point start = Clock::now();
     auto outcome = engine::EvaluateJavascript(request.javascript->code, limits);
     if (!outcome.ok()) return outcome.error();
+    return ResultOf(std::move(*outcome), PayloadKind::kJavascript, start);
+  }
 
-    Result result;
-    result.isolation = Tier::kProcess;
-    result.environment = EmbeddedEnvironment();
-    result.kind = PayloadKind::kJavascript;
-    result.exit_code = outcome->exit_code;
-    result.timed_out = outcome->timed_out;
-    result.stdout_bytes = std::move(outcome->stdout_bytes);
-    result.stderr_bytes = std::move(outcome->stderr_bytes);
-    result.stdout_truncated = outcome->stdout_truncated;
-    result.stderr_truncated = outcome->stderr_truncated;
-    result.duration_ms = MillisecondsSince(start);
-    return result;
+  Expected<std::unique_ptr<ProviderSession>> OpenSession(const SessionSpec& spec,
+                                                         Deadline /*deadline*/) override {
+    if (!spec.environment.empty() && spec.environment != EmbeddedEnvironment()) {
+      return Refusal(NotDispatched::kEnvironment, "The request requires environment " +
+                                                      spec.environment + "; this engine is " +
+                                                      EmbeddedEnvironment() + ".");
+    }
+    engine::SessionLimits limits;
+    limits.memory_bytes = static_cast<size_t>(limits_.memory_bytes);
+    limits.output_cap_bytes = static_cast<size_t>(limits_.output_cap_bytes);
+    limits.value_cap_bytes = static_cast<size_t>(limits_.output_cap_bytes);
+    auto javascript = engine::JavascriptSession::Start(limits);
+    if (!javascript.ok()) return javascript.error();
+    return std::unique_ptr<ProviderSession>(
+        std::make_unique<EmbeddedSession>(std::move(*javascript), limits_));
   }
 
  private:

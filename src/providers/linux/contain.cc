@@ -15,7 +15,8 @@
 #include <cstring>
 #include <optional>
 
-#include "providers/linux/caps.h"
+#include "os/caps.h"
+#include "os/descriptors.h"
 #include "providers/linux/net.h"
 #include "providers/linux/rlimit.h"
 
@@ -144,13 +145,13 @@ int Lift(int fd) {
       dup2(channel, kChannelFd) < 0) {
     Fail(error_fd, errno, "arrange descriptors 0-3");
   }
-  if (syscall(SYS_close_range, kErrorPipeFd + 1, ~0U, 0) != 0) Fail(error_fd, errno, "close_range");
+  os::CloseFrom(kErrorPipeFd + 1);
 
-  if ((error = DropCapabilities(plan.capabilities, plan.last_capability, &what)) != 0) {
+  if ((error = os::DropCapabilities(plan.capabilities, plan.last_capability, &what)) != 0) {
     Fail(error_fd, error, what);
   }
-  if ((error = SetNoNewPrivileges(&what)) != 0) Fail(error_fd, error, what);
-  if ((error = InstallSeccompProgram(plan.seccomp, &what)) != 0) Fail(error_fd, error, what);
+  if ((error = os::SetNoNewPrivileges(&what)) != 0) Fail(error_fd, error, what);
+  if ((error = os::InstallSeccompProgram(plan.seccomp, &what)) != 0) Fail(error_fd, error, what);
 
   // pid 1 becomes the static agent binary (in --init mode it forks the
   // agent as pid 2 and reaps): nothing of the host's address space stays.
@@ -284,26 +285,29 @@ Expected<Container> Contain(const ContainConfig& config, Deadline deadline) {
   if (!mounts.ok()) return SetupRefusal(mounts.error().message());
 
   int pair[2], sync_pipe[2], error_pipe[2], diagnostics_pipe[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
-    return SetupRefusal("socketpair");
+  // Each names errno: EMFILE (the daemon's RLIMIT_NOFILE) must read as such.
+  auto failed = [](const char* what) {
+    return SetupRefusal(std::string(what) + ": " + std::strerror(errno));
+  };
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return failed("socketpair");
   Fd channel_host(pair[0]), channel_child(pair[1]);
   // A socket, not a pipe: the release is sent with MSG_NOSIGNAL, so a child
   // that already failed (and exited) costs an error, not a SIGPIPE.
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync_pipe) != 0)
-    return SetupRefusal("socketpair");
+    return failed("socketpair");
   Fd sync_read(sync_pipe[0]), sync_write(sync_pipe[1]);
-  if (pipe2(error_pipe, O_CLOEXEC) != 0) return SetupRefusal("pipe2");
+  if (pipe2(error_pipe, O_CLOEXEC) != 0) return failed("pipe2");
   Fd error_read(error_pipe[0]), error_write(error_pipe[1]);
-  if (pipe2(diagnostics_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return SetupRefusal("pipe2");
+  if (pipe2(diagnostics_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return failed("pipe2");
   Fd diagnostics_read(diagnostics_pipe[0]), diagnostics_write(diagnostics_pipe[1]);
 
   // v2 clones straight into the run's cgroup, so it exists first; v1 creates
   // it after the clone, while the child builds its filesystem (phase 1).
-  const bool v2 = config.cgroups->version == CgroupVersion::kV2;
-  std::optional<RunCgroup> cgroup;
+  const bool v2 = config.cgroups->version == os::CgroupVersion::kV2;
+  std::optional<os::RunCgroup> cgroup;
   Fd cgroup_fd;
   if (v2) {
-    auto created = RunCgroup::Create(*config.cgroups, NextRunName(), config.limits);
+    auto created = os::RunCgroup::Create(*config.cgroups, os::NextRunName(), config.limits);
     if (!created.ok())
       return SetupRefusal("creating the run's cgroup: " + created.error().message());
     cgroup.emplace(std::move(*created));
@@ -318,8 +322,8 @@ Expected<Container> Contain(const ContainConfig& config, Deadline deadline) {
   plan.config = &config;
   plan.mounts = std::move(*mounts);
   plan.rlimits = RlimitPlanFor(config.limits);
-  plan.capabilities = AgentCapabilities();
-  plan.last_capability = LastCapability();
+  plan.capabilities = os::AgentCapabilities();
+  plan.last_capability = os::LastCapability();
   plan.seccomp = config.seccomp->Fprog();
   for (std::string& arg : argv_storage) plan.argv.push_back(arg.data());
   plan.argv.push_back(nullptr);
@@ -357,7 +361,7 @@ Expected<Container> Contain(const ContainConfig& config, Deadline deadline) {
 
   Container container(static_cast<pid_t>(child), pidfd, channel_host.Release(),
                       diagnostics_read.Release(),
-                      cgroup ? std::move(*cgroup) : RunCgroup::Adopt(*config.cgroups, {}));
+                      cgroup ? std::move(*cgroup) : os::RunCgroup::Adopt(*config.cgroups, {}));
   channel_child.Reset();
   sync_read.Reset();
   error_write.Reset();
@@ -384,7 +388,7 @@ Expected<Container> Contain(const ContainConfig& config, Deadline deadline) {
   };
   if (!release()) return refuse("releasing the child (phase 1)");
   if (!v2) {
-    auto created = RunCgroup::Create(*config.cgroups, NextRunName(), config.limits);
+    auto created = os::RunCgroup::Create(*config.cgroups, os::NextRunName(), config.limits);
     if (!created.ok()) return refuse("creating the run's cgroup: " + created.error().message());
     container.cgroup() = std::move(*created);
     Status added = container.cgroup().AddProcess(container.pid());

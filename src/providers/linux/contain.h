@@ -52,12 +52,12 @@
 #include <string>
 #include <vector>
 
+#include "os/cgroup.h"
+#include "os/seccomp.h"
 #include "plimsoll/error.h"
 #include "plimsoll/limits.h"
-#include "providers/linux/cgroup.h"
 #include "providers/linux/mount.h"
 #include "providers/linux/netns_pool.h"
-#include "providers/linux/seccomp.h"
 #include "providers/linux/user.h"
 
 namespace plimsoll::linux_sandbox {
@@ -74,8 +74,8 @@ struct ContainConfig {
   std::vector<std::string> argv;
   std::vector<std::string> environment;
   Limits limits;
-  const SeccompProgram* seccomp = nullptr;  // required
-  const CgroupLayout* cgroups = nullptr;    // required
+  const os::SeccompProgram* seccomp = nullptr;  // required
+  const os::CgroupLayout* cgroups = nullptr;    // required
   std::string hostname = "plimsoll";
   Identities identities = DefaultIdentities();
   std::vector<BindFile> binds;
@@ -98,7 +98,7 @@ class Container {
 
   pid_t pid() const { return pid_; }        // host pid of the sandbox's init
   int channel() const { return channel_; }  // host end of the socketpair
-  RunCgroup& cgroup() { return cgroup_; }
+  os::RunCgroup& cgroup() { return cgroup_; }
 
   // Closes the host end of the channel (the agent sees EOF).
   void CloseChannel();
@@ -116,7 +116,7 @@ class Container {
 
  private:
   friend Expected<Container> Contain(const ContainConfig& config, Deadline deadline);
-  Container(pid_t pid, int pidfd, int channel, int diagnostics, RunCgroup cgroup)
+  Container(pid_t pid, int pidfd, int channel, int diagnostics, os::RunCgroup cgroup)
       : pid_(pid),
         pidfd_(pidfd),
         channel_(channel),
@@ -130,7 +130,7 @@ class Container {
   int diagnostics_ = -1;
   bool reaped_ = false;
   int status_ = 0;
-  RunCgroup cgroup_;
+  os::RunCgroup cgroup_;
 };
 
 // Builds the wall and starts the agent (see the file comment). Every failure

@@ -7,17 +7,21 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <optional>
 
 #include "guest/exchange.h"
 #include "guest/protocol.h"
+#include "image/held_image.h"
 #include "image/image.h"
-#include "providers/linux/cgroup.h"
+#include "os/cgroup.h"
+#include "os/held_bind.h"
+#include "os/seccomp.h"
+#include "os/self_check.h"
+#include "providers/generations.h"
 #include "providers/linux/contain.h"
-#include "providers/linux/seccomp.h"
-#include "providers/linux/self_check.h"
 #include "providers/linux/netns_pool.h"
 #include "providers/linux/teardown.h"
 
@@ -55,21 +59,38 @@ Error EnvironmentRefusal(const std::string& message) {
   return Refusal(NotDispatched::kEnvironment, message);
 }
 
-bool SameProgram(const SeccompProgram& a, const SeccompProgram& b) {
-  return a.instructions.size() == b.instructions.size() &&
-         std::equal(a.instructions.begin(), a.instructions.end(), b.instructions.begin(),
-                    [](const sock_filter& x, const sock_filter& y) {
-                      return x.code == y.code && x.jt == y.jt && x.jf == y.jf && x.k == y.k;
-                    });
+// A tested configuration whose image tree was removed from the host (not
+// by `plimsoll image build`, which keeps held trees) cannot build sandboxes.
+Error RemovedImageRefusal() {
+  return EnvironmentRefusal(
+      "The guest image tree this configuration was tested with has been removed from the host; "
+      "the next smoke test prepares the image now there.");
 }
 
-// What every run needs, prepared once.
+// The compiled filter as text, for a configuration's key.
+std::string ProgramText(const os::SeccompProgram& program) {
+  std::string text;
+  for (const sock_filter& op : program.instructions) {
+    text += std::to_string(op.code) + "," + std::to_string(op.jt) + "," + std::to_string(op.jf) +
+            "," + std::to_string(op.k) + ";";
+  }
+  return text;
+}
+
+// One configuration generation (generations.h): what every run needs,
+// prepared from the host for a smoke test and kept while runs use it.
 struct Prepared {
-  image::Image image;
-  CgroupLayout cgroups;
-  SeccompProgram seccomp;
+  std::shared_ptr<const image::HeldImage> image;  // the tree runs mount ...
+  std::shared_ptr<const os::HeldBind> bind;       // ... bound here (a new generation's)
+  os::CgroupLayout cgroups;
+  os::SeccompProgram seccomp;
   std::string seccomp_source;
   size_t seccomp_rules = 0;
+
+  std::string Key() const {
+    return image->Key() + "\n" + seccomp_source + "\n" + ProgramText(seccomp) + "\n" +
+           cgroups.Describe();
+  }
 };
 
 class LinuxProvider final : public Provider {
@@ -93,12 +114,14 @@ class LinuxProvider final : public Provider {
             ? "made ahead (" + std::to_string(networks_.Ready()) + " of " +
                   std::to_string(kSpareNetworkNamespaces) + " ready)"
             : "made by each run's clone (making them ahead failed: " + pool_error + ")");
-    std::lock_guard lock(mutex_);
-    if (prepared_) {
-      description.environment = prepared_->image.identity;
-      description.details.emplace_back("cgroup", prepared_->cgroups.Describe());
-      description.details.emplace_back("seccomp", prepared_->seccomp_source);
-      description.details.emplace_back("rootfs", prepared_->image.rootfs.string());
+    if (auto serving = generations_.Serving()) {
+      const Prepared& prepared = *serving.config;
+      description.environment = prepared.image->identity();
+      description.details.emplace_back("generation", std::to_string(serving.number));
+      description.details.emplace_back("cgroup", prepared.cgroups.Describe());
+      description.details.emplace_back("seccomp", prepared.seccomp_source);
+      description.details.emplace_back("rootfs", prepared.image->image().rootfs.string() +
+                                                     " (bound at " + prepared.bind->path() + ")");
     } else if (auto located = image::LocateDefaultImage(); located.ok()) {
       description.environment = located->identity;
     }
@@ -106,61 +129,83 @@ class LinuxProvider final : public Provider {
   }
 
   Status Reconcile() override {
-    auto layout = DetectCgroups();
+    auto layout = os::DetectCgroups();
     if (!layout.ok()) return layout.error();
-    auto removed = ReconcileCgroups(*layout);
+    auto removed = os::ReconcileCgroups(*layout);
     if (!removed.ok()) return removed.error();
-    return Status::Ok();
+    return os::RemoveLeftoverBinds(os::kImageBindsDirectory);
   }
 
+  // Read-only: what a smoke test would prepare, prepared and dropped.
   Status Preflight() override {
-    auto prepared = Prepare(/*fresh=*/true);
+    auto prepared = PrepareFromHost();
     if (!prepared.ok()) return prepared.error();
     return Status::Ok();
   }
 
   Expected<Evidence> SmokeTest(Deadline deadline) override {
-    auto prepared = Prepare(/*fresh=*/false);
-    if (!prepared.ok()) return prepared.error();
+    auto fresh = PrepareFromHost();
+    if (!fresh.ok()) return fresh.error();
+    if (Status parents = os::EnsureCgroupParents((*fresh)->cgroups); !parents.ok()) {
+      return EnvironmentRefusal("The plimsoll cgroup parents cannot be created: " +
+                                parents.error().message());
+    }
+    // Bound only when new: the serving generation already is. (A sandbox's
+    // mount namespace is a copy of the host's: a descriptor's mount from the
+    // host namespace cannot be bound there, but this path can.)
+    auto serving = generations_.Serving();
+    if (!serving || serving.config->Key() != (*fresh)->Key()) {
+      auto bind = os::HeldBind::Make(os::kImageBindsDirectory, (*fresh)->image->TreePath(),
+                                     os::HeldBind::Kind::kDirectory);
+      if (!bind.ok()) return bind.error();
+      (*fresh)->bind = std::move(*bind);
+    }
+    auto candidate = generations_.Candidate(std::move(*fresh));
+    const Prepared* prepared = candidate.config.get();
+    if (!prepared->bind) {
+      return Failure(ErrorCode::kInternal, "The configuration to test has no image bind.");
+    }
     Evidence evidence;
+    evidence.generation = candidate.number;
+    evidence.environment = prepared->image->identity();
     evidence.collected_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count();
     evidence.facts = {
         {"runtime", "plimsoll linux sandbox (user, pid, mount, net, ipc, uts, cgroup namespaces)"},
         {"kernel", KernelRelease()},
-        {"cgroup", (*prepared)->cgroups.Describe()},
-        {"seccomp", (*prepared)->seccomp_source + ", " +
-                        std::to_string((*prepared)->seccomp_rules) +
+        {"cgroup", prepared->cgroups.Describe()},
+        {"seccomp", prepared->seccomp_source + ", " + std::to_string(prepared->seccomp_rules) +
                         " rules, deny by default (EPERM)"},
-        {"image", (*prepared)->image.identity},
+        {"image", prepared->image->identity()},
+        {"generation", std::to_string(candidate.number)},
         {"attestation", "none: these are checks made from inside, not a hardware proof"}};
 
     // 1. The wall seen from inside, by the real agent in the real configuration.
     Request check;
-    check.project = SelfCheckProject(limits_);
+    check.project = os::SelfCheckProject(limits_);
     check.timeout_ms = 20'000;
     std::vector<std::pair<std::string, std::string>> cgroup_values;
-    auto run = RunJob(**prepared, check,
-                      std::min(deadline, Clock::now() + std::chrono::seconds(20)), &cgroup_values);
+    auto run = RunJob(*prepared, check, std::min(deadline, Clock::now() + std::chrono::seconds(20)),
+                      &cgroup_values);
     if (!run.ok()) return run.error().WithContext("The self-check run failed");
     if (run->exit_code != 0) {
       return Failure(ErrorCode::kInternal, "The self-check exited with " +
                                                std::to_string(run->exit_code) + ": " +
                                                run->stderr_bytes.substr(0, 2000));
     }
-    auto checks = ParseSelfCheckOutput(run->stdout_bytes);
+    auto checks = os::ParseSelfCheckOutput(run->stdout_bytes);
     if (!checks.ok()) return checks.error();
     evidence.checks = *checks;
 
     // 2. The limits the kernel holds for that run's cgroup (read from the host).
-    evidence.checks.push_back(CgroupLimitsCheck(limits_, limits_.pids, cgroup_values));
+    evidence.checks.push_back(os::CgroupLimitsCheck(limits_, limits_.pids, cgroup_values));
 
     // 3. The memory limit acts: a hoarder is killed with 137.
-    auto hoarded = RunJob(**prepared, MemoryProbeRequest(limits_),
+    auto hoarded = RunJob(*prepared, os::MemoryProbeRequest(limits_),
                           std::min(deadline, Clock::now() + std::chrono::seconds(22)), nullptr);
     if (!hoarded.ok()) return hoarded.error().WithContext("The memory probe failed");
-    evidence.checks.push_back(MemoryProbeCheck(*hoarded));
+    evidence.checks.push_back(os::MemoryProbeCheck(*hoarded));
 
     bool all = evidence.AllChecksPassed();
     evidence.tier = all ? Tier::kContainer : Tier::kUnknown;
@@ -169,6 +214,8 @@ class LinuxProvider final : public Provider {
               "namespaces, read-only root, bounded tmpfs mounts, seccomp filter, "
               "cgroup limits and an unprivileged user; the host kernel is shared."
             : "No tier: at least one check of the wall failed inside the sandbox.";
+    // Only a configuration whose every check passed serves runs.
+    if (all) generations_.Promote(candidate);
     return evidence;
   }
 
@@ -177,9 +224,12 @@ class LinuxProvider final : public Provider {
       return Refusal(NotDispatched::kUnsupported,
                      "The linux provider has no sessions yet, so no cells.");
     }
-    auto prepared = Prepare(/*fresh=*/false);
-    if (!prepared.ok()) return prepared.error();
-    return RunJob(**prepared, request, deadline, nullptr);
+    auto serving = generations_.Serving();
+    PLIMSOLL_RETURN_IF_ERROR(CheckServingEnvironment(
+        static_cast<bool>(serving), "linux", serving ? serving.config->image->identity() : "",
+        request.environment));
+    if (serving.config->image->Removed()) return RemovedImageRefusal();
+    return RunJob(*serving.config, request, deadline, nullptr);
   }
 
  private:
@@ -187,53 +237,39 @@ class LinuxProvider final : public Provider {
       "namespaces (user, pid, mount, net, ipc, uts, cgroup), read-only root, tmpfs /tmp and /work, "
       "seccomp deny-by-default, cgroup memory/pids/cpu limits, no capabilities for guest code";
 
-  // Locates the image, detects cgroups, compiles the seccomp policy (once,
-  // or again when `fresh`). Every failure is an environment refusal.
-  Expected<Prepared*> Prepare(bool fresh) {
-    std::lock_guard lock(mutex_);
-    if (prepared_ && !fresh) return prepared_.get();
+  // A configuration from the host as it is now: the image held open, the
+  // cgroup layout, the compiled seccomp policy. Installs nothing (a smoke
+  // test decides whether it serves). Every failure is an environment refusal.
+  Expected<std::shared_ptr<Prepared>> PrepareFromHost() const {
     auto image = image::LocateDefaultImageWith({guest::kAgentPath, guest::kQjsPath});
     if (!image.ok()) return EnvironmentRefusal(image.error().message());
+    auto held = image::HoldImage(*image);
+    if (!held.ok()) return held.error();
     std::ifstream namespaces("/proc/sys/user/max_user_namespaces");
     long max_namespaces = -1;
     if (namespaces >> max_namespaces && max_namespaces == 0) {
       return EnvironmentRefusal("User namespaces are disabled (user.max_user_namespaces = 0).");
     }
-    auto layout = DetectCgroups();
+    auto layout = os::DetectCgroups();
     if (!layout.ok()) return EnvironmentRefusal(layout.error().message());
-    if (Status parents = EnsureCgroupParents(*layout); !parents.ok()) {
-      return EnvironmentRefusal("The plimsoll cgroup parents cannot be created: " +
-                                parents.error().message());
-    }
     std::string source;
-    auto text = ActiveSeccompPolicyText(&source);
+    auto text = os::ActiveSeccompPolicyText(&source);
     if (!text.ok()) return EnvironmentRefusal(text.error().message());
-    auto policy = ParseSeccompPolicy(*text);
+    auto policy = os::ParseSeccompPolicy(*text);
     if (!policy.ok())
       return EnvironmentRefusal("The seccomp policy (" + source +
                                 ") is invalid: " + policy.error().message());
-    auto program = CompileSeccompPolicy(*policy);
+    auto program = os::CompileSeccompPolicy(*policy);
     if (!program.ok())
       return EnvironmentRefusal("The seccomp policy (" + source +
                                 ") does not compile: " + program.error().message());
-    auto fresh_prepared = std::make_unique<Prepared>();
-    fresh_prepared->image = std::move(*image);
-    fresh_prepared->cgroups = std::move(*layout);
-    fresh_prepared->seccomp = std::move(*program);
-    fresh_prepared->seccomp_source = source;
-    fresh_prepared->seccomp_rules = policy->rules.size();
-    // Unchanged (the usual answer to /readyz's preflight): keep the current
-    // one. Changed: runs in flight keep the old one alive, so retire it.
-    if (prepared_ && prepared_->image.identity == fresh_prepared->image.identity &&
-        prepared_->image.rootfs == fresh_prepared->image.rootfs &&
-        prepared_->seccomp_source == fresh_prepared->seccomp_source &&
-        SameProgram(prepared_->seccomp, fresh_prepared->seccomp) &&
-        prepared_->cgroups.Describe() == fresh_prepared->cgroups.Describe()) {
-      return prepared_.get();
-    }
-    if (prepared_) retired_.push_back(std::move(prepared_));
-    prepared_ = std::move(fresh_prepared);
-    return prepared_.get();
+    auto prepared = std::make_shared<Prepared>();
+    prepared->image = std::move(*held);
+    prepared->cgroups = std::move(*layout);
+    prepared->seccomp = std::move(*program);
+    prepared->seccomp_source = source;
+    prepared->seccomp_rules = policy->rules.size();
+    return prepared;
   }
 
   // One job in one fresh sandbox. `cgroup_values`, when given, receives the
@@ -249,7 +285,7 @@ class LinuxProvider final : public Provider {
     if (!job.ok()) return job.error();
 
     ContainConfig config;
-    config.rootfs = prepared.image.rootfs.string();
+    config.rootfs = prepared.bind->path();
     // pid 1 is the agent binary as init; it forks the agent as pid 2.
     config.argv = {guest::kAgentPath, "--init", "--channel", std::to_string(kChannelFd)};
     config.environment = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/work"};
@@ -264,7 +300,7 @@ class LinuxProvider final : public Provider {
 
     Result result;
     result.isolation = Tier::kContainer;
-    result.environment = prepared.image.identity;
+    result.environment = prepared.image->identity();
     result.kind = *request.kind();
     Status exchanged =
         guest::ExchangeJob(container->channel(), *job, request, deadline + kReportGrace, &result);
@@ -286,9 +322,7 @@ class LinuxProvider final : public Provider {
   }
 
   const Limits limits_;
-  mutable std::mutex mutex_;
-  std::unique_ptr<Prepared> prepared_;
-  std::vector<std::unique_ptr<Prepared>> retired_;
+  Generations<Prepared> generations_;
   NetnsPool networks_{kSpareNetworkNamespaces};
   // Last, so it is destroyed first: every sandbox is gone before the rest.
   Teardown teardown_{kMaxPendingTeardowns};

@@ -97,6 +97,12 @@ Expected<MountPlan> MountPlanFor(const std::string& rootfs, const Limits& limits
     plan.symlink_paths.push_back(plan.dev + "/" + name);
     plan.symlink_targets.emplace_back(target);
   }
+  for (const char* name : os::kMaskedProcPaths) {
+    plan.masked_proc_paths.push_back(plan.proc + "/" + name);
+  }
+  for (const char* name : os::kReadOnlyProcPaths) {
+    plan.read_only_proc_paths.push_back(plan.proc + "/" + name);
+  }
   for (const BindFile& bind : binds) {
     if (bind.sandbox_target.empty() || bind.sandbox_target[0] != '/') {
       return Failure(ErrorCode::kInvalidArgument, "A bind target must be an absolute path.");
@@ -117,6 +123,49 @@ int SetUpFilesystem(const MountPlan& plan, const char** what) {
   if (mount("proc", plan.proc.c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
             plan.proc_options.c_str()) != 0) {
     return errno;
+  }
+  // Masked and read-only /proc entries, as runc does them. The host's
+  // /dev/null is still reachable here (the pivot comes later). A path this
+  // kernel lacks is skipped.
+  for (const std::string& path : plan.masked_proc_paths) {
+    struct stat st {};
+    if (lstat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT) continue;
+      *what = "stat a masked /proc entry";
+      return errno;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      *what = "mask a /proc directory with an empty read-only tmpfs";
+      if (mount("tmpfs", path.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                "mode=0555,size=4k") != 0) {
+        return errno;
+      }
+    } else {
+      *what = "mask a /proc file with /dev/null";
+      if (mount("/dev/null", path.c_str(), nullptr, MS_BIND, nullptr) != 0) return errno;
+      // Read-only, so the mask is no writable mount (reads stay empty).
+      *what = "remount a /proc mask read-only";
+      if (mount(nullptr, path.c_str(), nullptr,
+                MS_REMOUNT | MS_BIND | MS_RDONLY | plan.device_flags.front() /* null */,
+                nullptr) != 0) {
+        return errno;
+      }
+    }
+  }
+  for (const std::string& path : plan.read_only_proc_paths) {
+    struct stat st {};
+    if (lstat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT) continue;
+      *what = "stat a read-only /proc entry";
+      return errno;
+    }
+    *what = "bind a read-only /proc entry";
+    if (mount(path.c_str(), path.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) return errno;
+    *what = "remount a /proc entry read-only";
+    if (mount(nullptr, path.c_str(), nullptr,
+              MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
+      return errno;
+    }
   }
 
   *what = "mount the /dev tmpfs";

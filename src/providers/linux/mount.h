@@ -6,7 +6,11 @@
 //   /          the image rootfs, bind-mounted READ-ONLY, nosuid, nodev
 //   /proc      a fresh procfs of the sandbox's pid namespace,
 //              hidepid=invisible (steps, as uid 1000, cannot even see the
-//              agent's and init's /proc entries), nosuid, nodev, noexec
+//              agent's and init's /proc entries), nosuid, nodev, noexec;
+//              masked as runc masks it (kMaskedProcPaths: files covered by
+//              the host's /dev/null, directories by an empty read-only
+//              tmpfs) and kReadOnlyProcPaths bind-remounted read-only (the
+//              oci bundle lists the same paths, so both walls agree)
 //   /dev       a tiny read-only tmpfs holding null, zero, full, random and
 //              urandom (bind mounts of the host's nodes: mknod is impossible
 //              in a user namespace; each bind remounted nosuid,noexec -- not
@@ -33,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "os/proc_masks.h"
 #include "plimsoll/error.h"
 #include "plimsoll/limits.h"
 
@@ -60,6 +65,8 @@ struct MountPlan {
   std::vector<std::string> symlink_targets;  // what each link points to
   std::vector<std::string> symlink_paths;    // rootfs + "/dev/fd", ...
   std::vector<std::string> bind_sources, bind_targets;
+  // rootfs + "/proc/" + each of kMaskedProcPaths / kReadOnlyProcPaths.
+  std::vector<std::string> masked_proc_paths, read_only_proc_paths;
 };
 
 // Fails when the rootfs is not a directory or lacks one of the mount points.

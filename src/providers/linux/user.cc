@@ -7,20 +7,13 @@
 
 #include <cerrno>
 
+#include "os/kernel_file.h"
+
 namespace plimsoll::linux_sandbox {
 namespace {
 
 Status WriteProcFile(pid_t pid, const char* name, const std::string& text) {
-  std::string path = "/proc/" + std::to_string(pid) + "/" + name;
-  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return SystemError("open " + path, errno);
-  ssize_t written = write(fd, text.data(), text.size());
-  int saved = errno;
-  close(fd);
-  if (written != static_cast<ssize_t>(text.size())) {
-    return SystemError("write " + path, written < 0 ? saved : EIO);
-  }
-  return Status::Ok();
+  return os::WriteKernelFile("/proc/" + std::to_string(pid) + "/" + name, text);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -15,6 +16,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "os/descriptors.h"
 
 extern char** environ;
 
@@ -37,7 +40,9 @@ struct Source {
   unsigned long flags = 0;  // per-mount flags after the bind
 };
 
-Error Step(const std::string& what, int error) { return SystemError(what, error); }
+Error Step(const std::string& what, int error) {
+  return SystemError(what, error);
+}
 
 Error Step(const std::string& what) {
   return Failure(ErrorCode::kFailedPrecondition, what);
@@ -83,7 +88,8 @@ Expected<std::string> MakeParents(const std::string& path) {
     size_t end = path.find('/', start);
     if (end == std::string::npos) break;
     current += "/" + path.substr(start, end - start);
-    if (mkdir(current.c_str(), 0711) != 0 && errno != EEXIST) return Step("mkdir " + current, errno);
+    if (mkdir(current.c_str(), 0711) != 0 && errno != EEXIST)
+      return Step("mkdir " + current, errno);
     struct stat st {};
     if (lstat(current.c_str(), &st) != 0) return Step("lstat " + current, errno);
     if (!S_ISDIR(st.st_mode)) {
@@ -151,8 +157,7 @@ Status BuildRoot(std::vector<Source>& sources) {
 }
 
 void CloseOtherDescriptors() {
-  if (syscall(SYS_close_range, 4U, ~0U, 0U) == 0) return;
-  for (int fd = 4; fd < 65536; ++fd) close(fd);
+  os::CloseFrom(4);
 }
 
 Status DropPrivileges(const JailSpec& spec) {
@@ -184,7 +189,8 @@ Status DropPrivileges(const JailSpec& spec) {
   for (int cap = 0; cap < 64; ++cap) {
     int held = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
     if (held < 0) break;
-    if (held != 0) return Step("Capability " + std::to_string(cap) + " is still in the bounding set.");
+    if (held != 0)
+      return Step("Capability " + std::to_string(cap) + " is still in the bounding set.");
   }
   uid_t ruid, euid, suid;
   gid_t rgid, egid, sgid;
@@ -201,6 +207,8 @@ Status DropPrivileges(const JailSpec& spec) {
 }  // namespace
 
 Error RunJail(const JailSpec& spec) {
+  // The provider that started us: QEMU must end with it (see step 7).
+  const pid_t provider = getppid();
   // 1. The cgroup, before anything is allocated for the VMM.
   for (const std::string& directory : spec.cgroups) {
     if (Status s = WriteText(directory + "/cgroup.procs", std::to_string(getpid())); !s.ok()) {
@@ -251,6 +259,12 @@ Error RunJail(const JailSpec& spec) {
   CloseOtherDescriptors();
   // 7. Credentials.
   if (Status s = DropPrivileges(spec); !s.ok()) return s.error();
+  // The uid change cleared the parent-death signal oci::Spawn set: set
+  // again, QEMU (no set-uid bit, no file capabilities) keeps it across
+  // execve, so a crashed provider's VMs end with it. A provider that died
+  // before this point has reparented us: stop here.
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return Step("PR_SET_PDEATHSIG", errno);
+  if (getppid() != provider) return Step("the provider exited while the jail was built");
   // 8. The VMM.
   std::vector<char*> argv;
   for (const std::string& arg : spec.command) argv.push_back(const_cast<char*>(arg.c_str()));

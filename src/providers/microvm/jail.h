@@ -21,7 +21,9 @@
 //   7. empties the capability bounding and ambient sets, setgroups (only the
 //      spec's groups), setresgid, setresuid to the spec's ids, clears the
 //      inheritable set, sets PR_SET_NO_NEW_PRIVS, and checks that no
-//      capability is left in any set;
+//      capability is left in any set; sets the parent-death signal
+//      (SIGKILL) again, which the uid change cleared, so QEMU ends with the
+//      provider that started it;
 //   8. execs the command (QEMU, which adds its own seccomp filter).
 // Any failure writes one line "plimsoll-vmm-jail: <what failed>: <why>" to
 // stderr and exits kJailFailureExit before the command starts.

@@ -22,12 +22,13 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <set>
 #include <string>
 
-#include "guest/agent/unique_fd.h"
+#include "base/unique_fd.h"
 #include "plimsoll/error.h"
 
 namespace plimsoll::microvm {
@@ -48,7 +49,7 @@ struct UidRange {
 class UidLease {
  public:
   // `lock` holds the flock on `path`.
-  UidLease(uid_t uid, std::string path, guest::agent::UniqueFd lock)
+  UidLease(uid_t uid, std::string path, base::UniqueFd lock)
       : uid_(uid), path_(std::move(path)), lock_(std::move(lock)) {}
   UidLease(UidLease&& other) noexcept;
   UidLease& operator=(UidLease&& other) noexcept;
@@ -60,17 +61,35 @@ class UidLease {
 
   uid_t uid_;
   std::string path_;
-  guest::agent::UniqueFd lock_;
+  base::UniqueFd lock_;
 };
 
-// The uids of every live process (real, effective, saved, fs), from /proc.
+// The uids of every live process (real, effective, saved, fs; zombies do
+// not count), from /proc.
 std::set<uid_t> UidsInUse();
+
+// Ends every process that still runs as `uid` (any of its ids; zombies do
+// not count): SIGKILL through a pidfd, the uid read again once the pidfd
+// pinned the process (a recycled pid is never signalled), then waits until
+// none is left. Ok when none is left by `deadline`. Only for a leased uid:
+// each is one VM's, so whatever runs as it is that VM's.
+Status EndProcessesOf(uid_t uid, std::chrono::steady_clock::time_point deadline);
+
+// Removes the lease files of `range` that a crashed provider left (no
+// holder, and no live process runs as their uid), as Release would have;
+// a concurrent leaser that opened one meanwhile finds it stale and tries
+// again (see above). Returns how many were removed. For Reconcile.
+int RemoveStaleLeases(const UidRange& range);
+
+// Keeps `lease` held until this process exits: for a uid whose processes
+// could not be ended, so no other VM is given it (a restarted provider
+// skips it too while any process runs as it: UidsInUse).
+void HoldUntilExit(UidLease lease);
 
 // The lowest uid of the range that is neither leased nor in `in_use`.
 // kResourceExhausted when all are taken; kFailedPrecondition when the lock
 // directory cannot be made (0700, root).
-Expected<UidLease> LeaseJailUid(const UidRange& range,
-                                const std::set<uid_t>& in_use = UidsInUse());
+Expected<UidLease> LeaseJailUid(const UidRange& range, const std::set<uid_t>& in_use = UidsInUse());
 
 }  // namespace plimsoll::microvm
 

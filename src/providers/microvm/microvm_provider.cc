@@ -17,25 +17,31 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
+#include "base/unique_fd.h"
 #include "guest/exchange.h"
 #include "guest/protocol.h"
 #include "image/image.h"
-#include "providers/linux/cgroup.h"
-#include "providers/linux/self_check.h"
+#include "os/cgroup.h"
+#include "os/held_bind.h"
+#include "os/seccomp.h"
+#include "os/self_check.h"
+#include "providers/generations.h"
 #include "providers/microvm/jail_evidence.h"
+#include "providers/microvm/microvm_reconcile.h"
 #include "providers/microvm/microvm_vm.h"
-#include "providers/pool/warm_pool.h"
 #include "providers/oci/spawn.h"
+#include "providers/pool/warm_pool.h"
 
 namespace plimsoll {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using linux_sandbox::SelfCheckProfile;
 using microvm::MicrovmVm;
 using microvm::VmConfig;
+using os::SelfCheckProfile;
 
 constexpr const char* kQemuName = "qemu-system-x86_64";
 constexpr int64_t kMiB = int64_t{1} << 20;
@@ -88,17 +94,18 @@ std::string FindInPath(const std::string& name) {
   return "";
 }
 
-Expected<std::string> Sha256File(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return EnvironmentRefusal("Cannot read " + path + ": " + std::strerror(errno));
+// The SHA-256 of what `fd` holds, read from its start (pread: the
+// descriptor's offset is left alone).
+Expected<std::string> Sha256Fd(int fd, const std::string& path) {
   EVP_MD_CTX* context = EVP_MD_CTX_new();
   EVP_DigestInit_ex(context, EVP_sha256(), nullptr);
   std::vector<char> buffer(1 << 20);
   ssize_t got = 0;
-  while ((got = read(fd, buffer.data(), buffer.size())) > 0) {
+  off_t offset = 0;
+  while ((got = pread(fd, buffer.data(), buffer.size(), offset)) > 0) {
     EVP_DigestUpdate(context, buffer.data(), static_cast<size_t>(got));
+    offset += got;
   }
-  close(fd);
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   EVP_DigestFinal_ex(context, digest, &length);
@@ -113,18 +120,61 @@ Expected<std::string> Sha256File(const std::string& path) {
   return hex;
 }
 
-int64_t CeilDiv(int64_t value, int64_t unit) { return (value + unit - 1) / unit; }
+int64_t CeilDiv(int64_t value, int64_t unit) {
+  return (value + unit - 1) / unit;
+}
 
-// What every run needs, prepared once.
+// One of the three artifacts, held open from the moment it was found: the
+// file a generation verified is the one its VMs boot (held_bind.h).
+struct HeldArtifact {
+  std::string name;  // "vmlinuz", ...
+  base::UniqueFd fd;
+  struct stat info {};
+  std::shared_ptr<const os::HeldBind> bind;  // set for a new generation
+};
+
+// One configuration generation (generations.h): what every run needs,
+// prepared from the host for a smoke test and kept while VMs use it.
 struct Prepared {
   VmConfig config;
+  std::vector<HeldArtifact> artifacts;
   std::string artifacts_dir;
-  std::string identity;       // the disk's guest image identity
-  std::string kernel;         // the artifacts' `kernel` file
-  std::string qemu_version;   // first line of `qemu-system-x86_64 --version`
-  std::string artifacts_sha256;
-  std::string accel_reason;   // why this accelerator
-  std::string jail;           // how QEMU is jailed, for Describe and the evidence
+  std::string identity;          // the disk's guest image identity
+  std::string kernel;            // the artifacts' `kernel` file
+  std::string qemu_version;      // first line of `qemu-system-x86_64 --version`
+  std::string artifacts_sha256;  // set by VerifyAndBind
+  std::string recorded_sums;     // the build's sha256sums, as read
+
+  // Whether an artifact has been removed from the host (a rebuild swaps
+  // the whole directory). The kernel cannot bind a removed file again, so
+  // no new VM of this configuration can boot; running ones are unaffected.
+  bool ArtifactsRemoved() const {
+    for (const HeldArtifact& artifact : artifacts) {
+      struct stat info {};
+      if (fstat(artifact.fd.get(), &info) != 0 || info.st_nlink == 0) return true;
+    }
+    return false;
+  }
+  std::string accel_reason;  // why this accelerator
+  std::string jail;          // how QEMU is jailed, for Describe and the evidence
+
+  // The artifacts by identity and inode (not by content: hashing them is
+  // for a new generation), how QEMU runs them, and the steps' filter.
+  std::string Key() const {
+    std::string key = identity + "\n" + kernel + "\n" + qemu_version + "\n" + config.accelerator +
+                      "\n" + seccomp_source + "\n" + seccomp_filter;
+    for (const HeldArtifact& artifact : artifacts) {
+      key += "\n" + artifact.name + " " + std::to_string(artifact.info.st_dev) + ":" +
+             std::to_string(artifact.info.st_ino) + ":" + std::to_string(artifact.info.st_size) +
+             ":" + std::to_string(artifact.info.st_mtim.tv_sec) + "." +
+             std::to_string(artifact.info.st_mtim.tv_nsec);
+    }
+    return key;
+  }
+  // Our seccomp policy compiled on the host (raw sock_filter bytes): sent in
+  // every job, the agent installs it in each step (guest::Job).
+  std::string seccomp_filter;
+  std::string seccomp_source;
 };
 
 // The result of a KVM test boot, kept for the process: a hanging KVM costs
@@ -162,7 +212,8 @@ KvmProbe ProbeKvm(VmConfig config) {
                               std::to_string(kKvmProbeBudget.count()) + " s (QEMU killed)"
                         : "failed after " + std::to_string(MillisecondsSince(start)) + " ms") +
                   ": " + vm.error().message().substr(0, 600);
-      while (!probe.why.empty() && probe.why.back() == '.') probe.why.pop_back();  // the refusal adds its own
+      while (!probe.why.empty() && probe.why.back() == '.')
+        probe.why.pop_back();  // the refusal adds its own
       for (char& c : probe.why) c = c == '\n' ? ' ' : c;
     }
   }
@@ -175,8 +226,9 @@ class MicrovmProvider final : public Provider {
   MicrovmProvider(const Limits& limits, const MicrovmSettings& settings)
       : limits_(limits),
         settings_(settings),
-        pool_(settings.pool_size, [this] { return StartPooled(); },
-              [this](std::unique_ptr<MicrovmVm> vm) { destroyer_.Add(std::move(vm)); }) {}
+        pool_(
+            settings.pool_size, [this](uint64_t generation) { return StartPooled(generation); },
+            [this](std::unique_ptr<MicrovmVm> vm) { destroyer_.Add(std::move(vm)); }) {}
 
   ~MicrovmProvider() override {
     pool_.Disable();
@@ -191,14 +243,16 @@ class MicrovmProvider final : public Provider {
     description.capabilities.payloads = {PayloadKind::kJavascript, PayloadKind::kPython,
                                          PayloadKind::kProject};
     description.limits = limits_;
-    std::shared_ptr<const Prepared> prepared = Current();
+    auto serving = generations_.Serving();
+    std::shared_ptr<const Prepared> prepared = serving.config;
     std::string accelerator;
     if (prepared) {
       accelerator = prepared->config.accelerator + " (" + prepared->accel_reason + ")";
       description.tier = prepared->config.accelerator == "kvm" ? Tier::kVm : Tier::kKernel;
       description.environment = prepared->identity;
     } else {
-      accelerator = std::string(AccelName()) + " (not resolved yet: the first smoke test or run "
+      accelerator = std::string(AccelName()) +
+                    " (not resolved yet: the first smoke test or run "
                     "does)";
       description.tier = settings_.accel == MicrovmAccel::kKvm ? Tier::kVm : Tier::kKernel;
     }
@@ -208,10 +262,11 @@ class MicrovmProvider final : public Provider {
       description.details.emplace_back("kernel", prepared->kernel);
       description.details.emplace_back(
           "vm", std::to_string(prepared->config.memory_mib) + " MiB (memory limit + " +
-                    std::to_string(kMicrovmOverheadBytes / kMiB) +
-                    " MiB for the guest kernel), " + std::to_string(prepared->config.cpus) +
-                    " vCPU");
-      description.details.emplace_back("artifacts", prepared->artifacts_dir);
+                    std::to_string(kMicrovmOverheadBytes / kMiB) + " MiB for the guest kernel), " +
+                    std::to_string(prepared->config.cpus) + " vCPU");
+      description.details.emplace_back(
+          "artifacts", prepared->artifacts_dir + " (held: " + prepared->config.disk + ", ...)");
+      description.details.emplace_back("generation", std::to_string(serving.number));
       description.details.emplace_back("jail", prepared->jail);
     } else if (auto dir = ArtifactsDirectory(); dir.ok()) {
       description.details.emplace_back("kernel", Trim(ReadFileText(*dir + "/kernel")));
@@ -219,62 +274,41 @@ class MicrovmProvider final : public Provider {
     }
     description.details.emplace_back("host_kernel", HostKernel());
     description.details.emplace_back(
-        "qmp", "a private socket per VM (<vm dir>/qmp.sock, 0700, the VM's uid): after each boot "
-               "query-kvm (the tier needs enabled:true for vm) and query-status; last: " +
-                   LastQmp());
+        "qmp",
+        "a private socket per VM (<vm dir>/qmp.sock, 0700, the VM's uid): after each boot "
+        "query-kvm (the tier needs enabled:true for vm) and query-status; last: " +
+            LastQmp());
     description.details.emplace_back("pool", pool_.Describe());
     description.pool = pool_.State();
     return description;
   }
 
   Status Reconcile() override {
-    // Our VMs' directories whose owner is gone: <state>/vm-<owner>-*. Every
-    // QEMU whose command line names one of them (its console log lives
-    // there) is ours and is killed, found through /proc: this holds from the
-    // moment QEMU starts, with no pid file a crash could leave unwritten.
-    std::string problems;
-    std::error_code error;
-    std::vector<std::string> directories;
-    for (const auto& entry : std::filesystem::directory_iterator(settings_.state_dir, error)) {
-      std::string name = entry.path().filename().string();
-      std::string_view prefix = microvm::kVmDirectoryPrefix;
-      if (name.rfind(prefix, 0) != 0) continue;
-      // A live owner's VMs (another daemon or CLI with this state
-      // directory) are left alone.
-      if (linux_sandbox::LeftByDeadOwner(std::string_view(name).substr(prefix.size()))) {
-        directories.push_back(entry.path());
-      }
-    }
-    std::error_code listing;
-    for (const auto& process : std::filesystem::directory_iterator("/proc", listing)) {
-      std::string name = process.path().filename().string();
-      if (directories.empty() || name.find_first_not_of("0123456789") != std::string::npos) {
-        continue;
-      }
-      std::string cmdline = ReadFileText(process.path().string() + "/cmdline");
-      for (const std::string& directory : directories) {
-        if (cmdline.find(directory + "/") != std::string::npos) {
-          KillOurQemu(static_cast<pid_t>(std::atol(name.c_str())), directory);
-        }
-      }
-    }
-    for (const std::string& directory : directories) {
-      std::error_code removing;
-      std::filesystem::remove_all(directory, removing);
-      if (removing) problems += "could not remove " + directory + ": " + removing.message() + "; ";
-    }
+    // Our VMs' directories whose owner is gone, and the QEMUs provably
+    // started for them (microvm_reconcile.h: the configured binary, a jail
+    // uid owning the directory, our cgroup; a process whose argv merely
+    // names the directory is spared).
+    microvm::VmReconcileScope scope;
+    scope.state_dir = settings_.state_dir;
+    scope.qemu = FindInPath(kQemuName);
+    scope.uids.base = settings_.jail_uid_base;
+    std::string problems = microvm::ReconcileVmDirectories(scope).problems;
     // The VMs' cgroups whose owner is gone (their QEMUs, if any, die too).
     // No cgroups on this host: nothing of ours can be there.
     if (auto layout = microvm::MicrovmCgroupLayout(); layout.ok()) {
-      auto removed = linux_sandbox::ReconcileCgroups(*layout);
+      auto removed = os::ReconcileCgroups(*layout);
       if (!removed.ok()) problems += "cgroups: " + removed.error().message() + "; ";
+    }
+    if (Status binds = os::RemoveLeftoverBinds(HeldArtifactsDirectory()); !binds.ok()) {
+      problems += binds.error().message();
     }
     if (!problems.empty()) return Failure(ErrorCode::kInternal, "Reconcile: " + problems);
     return Status::Ok();
   }
 
+  // Read-only: what a smoke test would prepare, prepared and dropped.
   Status Preflight() override {
-    auto prepared = Prepare();
+    auto prepared = PrepareFromHost();
     if (!prepared.ok()) return prepared.error();
     return Status::Ok();
   }
@@ -290,9 +324,11 @@ class MicrovmProvider final : public Provider {
       return Refusal(NotDispatched::kUnsupported,
                      "The microvm provider has no sessions yet, so no cells.");
     }
-    auto prepared = Prepare();
-    if (!prepared.ok()) return prepared.error();
-    return RunJob(**prepared, request, deadline, /*use_pool=*/true);
+    auto serving = generations_.Serving();
+    PLIMSOLL_RETURN_IF_ERROR(CheckServingEnvironment(static_cast<bool>(serving), "microvm",
+                                                     serving ? serving.config->identity : "",
+                                                     request.environment));
+    return RunJob(*serving.config, serving.number, request, deadline, /*use_pool=*/true);
   }
 
  private:
@@ -309,9 +345,9 @@ class MicrovmProvider final : public Provider {
   }
 
   static std::string QmpText(const microvm::QmpFacts& qmp) {
-    return std::string("QEMU ") + qmp.version + " query-kvm {enabled: " +
-           (qmp.kvm_enabled ? "true" : "false") + ", present: " +
-           (qmp.kvm_present ? "true" : "false") + "}, query-status " + qmp.status;
+    return std::string("QEMU ") + qmp.version +
+           " query-kvm {enabled: " + (qmp.kvm_enabled ? "true" : "false") +
+           ", present: " + (qmp.kvm_present ? "true" : "false") + "}, query-status " + qmp.status;
   }
 
   void RememberQmp(const microvm::QmpFacts& qmp) {
@@ -324,10 +360,7 @@ class MicrovmProvider final : public Provider {
     return last_qmp_.empty() ? "none yet (the smoke test asks)" : last_qmp_;
   }
 
-  std::shared_ptr<const Prepared> Current() const {
-    std::lock_guard lock(state_mutex_);
-    return prepared_;
-  }
+  std::string HeldArtifactsDirectory() const { return settings_.state_dir + "/artifacts"; }
 
   static Expected<std::string> ArtifactsDirectory() {
     if (const char* dir = std::getenv("PLIMSOLL_MICROVM_DIR"); dir != nullptr && *dir != '\0') {
@@ -335,62 +368,57 @@ class MicrovmProvider final : public Provider {
     }
     auto image = image::LocateDefaultImage();
     if (!image.ok()) {
-      return EnvironmentRefusal("No microvm guest artifacts: PLIMSOLL_MICROVM_DIR is not set "
-                                "and no guest image was found (" + image.error().message() + ").");
+      return EnvironmentRefusal(
+          "No microvm guest artifacts: PLIMSOLL_MICROVM_DIR is not set "
+          "and no guest image was found (" +
+          image.error().message() + ").");
     }
     return (image->directory.parent_path() / "microvm").string();
   }
 
-  static void KillOurQemu(pid_t pid, const std::string& directory) {
-    int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-    if (pidfd < 0) return;
-    // Checked after opening the pidfd, which pins the process.
-    std::string cmdline = ReadFileText("/proc/" + std::to_string(pid) + "/cmdline");
-    if (cmdline.find(directory + "/") != std::string::npos) {
-      syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
-      // Not our child (its parent crashed): wait until it is gone.
-      for (int i = 0; i < 100 && kill(pid, 0) == 0 &&
-                      ReadFileText("/proc/" + std::to_string(pid) + "/cmdline") == cmdline;
-           ++i) {
-        usleep(20'000);
-      }
-    }
-    close(pidfd);
-  }
-
-  // Finds and checks the artifacts, QEMU and the accelerator; once, then the
-  // same answer (a failure is tried again on the next call).
-  Expected<std::shared_ptr<const Prepared>> Prepare() {
-    std::lock_guard preparing(prepare_mutex_);
-    if (auto current = Current()) return current;
+  // A configuration from the host as it is now: the artifacts opened once
+  // (through one descriptor of their directory, so identity, checksums and
+  // files come from the same build), QEMU, the jailer, the accelerator.
+  // Installs nothing and hashes nothing (Verify does, for a new generation).
+  Expected<std::shared_ptr<Prepared>> PrepareFromHost() const {
     auto fresh = std::make_shared<Prepared>();
     auto dir = ArtifactsDirectory();
     if (!dir.ok()) return dir.error();
     fresh->artifacts_dir = *dir;
-    if (access((*dir + "/inputs").c_str(), R_OK) != 0) {
+    base::UniqueFd directory(open(dir->c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    auto read_text = [&directory](const char* name) -> std::optional<std::string> {
+      base::UniqueFd file(openat(directory.get(), name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+      if (!file.valid()) return std::nullopt;
+      std::string text;
+      char buffer[4096];
+      for (ssize_t got; (got = read(file.get(), buffer, sizeof buffer)) > 0;) {
+        text.append(buffer, static_cast<size_t>(got));
+        if (text.size() > (1 << 16)) return std::nullopt;  // no such small file of ours
+      }
+      return text;
+    };
+    if (!directory.valid() || !read_text("inputs")) {
       return EnvironmentRefusal("No complete microvm guest build in " + *dir +
                                 " (build the microvm_guest target; it needs the guest image).");
+    }
+    fresh->identity = Trim(read_text("identity").value_or(""));
+    fresh->kernel = Trim(read_text("kernel").value_or(""));
+    fresh->recorded_sums = read_text("sha256sums").value_or("");
+    for (const char* name : {"vmlinuz", "initramfs.cpio.gz", "rootfs.erofs"}) {
+      HeldArtifact artifact;
+      artifact.name = name;
+      artifact.fd.Reset(openat(directory.get(), name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+      if (!artifact.fd.valid() || fstat(artifact.fd.get(), &artifact.info) != 0 ||
+          !S_ISREG(artifact.info.st_mode)) {
+        return EnvironmentRefusal("Cannot read " + *dir + "/" + name + ": " + std::strerror(errno) +
+                                  "; rebuild microvm_guest.");
+      }
+      fresh->artifacts.push_back(std::move(artifact));
     }
     VmConfig& config = fresh->config;
     config.kernel = *dir + "/vmlinuz";
     config.initramfs = *dir + "/initramfs.cpio.gz";
     config.disk = *dir + "/rootfs.erofs";
-    fresh->identity = Trim(ReadFileText(*dir + "/identity"));
-    fresh->kernel = Trim(ReadFileText(*dir + "/kernel"));
-    // The artifacts must be the ones their build recorded.
-    std::istringstream sums(ReadFileText(*dir + "/sha256sums"));
-    std::map<std::string, std::string> recorded;
-    for (std::string hex, file; sums >> hex >> file;) recorded[file] = hex;
-    for (const char* file : {"vmlinuz", "initramfs.cpio.gz", "rootfs.erofs"}) {
-      auto digest = Sha256File(*dir + "/" + file);
-      if (!digest.ok()) return digest.error();
-      if (recorded[file] != *digest) {
-        return EnvironmentRefusal(*dir + "/" + file + " does not match its sha256sums entry (" +
-                                  *digest + " vs \"" + recorded[file] + "\"); rebuild microvm_guest.");
-      }
-      fresh->artifacts_sha256 += (fresh->artifacts_sha256.empty() ? "" : ", ") +
-                                 std::string(file) + " " + *digest;
-    }
     config.qemu = FindInPath(kQemuName);
     if (config.qemu.empty()) {
       return EnvironmentRefusal(std::string(kQemuName) +
@@ -399,8 +427,19 @@ class MicrovmProvider final : public Provider {
     oci::SpawnOptions version;
     version.argv = {config.qemu, "--version"};
     auto said = oci::RunCommand(version, Clock::now() + kCommandBudget);
-    if (!said.ok()) return EnvironmentRefusal(config.qemu + " --version: " + said.error().message());
+    if (!said.ok())
+      return EnvironmentRefusal(config.qemu + " --version: " + said.error().message());
     fresh->qemu_version = said->output.substr(0, said->output.find('\n'));
+    // The policy every OS-level tier applies, compiled here (the agent is
+    // static and links no libseccomp) and installed by the agent in the VM.
+    auto policy_text = os::ActiveSeccompPolicyText(&fresh->seccomp_source);
+    if (!policy_text.ok()) return EnvironmentRefusal(policy_text.error().message());
+    auto policy = os::ParseSeccompPolicy(*policy_text);
+    if (!policy.ok()) return EnvironmentRefusal(policy.error().message());
+    auto program = os::CompileSeccompPolicy(*policy);
+    if (!program.ok()) return EnvironmentRefusal(program.error().message());
+    fresh->seccomp_filter.assign(reinterpret_cast<const char*>(program->instructions.data()),
+                                 program->instructions.size() * sizeof(sock_filter));
     config.memory_mib = CeilDiv(limits_.memory_bytes + kMicrovmOverheadBytes, kMiB);
     config.cpus = std::max<int64_t>(1, CeilDiv(limits_.cpus_millis, 1000));
     config.tmp_mib = std::max<int64_t>(1, CeilDiv(limits_.tmp_bytes, kMiB));
@@ -423,8 +462,8 @@ class MicrovmProvider final : public Provider {
       case MicrovmAccel::kKvm: {
         KvmProbe probe = ProbeKvm(config);
         if (!probe.works) {
-          return EnvironmentRefusal("SANDBOX_MICROVM_ACCEL=kvm, but KVM does not work here: " +
-                                    probe.why + ".");
+          return EnvironmentRefusal(
+              "SANDBOX_MICROVM_ACCEL=kvm, but KVM does not work here: " + probe.why + ".");
         }
         config.accelerator = "kvm";
         fresh->accel_reason = "SANDBOX_MICROVM_ACCEL=kvm; " + probe.why;
@@ -433,16 +472,17 @@ class MicrovmProvider final : public Provider {
       case MicrovmAccel::kAuto: {
         KvmProbe probe = ProbeKvm(config);
         config.accelerator = probe.works ? "kvm" : "tcg";
-        fresh->accel_reason =
-            "SANDBOX_MICROVM_ACCEL=auto: " + probe.why +
-            (probe.works ? "" : "; fell back to TCG (software emulation)");
+        fresh->accel_reason = "SANDBOX_MICROVM_ACCEL=auto: " + probe.why +
+                              (probe.works ? "" : "; fell back to TCG (software emulation)");
         break;
       }
     }
     fresh->jail =
-        config.jailer + ": QEMU in its own mount, network, IPC and UTS namespaces, root a "
+        config.jailer +
+        ": QEMU in its own mount, network, IPC and UTS namespaces, root a "
         "read-only tmpfs (pivot_root) holding only /usr, the loader's links, /dev/{null,zero,"
-        "urandom" + std::string(config.accelerator == "kvm" ? ",kvm" : "") +
+        "urandom" +
+        std::string(config.accelerator == "kvm" ? ",kvm" : "") +
         "}, the artifacts and its VM directory; uid/gid one of " +
         std::to_string(config.uids.base) + "-" +
         std::to_string(config.uids.base + config.uids.count - 1) +
@@ -450,29 +490,76 @@ class MicrovmProvider final : public Provider {
         config.cgroups->Describe() + " " + microvm::kMicrovmCgroupParent + "/<vm> (memory = VM + " +
         std::to_string(microvm::kVmmOverheadMiB) + " MiB, pids " +
         std::to_string(microvm::kVmmPids) + ", CPU " + std::to_string(config.cpus) + ")";
-    std::lock_guard lock(state_mutex_);
-    prepared_ = fresh;
-    return std::shared_ptr<const Prepared>(fresh);
+    return fresh;
   }
 
-  Expected<std::unique_ptr<MicrovmVm>> StartPooled() {
-    auto prepared = Prepare();
-    if (!prepared.ok()) return prepared.error();
-    return MicrovmVm::Start((*prepared)->config, Clock::now() + kSetupBudget);
+  // For a new generation: the held artifacts must be the ones their build
+  // recorded (hashed through the descriptors), and VMs boot them through
+  // binds of those descriptors, never through the build's paths.
+  Status VerifyAndBind(Prepared& prepared) const {
+    std::istringstream sums(prepared.recorded_sums);
+    std::map<std::string, std::string> recorded;
+    for (std::string hex, file; sums >> hex >> file;) recorded[file] = hex;
+    for (HeldArtifact& artifact : prepared.artifacts) {
+      std::string path = prepared.artifacts_dir + "/" + artifact.name;
+      auto digest = Sha256Fd(artifact.fd.get(), path);
+      if (!digest.ok()) return digest.error();
+      if (recorded[artifact.name] != *digest) {
+        return EnvironmentRefusal(path + " does not match its sha256sums entry (" + *digest +
+                                  " vs \"" + recorded[artifact.name] +
+                                  "\"); rebuild microvm_guest.");
+      }
+      prepared.artifacts_sha256 +=
+          (prepared.artifacts_sha256.empty() ? "" : ", ") + artifact.name + " " + *digest;
+      auto bind = os::HeldBind::Make(HeldArtifactsDirectory(),
+                                     "/proc/self/fd/" + std::to_string(artifact.fd.get()),
+                                     os::HeldBind::Kind::kFile, artifact.name);
+      if (!bind.ok()) return bind.error();
+      artifact.bind = std::move(*bind);
+    }
+    prepared.config.kernel = prepared.artifacts[0].bind->path();
+    prepared.config.initramfs = prepared.artifacts[1].bind->path();
+    prepared.config.disk = prepared.artifacts[2].bind->path();
+    return Status::Ok();
   }
 
+  // The pool's factory: a VM of the serving generation, if that is still
+  // `generation` (the pool drops it otherwise anyway).
+  Expected<std::unique_ptr<MicrovmVm>> StartPooled(uint64_t generation) {
+    auto serving = generations_.Serving();
+    if (!serving || serving.number != generation) {
+      return EnvironmentRefusal("The configuration the pool was filling for no longer serves.");
+    }
+    if (serving.config->ArtifactsRemoved()) {
+      return EnvironmentRefusal("The artifacts of the serving configuration have been replaced.");
+    }
+    return MicrovmVm::Start(serving.config->config, Clock::now() + kSetupBudget);
+  }
+
+  // The smoke test: a fresh configuration from the host (verified and bound
+  // only when it is new), its checks, and its promotion when all passed.
   Expected<Evidence> CollectEvidence(Deadline deadline) {
-    auto prepared_or = Prepare();
-    if (!prepared_or.ok()) return prepared_or.error();
-    const Prepared& ready = **prepared_or;
+    auto fresh = PrepareFromHost();
+    if (!fresh.ok()) return fresh.error();
+    auto serving = generations_.Serving();
+    if (!serving || serving.config->Key() != (*fresh)->Key()) {
+      PLIMSOLL_RETURN_IF_ERROR(VerifyAndBind(**fresh));
+    }
+    auto candidate = generations_.Candidate(std::move(*fresh));
+    if (!candidate.config->artifacts[0].bind) {
+      return Failure(ErrorCode::kInternal, "The configuration to test has no artifact binds.");
+    }
+    const Prepared& ready = *candidate.config;
     bool kvm = ready.config.accelerator == "kvm";
     Evidence evidence;
+    evidence.generation = candidate.number;
+    evidence.environment = ready.identity;
     evidence.collected_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count();
     evidence.facts = {
-        {"accelerator", (kvm ? "kvm (" : "qemu-tcg, software emulation (") + ready.accel_reason +
-                            ")"},
+        {"accelerator",
+         (kvm ? "kvm (" : "qemu-tcg, software emulation (") + ready.accel_reason + ")"},
         {"qemu", ready.qemu_version + " (" + ready.config.qemu + ")"},
         {"kernel", ready.kernel},
         {"host_kernel", HostKernel()},
@@ -481,14 +568,18 @@ class MicrovmProvider final : public Provider {
         {"vm", std::to_string(ready.config.memory_mib) + " MiB (memory limit + " +
                    std::to_string(kMicrovmOverheadBytes / kMiB) + " MiB for the guest kernel), " +
                    std::to_string(ready.config.cpus) + " vCPU, no network device, read-only disk"},
-        {"vmm", "QEMU -M microvm -nodefaults, -sandbox on (seccomp; no privilege changes, no "
-                "spawn), started by plimsoll-vmm-jail"},
+        {"vmm",
+         "QEMU -M microvm -nodefaults, -sandbox on (seccomp; no privilege changes, no "
+         "spawn), started by plimsoll-vmm-jail"},
         {"jail", ready.jail},
+        {"seccomp", ready.seccomp_source + ", deny by default (EPERM), compiled on the host and "
+                                           "installed by the agent in every step inside the VM"},
         {"attestation", "none: these are checks made from inside, not a hardware proof"}};
     if (!kvm) {
       evidence.facts.emplace_back(
-          "tier_note", "TCG is not a security boundary in QEMU's security policy, so the tier "
-                       "is kernel (a separate guest kernel), never vm");
+          "tier_note",
+          "TCG is not a security boundary in QEMU's security policy, so the tier "
+          "is kernel (a separate guest kernel), never vm");
     }
 
     // 0. The jail and QMP, seen from the host, on the VM the self-check
@@ -509,9 +600,10 @@ class MicrovmProvider final : public Provider {
 
     // 1. The wall seen from inside, by the real agent in a real VM.
     Request check;
-    check.project = linux_sandbox::SelfCheckProject(limits_, SelfCheckProfile::kMicrovm);
+    check.project = os::SelfCheckProject(limits_, SelfCheckProfile::kMicrovm);
     check.timeout_ms = 60'000;
-    auto run = RunJob(ready, check, std::min(deadline, Clock::now() + std::chrono::seconds(90)),
+    auto run = RunJob(ready, candidate.number, check,
+                      std::min(deadline, Clock::now() + std::chrono::seconds(90)),
                       /*use_pool=*/false, std::move(*booted));
     if (!run.ok()) return run.error().WithContext("The self-check run failed");
     if (run->exit_code != 0) {
@@ -519,26 +611,16 @@ class MicrovmProvider final : public Provider {
                                                std::to_string(run->exit_code) + ": " +
                                                run->stderr_bytes.substr(0, 2000));
     }
-    auto checks = linux_sandbox::ParseSelfCheckOutput(run->stdout_bytes, SelfCheckProfile::kMicrovm);
+    auto checks = os::ParseSelfCheckOutput(run->stdout_bytes, SelfCheckProfile::kMicrovm);
     if (!checks.ok()) return checks.error();
     evidence.checks.insert(evidence.checks.end(), checks->begin(), checks->end());
 
-    // 2. Under KVM only: the hardware-virtualised guest that `vm` rests on.
-    if (kvm) {
-      bool flag = false;
-      for (const EvidenceCheck& c : evidence.checks) {
-        if (c.name == "guest_kernel_is_own") {
-          flag = c.passed && c.detail.find("hypervisor flag: present") != std::string::npos;
-        }
-      }
-      evidence.checks.push_back(
-          {"hardware_virtualisation", flag,
-           std::string("QEMU started with -accel kvm; the guest's own kernel ") +
-               (flag ? "sees the hypervisor CPU flag" : "does not show the hypervisor CPU flag")});
-    }
+    // (No check of the guest's hypervisor CPU flag: QEMU's TCG shows it too
+    // (-cpu max), so it proves nothing; `vm` rests on QMP's query-kvm above.)
 
     // 3. The VM's size bounds memory: a hoarder is OOM-killed inside.
-    auto hoarded = RunJob(ready, MemoryProbe(), std::min(deadline, Clock::now() + std::chrono::seconds(90)),
+    auto hoarded = RunJob(ready, candidate.number, MemoryProbe(),
+                          std::min(deadline, Clock::now() + std::chrono::seconds(90)),
                           /*use_pool=*/false);
     if (!hoarded.ok()) return hoarded.error().WithContext("The memory probe failed");
     evidence.checks.push_back(MemoryProbeCheck(*hoarded));
@@ -550,7 +632,8 @@ class MicrovmProvider final : public Provider {
       evidence.tier = Tier::kVm;
       evidence.summary =
           "Tier vm: QEMU ran the guest under KVM, and inside it the guest's own kernel (" +
-          ready.kernel + ") saw the hypervisor CPU flag, a read-only root, bounded tmpfs mounts, "
+          ready.kernel +
+          ") saw our seccomp policy, a read-only root, bounded tmpfs mounts, "
           "loopback only, an unprivileged user and the process and memory limits; QMP's "
           "query-kvm reported KVM enabled; QEMU ran jailed (checked from the host).";
     } else {
@@ -558,11 +641,15 @@ class MicrovmProvider final : public Provider {
       evidence.summary =
           "Tier kernel: the guest runs its own kernel (" + ready.kernel +
           ") in a QEMU microvm under TCG, software emulation, which QEMU's security policy does "
-          "not treat as a security boundary, so not vm; inside, the self-check found a read-only "
+          "not treat as a security boundary, so not vm; inside, the self-check found our seccomp "
+          "policy, a read-only "
           "root, bounded tmpfs mounts, loopback only, an unprivileged user and the process and "
           "memory limits; QEMU ran jailed (checked from the host). Accelerator: " +
           ready.accel_reason + ".";
     }
+    // Only a configuration whose every check passed serves runs (and fills
+    // the pool: SmokeTest's FollowEvidence).
+    if (evidence.AllChecksPassed()) generations_.Promote(candidate);
     return evidence;
   }
 
@@ -576,7 +663,8 @@ class MicrovmProvider final : public Provider {
     Request hoard;
     hoard.python = PythonPayload{
         "chunks = []\n"
-        "while len(chunks) * 8 < " + std::to_string(CeilDiv(limits_.memory_bytes, kMiB) + 64) +
+        "while len(chunks) * 8 < " +
+        std::to_string(CeilDiv(limits_.memory_bytes, kMiB) + 64) +
         ":\n"
         "    chunks.append(b'\\x01' * (8 << 20))\n"
         "print('survived', len(chunks) * 8, 'MiB')\n"};
@@ -597,8 +685,9 @@ class MicrovmProvider final : public Provider {
   // One job in one VM: a pooled one when the pool has one (and `use_pool`),
   // else one booted now (within kSetupBudget; the run's own time starts
   // once the VM is up). The VM is destroyed afterwards.
-  Expected<Result> RunJob(const Prepared& prepared, const Request& request, Deadline deadline,
-                          bool use_pool, std::unique_ptr<MicrovmVm> booted = nullptr) {
+  Expected<Result> RunJob(const Prepared& prepared, uint64_t generation, const Request& request,
+                          Deadline deadline, bool use_pool,
+                          std::unique_ptr<MicrovmVm> booted = nullptr) {
     Clock::time_point start = Clock::now();
     std::string key(guest::kReportKeyBytes, '\0');
     if (getrandom(key.data(), key.size(), 0) != static_cast<ssize_t>(key.size())) {
@@ -608,9 +697,17 @@ class MicrovmProvider final : public Provider {
     if (!job.ok()) return job.error();
     // No cgroup inside the VM: the guest's process limit is RLIMIT_NPROC.
     job->nproc = limits_.pids;
+    job->seccomp_filter = prepared.seccomp_filter;
 
-    std::unique_ptr<MicrovmVm> vm = booted ? std::move(booted) : use_pool ? pool_.Take() : nullptr;
+    std::unique_ptr<MicrovmVm> vm = booted     ? std::move(booted)
+                                    : use_pool ? pool_.Take(generation)
+                                               : nullptr;
     if (!vm) {
+      if (prepared.ArtifactsRemoved()) {
+        return EnvironmentRefusal(
+            "The microvm artifacts this configuration was tested with have been replaced on the "
+            "host; the next smoke test prepares the new ones.");
+      }
       auto started = MicrovmVm::Start(prepared.config, Clock::now() + kSetupBudget);
       if (!started.ok()) return started.error();
       vm = std::move(*started);
@@ -621,9 +718,8 @@ class MicrovmProvider final : public Provider {
 
     Result result;
     // vm only when QMP confirmed that KVM accelerates this very VM.
-    result.isolation = prepared.config.accelerator == "kvm" && vm->qmp().kvm_enabled
-                           ? Tier::kVm
-                           : Tier::kKernel;
+    result.isolation =
+        prepared.config.accelerator == "kvm" && vm->qmp().kvm_enabled ? Tier::kVm : Tier::kKernel;
     result.environment = prepared.identity;
     result.kind = *request.kind();
     Status exchanged =
@@ -645,9 +741,8 @@ class MicrovmProvider final : public Provider {
 
   const Limits limits_;
   const MicrovmSettings settings_;
-  std::mutex prepare_mutex_;
+  Generations<Prepared> generations_;
   mutable std::mutex state_mutex_;
-  std::shared_ptr<const Prepared> prepared_;
   std::string last_qmp_;  // the evidence VM's QMP answers
   // Destroyed in reverse order: the pool first (its idle VMs go to the
   // destroyer), then the destroyer.
@@ -659,7 +754,8 @@ class MicrovmProvider final : public Provider {
 
 Expected<MicrovmSettings> MicrovmSettingsFromEnvironment() {
   MicrovmSettings settings;
-  if (const char* accel = std::getenv("SANDBOX_MICROVM_ACCEL"); accel != nullptr && *accel != '\0') {
+  if (const char* accel = std::getenv("SANDBOX_MICROVM_ACCEL");
+      accel != nullptr && *accel != '\0') {
     std::string_view text(accel);
     if (text == "auto") {
       settings.accel = MicrovmAccel::kAuto;
@@ -673,7 +769,8 @@ Expected<MicrovmSettings> MicrovmSettingsFromEnvironment() {
                                                       "tcg, auto.");
     }
   }
-  if (const char* size = std::getenv("SANDBOX_MICROVM_POOL_SIZE"); size != nullptr && *size != '\0') {
+  if (const char* size = std::getenv("SANDBOX_MICROVM_POOL_SIZE");
+      size != nullptr && *size != '\0') {
     std::string_view text(size);
     size_t value = 0;
     auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -683,7 +780,8 @@ Expected<MicrovmSettings> MicrovmSettingsFromEnvironment() {
     }
     settings.pool_size = value;
   }
-  if (const char* state = std::getenv("SANDBOX_MICROVM_STATE_DIR"); state != nullptr && *state != '\0') {
+  if (const char* state = std::getenv("SANDBOX_MICROVM_STATE_DIR");
+      state != nullptr && *state != '\0') {
     settings.state_dir = state;
   }
   if (const char* base = std::getenv("SANDBOX_MICROVM_JAIL_UID_BASE");
@@ -692,8 +790,7 @@ Expected<MicrovmSettings> MicrovmSettingsFromEnvironment() {
     uint64_t value = 0;
     auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
     constexpr uint64_t kHighest = uint64_t{0xFFFFFFFE} - microvm::kJailUidCount;
-    if (error != std::errc() || end != text.data() + text.size() || value < 1 ||
-        value > kHighest) {
+    if (error != std::errc() || end != text.data() + text.size() || value < 1 || value > kHighest) {
       return Refusal(NotDispatched::kEnvironment,
                      "SANDBOX_MICROVM_JAIL_UID_BASE must be a whole number from 1 to " +
                          std::to_string(kHighest) + " (the first of " +

@@ -14,21 +14,21 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 
 #include "guest/protocol.h"
-#include "providers/linux/owner.h"
+#include "os/owner.h"
 #include "providers/microvm/jail_spec.h"
 
 namespace plimsoll::microvm {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using guest::agent::UniqueFd;
+using base::UniqueFd;
 
 constexpr size_t kDiagnosticsCap = 4096;
 // After the channel closes, a waiting agent exits and the VM powers off by
@@ -46,7 +46,7 @@ Expected<std::string> NewVmName() {
   }
   static constexpr char kHex[] = "0123456789abcdef";
   // The owner's tag: Reconcile leaves a live process's VMs alone.
-  std::string name = kVmDirectoryPrefix + linux_sandbox::OwnerTag() + "-";
+  std::string name = kVmDirectoryPrefix + os::OwnerTag() + "-";
   for (unsigned char byte : bytes) {
     name += kHex[byte >> 4];
     name += kHex[byte & 15];
@@ -80,9 +80,9 @@ Expected<std::string> LocateJailer() {
   if (const char* configured = std::getenv("PLIMSOLL_MICROVM_JAILER");
       configured != nullptr && *configured != '\0') {
     if (configured[0] == '/' && usable(configured)) return std::string(configured);
-    return Refusal(NotDispatched::kEnvironment,
-                   std::string("PLIMSOLL_MICROVM_JAILER=") + configured +
-                       " is not an absolute path to an executable.");
+    return Refusal(NotDispatched::kEnvironment, std::string("PLIMSOLL_MICROVM_JAILER=") +
+                                                    configured +
+                                                    " is not an absolute path to an executable.");
   }
   std::error_code error;
   std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
@@ -98,14 +98,14 @@ Expected<std::string> LocateJailer() {
                      "); install it beside plimsoll/plimsolld or set PLIMSOLL_MICROVM_JAILER.");
 }
 
-Expected<linux_sandbox::CgroupLayout> MicrovmCgroupLayout() {
-  auto layout = linux_sandbox::DetectCgroups();
+Expected<os::CgroupLayout> MicrovmCgroupLayout() {
+  auto layout = os::DetectCgroups();
   if (!layout.ok()) {
     return Refusal(NotDispatched::kEnvironment,
                    "The microvm jail needs cgroups: " + layout.error().message());
   }
   layout->parent = kMicrovmCgroupParent;
-  if (Status made = linux_sandbox::EnsureCgroupParents(*layout); !made.ok()) {
+  if (Status made = os::EnsureCgroupParents(*layout); !made.ok()) {
     return Refusal(NotDispatched::kEnvironment,
                    "Cannot make the microvm cgroups: " + made.error().message());
   }
@@ -161,8 +161,8 @@ std::vector<std::string> QemuArgv(const VmConfig& config, const std::string& con
   std::string command_line =
       "console=ttyS0 quiet panic=-1 reboot=t tsc_early_khz=" + std::to_string(HostTscKhz()) +
       " no_timer_check "
-      "plimsoll.tmp_mb=" + std::to_string(config.tmp_mib) +
-      " plimsoll.work_mb=" + std::to_string(config.work_mib);
+      "plimsoll.tmp_mb=" +
+      std::to_string(config.tmp_mib) + " plimsoll.work_mb=" + std::to_string(config.work_mib);
   // clang-format off
   std::vector<std::string> argv = {
       config.qemu, "-M", "microvm", "-accel", config.accelerator, "-cpu", "max",
@@ -186,8 +186,8 @@ std::vector<std::string> QemuArgv(const VmConfig& config, const std::string& con
 }
 
 Expected<std::unique_ptr<MicrovmVm>> MicrovmVm::Start(const VmConfig& config, Deadline deadline) {
-  for (const std::string* path : {&config.kernel, &config.initramfs, &config.disk,
-                                  &config.state_dir}) {
+  for (const std::string* path :
+       {&config.kernel, &config.initramfs, &config.disk, &config.state_dir}) {
     // QEMU's option syntax takes ',' as a separator; the jail binds each
     // at its own path, which must be normal and absolute.
     if (path->find(',') != std::string::npos || !IsNormalAbsolutePath(*path)) {
@@ -197,8 +197,8 @@ Expected<std::unique_ptr<MicrovmVm>> MicrovmVm::Start(const VmConfig& config, De
   }
   auto jailer = config.jailer.empty() ? LocateJailer() : Expected<std::string>(config.jailer);
   if (!jailer.ok()) return jailer.error();
-  auto layout = config.cgroups ? Expected<linux_sandbox::CgroupLayout>(*config.cgroups)
-                               : MicrovmCgroupLayout();
+  auto layout =
+      config.cgroups ? Expected<os::CgroupLayout>(*config.cgroups) : MicrovmCgroupLayout();
   if (!layout.ok()) return layout.error();
   auto name = NewVmName();
   if (!name.ok()) return name.error();
@@ -228,7 +228,7 @@ Expected<std::unique_ptr<MicrovmVm>> MicrovmVm::Start(const VmConfig& config, De
   bounds.memory_bytes = (config.memory_mib + kVmmOverheadMiB) * kMiB;
   bounds.pids = kVmmPids;
   bounds.cpus_millis = config.cpus * 1000;
-  auto cgroup = linux_sandbox::RunCgroup::Create(*layout, linux_sandbox::NextRunName(), bounds);
+  auto cgroup = os::RunCgroup::Create(*layout, os::NextRunName(), bounds);
   if (!cgroup.ok()) return environment(cgroup.error(), "Cannot make the VM's cgroup");
   vm->cgroup_.emplace(std::move(*cgroup));
 
@@ -240,15 +240,16 @@ Expected<std::unique_ptr<MicrovmVm>> MicrovmVm::Start(const VmConfig& config, De
   UniqueFd output_write = std::move(descriptors->child_output);
 
   bool kvm = config.accelerator == "kvm";
-  vm->jail_ = QemuJailSpec(QemuArgv(config, directory + "/console.log", kQmpSocketName),
-                           {config.kernel, config.initramfs, config.disk}, directory, uid, uid,
-                           kvm);
+  vm->jail_ =
+      QemuJailSpec(QemuArgv(config, directory + "/console.log", kQmpSocketName),
+                   {config.kernel, config.initramfs, config.disk}, directory, uid, uid, kvm);
   vm->jail_.cgroups = vm->cgroup_->directories();
   if (kvm) {
     // Only the group that owns /dev/kvm, and only under KVM.
     struct stat device {};
     if (stat("/dev/kvm", &device) != 0) {
-      return Refusal(NotDispatched::kEnvironment, std::string("stat /dev/kvm: ") + std::strerror(errno));
+      return Refusal(NotDispatched::kEnvironment,
+                     std::string("stat /dev/kvm: ") + std::strerror(errno));
     }
     if (device.st_gid == 0 || (device.st_mode & 0060) != 0060) {
       char mode[8];
@@ -276,7 +277,8 @@ Expected<std::unique_ptr<MicrovmVm>> MicrovmVm::Start(const VmConfig& config, De
   std::string why;
   if (ready.ok() && *ready == guest::kReadyFrame) {
     vm->boot_time_ = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
-    auto facts = QueryQmpFacts(directory + "/" + kQmpSocketName, std::min(deadline, Clock::now() + kQmpBudget));
+    auto facts = QueryQmpFacts(directory + "/" + kQmpSocketName,
+                               std::min(deadline, Clock::now() + kQmpBudget));
     if (facts.ok()) {
       vm->qmp_ = *facts;
       return vm;
@@ -289,8 +291,8 @@ Expected<std::unique_ptr<MicrovmVm>> MicrovmVm::Start(const VmConfig& config, De
   bool late = !ready.ok() && ready.error().code() == ErrorCode::kDeadlineExceeded;
   std::string said = vm->Diagnostics();
   Status destroyed = vm->Destroy(Clock::now() + kReapWait);
-  std::string message = "The " + config.accelerator + " VM did not reach its agent (" + why +
-                        ")" + (said.empty() ? "" : "; the jailer, QEMU and the console said: " + said);
+  std::string message = "The " + config.accelerator + " VM did not reach its agent (" + why + ")" +
+                        (said.empty() ? "" : "; the jailer, QEMU and the console said: " + said);
   if (!destroyed.ok()) message += "; cleanup: " + destroyed.error().message();
   return Refusal(late ? NotDispatched::kCapacity : NotDispatched::kEnvironment, message);
 }
@@ -347,7 +349,18 @@ Status MicrovmVm::Destroy(Deadline deadline) {
   std::error_code error;
   std::filesystem::remove_all(directory_, error);
   if (error) problems += "Removing " + directory_ + ": " + error.message() + ". ";
-  uid_.reset();  // no process of that uid is left: the uid is free again
+  if (uid_) {
+    // The uid is free again only once nothing runs as it: the cgroup kill
+    // above normally saw to that; anything that escaped it (or a cgroup
+    // that could not be killed) is ended here, and a uid still in use stays
+    // leased for this process's life rather than go to the next VM.
+    Status ended = EndProcessesOf(uid_->uid(), std::max(deadline, Clock::now() + kPowerOffWait));
+    if (!ended.ok()) {
+      problems += ended.error().message() + "; its uid stays leased. ";
+      HoldUntilExit(std::move(*uid_));
+    }
+    uid_.reset();
+  }
   if (!problems.empty()) return Failure(ErrorCode::kInternal, problems);
   return Status::Ok();
 }

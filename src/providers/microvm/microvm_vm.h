@@ -19,8 +19,10 @@
 // Destroy() ends it whatever state it is in: closes the channel (a waiting
 // agent exits and the VM powers off by itself), SIGKILLs QEMU through its
 // pidfd when it has not exited within a moment, reaps it, kills and removes
-// the cgroup, removes the directory and frees the uid. The destructor calls
-// Destroy() if nobody did.
+// the cgroup, removes the directory and frees the uid only once no process
+// runs as it any more (whatever escaped the cgroup kill is ended through a
+// pidfd; a uid still in use stays leased: jail_uid.h HoldUntilExit). The
+// destructor calls Destroy() if nobody did.
 //
 // Thread-safety: one thread at a time per VM.
 //
@@ -38,9 +40,9 @@
 #include <string>
 #include <vector>
 
-#include "guest/agent/unique_fd.h"
+#include "base/unique_fd.h"
+#include "os/cgroup.h"
 #include "plimsoll/error.h"
-#include "providers/linux/cgroup.h"
 #include "providers/microvm/jail_spec.h"
 #include "providers/microvm/jail_uid.h"
 #include "providers/microvm/qmp.h"
@@ -55,7 +57,7 @@ using Deadline = std::chrono::steady_clock::time_point;
 inline constexpr const char* kQmpSocketName = "qmp.sock";
 
 // Prefix of every VM directory under the state directory (Reconcile looks
-// for these): <state_dir>/vm-<owner tag>-<16 hex> (providers/linux/owner.h).
+// for these): <state_dir>/vm-<owner tag>-<16 hex> (os/owner.h).
 inline constexpr const char* kVmDirectoryPrefix = "vm-";
 // The VMs' cgroups, under each hierarchy's root.
 inline constexpr const char* kMicrovmCgroupParent = "plimsoll/microvm";
@@ -84,7 +86,7 @@ struct VmConfig {
   std::string jailer;        // plimsoll-vmm-jail; "": LocateJailer()
   UidRange uids;             // the jailed QEMUs' uids
   // Where the VMs' cgroups go; unset: MicrovmCgroupLayout() at each Start.
-  std::optional<linux_sandbox::CgroupLayout> cgroups;
+  std::optional<os::CgroupLayout> cgroups;
 };
 
 // QEMU's command line for `config`, its console at `console`, the agent's
@@ -98,9 +100,9 @@ std::vector<std::string> QemuArgv(const VmConfig& config, const std::string& con
 // tree's bin/. A refusal (kEnvironment) naming what was tried.
 Expected<std::string> LocateJailer();
 
-// The cgroup layout (linux_sandbox::DetectCgroups) with the parent
+// The cgroup layout (os::DetectCgroups) with the parent
 // kMicrovmCgroupParent, the parents created.
-Expected<linux_sandbox::CgroupLayout> MicrovmCgroupLayout();
+Expected<os::CgroupLayout> MicrovmCgroupLayout();
 
 class MicrovmVm {
  public:
@@ -138,10 +140,10 @@ class MicrovmVm {
   explicit MicrovmVm(std::string directory) : directory_(std::move(directory)) {}
 
   const std::string directory_;
-  guest::agent::UniqueFd channel_;
-  guest::agent::UniqueFd output_;  // QEMU's stdout+stderr (non-blocking)
+  base::UniqueFd channel_;
+  base::UniqueFd output_;  // QEMU's stdout+stderr (non-blocking)
   std::optional<UidLease> uid_;
-  std::optional<linux_sandbox::RunCgroup> cgroup_;
+  std::optional<os::RunCgroup> cgroup_;
   std::optional<oci::ChildProcess> process_;
   JailSpec jail_;
   QmpFacts qmp_;

@@ -2,8 +2,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/stat.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -15,14 +15,16 @@ namespace plimsoll::microvm {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using guest::agent::UniqueFd;
+using base::UniqueFd;
 
 int MillisecondsLeft(QmpClient::Deadline deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   return left.count() <= 0 ? 0 : static_cast<int>(std::min<int64_t>(left.count(), 60'000));
 }
 
-Error QmpError(const std::string& message) { return Failure(ErrorCode::kInternal, "QMP: " + message); }
+Error QmpError(const std::string& message) {
+  return Failure(ErrorCode::kInternal, "QMP: " + message);
+}
 
 Status WriteAll(int fd, const std::string& text, QmpClient::Deadline deadline) {
   size_t done = 0;
@@ -108,7 +110,8 @@ Expected<nlohmann::json> QmpClient::ReadMessage(Deadline deadline) {
     int ready = poll(&entry, 1, MillisecondsLeft(deadline));
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) return SystemError("QMP poll", errno);
-    if (ready == 0) return Failure(ErrorCode::kDeadlineExceeded, "QMP: no answer before the deadline.");
+    if (ready == 0)
+      return Failure(ErrorCode::kDeadlineExceeded, "QMP: no answer before the deadline.");
     char chunk[4096];
     ssize_t got = recv(stream_.get(), chunk, sizeof chunk, MSG_DONTWAIT);
     if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
@@ -134,7 +137,8 @@ Expected<nlohmann::json> QmpClient::Execute(const std::string& command, Deadline
       return QmpError(command + " failed: " + error.value("class", std::string("?")) + ": " +
                       error.value("desc", std::string("?")));
     }
-    if (!message->contains("return")) return QmpError(command + ": no return in " + message->dump());
+    if (!message->contains("return"))
+      return QmpError(command + ": no return in " + message->dump());
     return (*message)["return"];
   }
 }

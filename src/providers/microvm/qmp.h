@@ -18,11 +18,10 @@
 
 #include <chrono>
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
-#include "guest/agent/unique_fd.h"
+#include "base/unique_fd.h"
 #include "plimsoll/error.h"
 
 namespace plimsoll::microvm {
@@ -37,7 +36,7 @@ class QmpClient {
   // yet), then greeting + qmp_capabilities.
   static Expected<QmpClient> Connect(const std::string& socket_path, Deadline deadline);
   // The same on an already connected stream (tests: a socketpair).
-  static Expected<QmpClient> Handshake(guest::agent::UniqueFd stream, Deadline deadline);
+  static Expected<QmpClient> Handshake(base::UniqueFd stream, Deadline deadline);
 
   QmpClient(QmpClient&&) noexcept = default;
   QmpClient& operator=(QmpClient&&) noexcept = default;
@@ -49,10 +48,10 @@ class QmpClient {
                                    const nlohmann::json& arguments = nullptr);
 
  private:
-  explicit QmpClient(guest::agent::UniqueFd stream) : stream_(std::move(stream)) {}
+  explicit QmpClient(base::UniqueFd stream) : stream_(std::move(stream)) {}
   Expected<nlohmann::json> ReadMessage(Deadline deadline);
 
-  guest::agent::UniqueFd stream_;
+  base::UniqueFd stream_;
   std::string buffer_;
   std::string version_;
   int next_id_ = 1;

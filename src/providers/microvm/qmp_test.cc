@@ -2,23 +2,21 @@
 // capabilities, events skipped, errors as values, bounded reads, deadlines.
 #include "providers/microvm/qmp.h"
 
+#include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <filesystem>
-
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 namespace plimsoll::microvm {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using guest::agent::UniqueFd;
+using base::UniqueFd;
 
 constexpr const char* kGreeting =
     R"({"QMP": {"version": {"qemu": {"micro": 0, "minor": 2, "major": 7}, "package": ""}, )"
@@ -32,7 +30,9 @@ std::string ReadLine(int fd) {
   return line;
 }
 
-void Send(int fd, const std::string& text) { ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size())); }
+void Send(int fd, const std::string& text) {
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+}
 
 struct Pair {
   Pair() {
@@ -50,13 +50,17 @@ TEST(QmpTest, HandshakeQueryKvmAndEvents) {
     Send(fd, kGreeting);
     std::string negotiate = ReadLine(fd);
     EXPECT_NE(negotiate.find("qmp_capabilities"), std::string::npos);
-    Send(fd, R"({"return": {}, "id": 1})" "\r\n");
+    Send(fd, R"({"return": {}, "id": 1})"
+             "\r\n");
     std::string query = ReadLine(fd);
     EXPECT_NE(query.find("query-kvm"), std::string::npos);
-    Send(fd, R"({"timestamp": {"seconds": 1}, "event": "RESUME"})" "\r\n");
-    Send(fd, R"({"return": {"enabled": false, "present": true}, "id": 2})" "\r\n");
+    Send(fd, R"({"timestamp": {"seconds": 1}, "event": "RESUME"})"
+             "\r\n");
+    Send(fd, R"({"return": {"enabled": false, "present": true}, "id": 2})"
+             "\r\n");
     ReadLine(fd);
-    Send(fd, R"({"error": {"class": "CommandNotFound", "desc": "nope"}, "id": 3})" "\r\n");
+    Send(fd, R"({"error": {"class": "CommandNotFound", "desc": "nope"}, "id": 3})"
+             "\r\n");
   });
   auto deadline = Clock::now() + std::chrono::seconds(5);
   auto client = QmpClient::Handshake(std::move(pair.client), deadline);
@@ -75,7 +79,8 @@ TEST(QmpTest, HandshakeQueryKvmAndEvents) {
 TEST(QmpTest, SilenceEndsAtTheDeadline) {
   Pair pair;
   auto started = Clock::now();
-  auto client = QmpClient::Handshake(std::move(pair.client), started + std::chrono::milliseconds(200));
+  auto client =
+      QmpClient::Handshake(std::move(pair.client), started + std::chrono::milliseconds(200));
   ASSERT_FALSE(client.ok());
   EXPECT_EQ(client.error().code(), ErrorCode::kDeadlineExceeded);
   EXPECT_LT(Clock::now() - started, std::chrono::seconds(3));
@@ -86,7 +91,8 @@ TEST(QmpTest, OversizedAndMalformedMessagesAreErrors) {
     Pair pair;
     std::string flood(kMaxQmpMessageBytes + 10, 'x');
     std::thread server([&, fd = pair.server.get()] { Send(fd, flood); });
-    auto client = QmpClient::Handshake(std::move(pair.client), Clock::now() + std::chrono::seconds(5));
+    auto client =
+        QmpClient::Handshake(std::move(pair.client), Clock::now() + std::chrono::seconds(5));
     server.join();
     ASSERT_FALSE(client.ok());
     EXPECT_NE(client.error().message().find("longer than"), std::string::npos);
@@ -94,13 +100,15 @@ TEST(QmpTest, OversizedAndMalformedMessagesAreErrors) {
   {
     Pair pair;
     Send(pair.server.get(), "[1, 2]\n");
-    auto client = QmpClient::Handshake(std::move(pair.client), Clock::now() + std::chrono::seconds(5));
+    auto client =
+        QmpClient::Handshake(std::move(pair.client), Clock::now() + std::chrono::seconds(5));
     ASSERT_FALSE(client.ok());
   }
   {
     Pair pair;
     pair.server.Reset();  // hung up
-    auto client = QmpClient::Handshake(std::move(pair.client), Clock::now() + std::chrono::seconds(5));
+    auto client =
+        QmpClient::Handshake(std::move(pair.client), Clock::now() + std::chrono::seconds(5));
     ASSERT_FALSE(client.ok());
   }
 }
@@ -128,7 +136,8 @@ TEST(QmpTest, ConnectsToTheSocketButNeverThroughASymlink) {
     UniqueFd peer(accept(listener.get(), nullptr, nullptr));
     Send(peer.get(), kGreeting);
     ReadLine(peer.get());
-    Send(peer.get(), R"({"return": {}, "id": 1})" "\n");
+    Send(peer.get(), R"({"return": {}, "id": 1})"
+                     "\n");
   });
   auto client = QmpClient::Connect(path, deadline);
   server.join();
@@ -137,7 +146,8 @@ TEST(QmpTest, ConnectsToTheSocketButNeverThroughASymlink) {
 }
 
 TEST(QmpTest, ConnectToNothingIsAnError) {
-  auto client = QmpClient::Connect("/nonexistent/qmp.sock", Clock::now() + std::chrono::milliseconds(50));
+  auto client =
+      QmpClient::Connect("/nonexistent/qmp.sock", Clock::now() + std::chrono::milliseconds(50));
   ASSERT_FALSE(client.ok());
 }
 

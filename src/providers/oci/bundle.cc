@@ -10,7 +10,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "providers/linux/caps.h"
+#include "os/caps.h"
+#include "os/proc_masks.h"
 
 namespace plimsoll::oci {
 namespace {
@@ -121,19 +122,34 @@ Json IdMappings(int64_t host_base) {
   return list;
 }
 
-Expected<Json> SeccompJson(const linux_sandbox::SeccompPolicy& policy) {
+// runsc 2022-12-19 ignores errnoRet: every denial it applies answers EPERM.
+// A denial with another errno is then written as an allowance when that
+// errno is ENOSYS and gVisor lacks the call itself (clone3 in that
+// version): the guest sees the policy's answer, from gVisor's kernel, and
+// the self-check proves it (a gVisor that gains the call fails the check).
+Expected<Json> SeccompJson(const os::SeccompPolicy& policy, RuntimeKind runtime) {
   Json seccomp;
   seccomp["defaultAction"] = "SCMP_ACT_ERRNO";
   seccomp["defaultErrnoRet"] = policy.default_errno;
   seccomp["architectures"] = Json::array({"SCMP_ARCH_X86_64"});
   Json syscalls = Json::array();
-  for (const linux_sandbox::SeccompRule& rule : policy.rules) {
+  for (const os::SeccompRule& rule : policy.rules) {
     Json entry;
     entry["names"] = Json::array({rule.syscall});
     entry["action"] = rule.allow ? "SCMP_ACT_ALLOW" : "SCMP_ACT_ERRNO";
+    if (runtime == RuntimeKind::kRunsc && !rule.allow && rule.errno_value != policy.default_errno) {
+      if (rule.errno_value != ENOSYS || rule.condition) {
+        return Refuse("seccomp policy line " + std::to_string(rule.line) +
+                      ": runsc answers every denial with the default errno, so this errno "
+                      "cannot be kept under runsc.");
+      }
+      entry["action"] = "SCMP_ACT_ALLOW";  // gVisor's own ENOSYS (see above)
+      syscalls.push_back(std::move(entry));
+      continue;
+    }
     if (!rule.allow) entry["errnoRet"] = rule.errno_value;
     if (rule.condition) {
-      const linux_sandbox::SeccompCondition& c = *rule.condition;
+      const os::SeccompCondition& c = *rule.condition;
       Json arg;
       arg["index"] = c.argument;
       if (c.mask == ~uint64_t{0}) {
@@ -216,7 +232,7 @@ Expected<std::string> BuildConfigJson(const BundleConfig& config) {
   process["args"] = config.args;
   process["env"] = config.env;
   process["cwd"] = "/";
-  auto caps = CapabilityList(linux_sandbox::AgentCapabilities());
+  auto caps = CapabilityList(os::AgentCapabilities());
   if (!caps.ok()) return caps.error();
   Json capabilities;
   capabilities["bounding"] = *caps;
@@ -324,17 +340,21 @@ Expected<std::string> BuildConfigJson(const BundleConfig& config) {
   if (!config.cgroups_path.empty()) linux_section["cgroupsPath"] = config.cgroups_path;
 
   if (config.seccomp) {
-    auto seccomp = SeccompJson(*config.seccomp);
+    auto seccomp = SeccompJson(*config.seccomp, config.runtime);
     if (!seccomp.ok()) return seccomp.error();
     linux_section["seccomp"] = std::move(*seccomp);
   }
 
   // As runc's default spec, minus /sys entries (no /sys is mounted).
-  linux_section["maskedPaths"] =
-      Json::array({"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
-                   "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi"});
-  linux_section["readonlyPaths"] =
-      Json::array({"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"});
+  // The same lists the linux sandbox masks (providers/linux/mount.h).
+  Json masked = Json::array();
+  for (const char* name : os::kMaskedProcPaths) masked.push_back(std::string("/proc/") + name);
+  linux_section["maskedPaths"] = std::move(masked);
+  Json read_only = Json::array();
+  for (const char* name : os::kReadOnlyProcPaths) {
+    read_only.push_back(std::string("/proc/") + name);
+  }
+  linux_section["readonlyPaths"] = std::move(read_only);
   doc["linux"] = std::move(linux_section);
 
   return doc.dump(2) + "\n";

@@ -26,7 +26,11 @@
 //             defaults; resources: memory = swap = Limits::memory_bytes (no
 //             swap), pids = BundleConfig::pids_limit, CPU quota
 //             cpus_millis x 100 us per 100 ms; device cgroup: deny all but the
-//             five nodes; seccomp from our policy when given
+//             five nodes; seccomp from our policy when given (for runsc,
+//             which applies it inside gVisor with --oci-seccomp but ignores
+//             errnoRet, a deny ENOSYS rule becomes an allowance that gVisor
+//             answers with ENOSYS itself; any other non-default errno is
+//             refused)
 //
 // Field order is fixed (nlohmann::ordered_json): the same config gives the
 // same bytes, so the text can be digested into evidence.
@@ -38,7 +42,7 @@
 //   config.limits = limits;
 //   config.runtime = plimsoll::oci::RuntimeKind::kRunc;
 //   config.pids_limit = plimsoll::oci::DefaultPidsLimit(config.runtime, limits);
-//   config.seccomp = *plimsoll::linux_sandbox::ParseSeccompPolicy(text);
+//   config.seccomp = *plimsoll::os::ParseSeccompPolicy(text);
 //   auto json = plimsoll::oci::BuildConfigJson(config);   // Expected<std::string>
 //   auto status = plimsoll::oci::WriteBundle("/run/plimsoll/oci/run-1", config);
 #ifndef PLIMSOLL_PROVIDERS_OCI_BUNDLE_H_
@@ -50,9 +54,9 @@
 #include <string_view>
 #include <vector>
 
+#include "os/seccomp.h"
 #include "plimsoll/error.h"
 #include "plimsoll/limits.h"
-#include "providers/linux/seccomp.h"
 
 namespace plimsoll::oci {
 
@@ -90,8 +94,9 @@ struct BundleConfig {
   // threads: use DefaultPidsLimit(). Must be > 0.
   int64_t pids_limit = 256;
   // Our seccomp policy (image/seccomp.policy). Written to linux.seccomp when
-  // present; leave empty for runsc (gVisor's kernel serves the calls).
-  std::optional<linux_sandbox::SeccompPolicy> seccomp;
+  // present; the same policy on every runtime (runsc applies it to the
+  // guest's calls inside gVisor, see Runtime::RunArgv's --oci-seccomp).
+  std::optional<os::SeccompPolicy> seccomp;
   // A user namespace (capabilities then exist only inside it); empty: none,
   // inside uid 0 is host uid 0 (still capability-limited and seccomp'd).
   std::optional<UserNamespace> user_namespace;

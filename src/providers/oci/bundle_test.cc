@@ -12,7 +12,8 @@
 #include <sstream>
 #include <string>
 
-#include "providers/linux/seccomp.h"
+#include "os/proc_masks.h"
+#include "os/seccomp.h"
 
 namespace plimsoll::oci {
 namespace {
@@ -222,7 +223,7 @@ TEST(OciBundle, SeccompPolicyIsTranslated) {
   BundleConfig config = TestConfig();
   EXPECT_FALSE(Build(config)["linux"].contains("seccomp"));  // absent unless given
 
-  auto policy = linux_sandbox::ParseSeccompPolicy(
+  auto policy = os::ParseSeccompPolicy(
       "version 1\n"
       "default deny EPERM\n"
       "allow read write\n"
@@ -246,9 +247,56 @@ TEST(OciBundle, SeccompPolicyIsTranslated) {
   EXPECT_EQ(s["syscalls"], want);
 }
 
+TEST(OciBundle, UnderRunscADenyEnosysIsGvisorsOwnEnosysAndOtherErrnosAreRefused) {
+  // runsc 2022-12-19 ignores errnoRet (every denial answers EPERM), so a
+  // deny ENOSYS rule (clone3: glibc falls back to clone only on ENOSYS) is
+  // written as an allowance that gVisor answers with ENOSYS itself.
+  BundleConfig config = TestConfig();
+  config.runtime = RuntimeKind::kRunsc;
+  auto policy = os::ParseSeccompPolicy(
+      "version 1\ndefault deny EPERM\nallow read\ndeny ENOSYS clone3\ndeny EPERM ptrace\n");
+  ASSERT_TRUE(policy.ok()) << policy.error().ToString();
+  config.seccomp = *policy;
+  Json s = Build(config)["linux"]["seccomp"];
+  Json want = Json::parse(R"([
+    {"names": ["read"], "action": "SCMP_ACT_ALLOW"},
+    {"names": ["clone3"], "action": "SCMP_ACT_ALLOW"},
+    {"names": ["ptrace"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}])");
+  EXPECT_EQ(s["syscalls"], want);
+
+  auto other = os::ParseSeccompPolicy("version 1\ndefault deny EPERM\ndeny EACCES ptrace\n");
+  ASSERT_TRUE(other.ok());
+  config.seccomp = *other;
+  auto text = BuildConfigJson(config);
+  ASSERT_FALSE(text.ok());
+  EXPECT_NE(text.error().message().find("runsc answers every denial"), std::string::npos)
+      << text.error().message();
+  config.runtime = RuntimeKind::kRunc;  // runc keeps the errno
+  EXPECT_TRUE(BuildConfigJson(config).ok());
+}
+
+TEST(OciBundle, TheShippedPolicyTranslatesForRunscToo) {
+  BundleConfig config = TestConfig();
+  config.runtime = RuntimeKind::kRunsc;
+  config.seccomp = *os::ParseSeccompPolicy(os::BuiltInSeccompPolicyText());
+  auto text = BuildConfigJson(config);
+  ASSERT_TRUE(text.ok()) << text.error().ToString();
+}
+
+TEST(OciBundle, ProcIsMaskedFromTheLinuxSandboxsLists) {
+  Json doc = Build(TestConfig());
+  Json masked = Json::array(), read_only = Json::array();
+  for (const char* name : os::kMaskedProcPaths) masked.push_back(std::string("/proc/") + name);
+  for (const char* name : os::kReadOnlyProcPaths) {
+    read_only.push_back(std::string("/proc/") + name);
+  }
+  EXPECT_EQ(doc["linux"]["maskedPaths"], masked);
+  EXPECT_EQ(doc["linux"]["readonlyPaths"], read_only);
+}
+
 TEST(OciBundle, TheShippedSeccompPolicyTranslates) {
   BundleConfig config = TestConfig();
-  auto policy = linux_sandbox::ParseSeccompPolicy(linux_sandbox::BuiltInSeccompPolicyText());
+  auto policy = os::ParseSeccompPolicy(os::BuiltInSeccompPolicyText());
   ASSERT_TRUE(policy.ok()) << policy.error().ToString();
   config.seccomp = *policy;
   Json s = Build(config)["linux"]["seccomp"];
@@ -257,8 +305,8 @@ TEST(OciBundle, TheShippedSeccompPolicyTranslates) {
 
 TEST(OciBundle, MaskedNotEqualIsRefused) {
   BundleConfig config = TestConfig();
-  auto policy = linux_sandbox::ParseSeccompPolicy(
-      "version 1\ndefault deny EPERM\nallow clone if arg0 & 0xff != 0\n");
+  auto policy =
+      os::ParseSeccompPolicy("version 1\ndefault deny EPERM\nallow clone if arg0 & 0xff != 0\n");
   ASSERT_TRUE(policy.ok()) << policy.error().ToString();
   config.seccomp = *policy;
   auto text = BuildConfigJson(config);
@@ -268,7 +316,7 @@ TEST(OciBundle, MaskedNotEqualIsRefused) {
 
 TEST(OciBundle, SameInputSameBytes) {
   BundleConfig config = TestConfig();
-  config.seccomp = *linux_sandbox::ParseSeccompPolicy(linux_sandbox::BuiltInSeccompPolicyText());
+  config.seccomp = *os::ParseSeccompPolicy(os::BuiltInSeccompPolicyText());
   auto a = BuildConfigJson(config);
   auto b = BuildConfigJson(config);
   ASSERT_TRUE(a.ok() && b.ok());

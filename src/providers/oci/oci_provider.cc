@@ -19,10 +19,14 @@
 
 #include "guest/exchange.h"
 #include "guest/protocol.h"
+#include "image/held_image.h"
 #include "image/image.h"
-#include "providers/linux/owner.h"
-#include "providers/linux/seccomp.h"
-#include "providers/linux/self_check.h"
+#include "os/cgroup.h"
+#include "os/held_bind.h"
+#include "os/owner.h"
+#include "os/seccomp.h"
+#include "os/self_check.h"
+#include "providers/generations.h"
 #include "providers/oci/oci_sandbox.h"
 #include "providers/pool/warm_pool.h"
 
@@ -30,9 +34,9 @@ namespace plimsoll {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using linux_sandbox::SelfCheckProfile;
 using oci::OciSandbox;
 using oci::RuntimeKind;
+using os::SelfCheckProfile;
 
 // As in the linux provider: the agent's own budget is the timeout plus its
 // grace and wrap-up; the host waits a little longer for the report.
@@ -46,6 +50,14 @@ constexpr size_t kMaxPendingDestroys = 32;
 
 Error EnvironmentRefusal(const std::string& message) {
   return Refusal(NotDispatched::kEnvironment, message);
+}
+
+// A tested configuration whose image tree was removed from the host (not
+// by `plimsoll image build`, which keeps held trees) cannot build sandboxes.
+Error RemovedImageRefusal() {
+  return EnvironmentRefusal(
+      "The guest image tree this configuration was tested with has been removed from the host; "
+      "the next smoke test prepares the image now there.");
 }
 
 std::string KernelRelease() {
@@ -104,13 +116,21 @@ Tier ClaimedTier(RuntimeKind kind) {
   return kind == RuntimeKind::kRunsc ? Tier::kKernel : Tier::kContainer;
 }
 
-// What every run needs, prepared once.
+// One configuration generation (generations.h): what every run needs,
+// prepared from the host for a smoke test and kept while runs and pooled
+// containers use it.
 struct Prepared {
-  image::Image image;
+  std::shared_ptr<const image::HeldImage> image;  // the tree containers start from
+  std::shared_ptr<const os::HeldBind> bind;       // ... bound where bundles name it
   oci::Runtime runtime;
-  oci::BundleConfig config;  // the template every container starts from
-  std::string config_digest;
-  std::string seccomp_source;  // "" for runsc
+  oci::BundleConfig config;     // the template every container starts from
+  std::string template_digest;  // of config.json with the image's own path
+  std::string config_digest;    // of config.json as the containers get it
+  std::string seccomp_source;   // where the policy text came from
+
+  std::string Key() const {
+    return image->Key() + "\n" + runtime.Describe() + "\n" + template_digest;
+  }
 };
 
 class OciProvider final : public Provider {
@@ -118,8 +138,9 @@ class OciProvider final : public Provider {
   OciProvider(const Limits& limits, const OciSettings& settings)
       : limits_(limits),
         settings_(settings),
-        pool_(settings.pool_size, [this] { return StartPooled(); },
-              [this](std::unique_ptr<OciSandbox> sandbox) { destroyer_.Add(std::move(sandbox)); }) {}
+        pool_(
+            settings.pool_size, [this](uint64_t generation) { return StartPooled(generation); },
+            [this](std::unique_ptr<OciSandbox> sandbox) { destroyer_.Add(std::move(sandbox)); }) {}
 
   ~OciProvider() override {
     pool_.Disable();
@@ -139,15 +160,17 @@ class OciProvider final : public Provider {
                            {"kernel", KernelRelease()},
                            {"pool", pool_.Describe()}};
     description.pool = pool_.State();
-    std::lock_guard lock(mutex_);
-    if (prepared_) {
-      description.environment = prepared_->image.identity;
-      description.details.emplace_back("runtime_binary", prepared_->runtime.Describe());
+    if (auto serving = generations_.Serving()) {
+      const Prepared& prepared = *serving.config;
+      description.environment = prepared.image->identity();
+      description.details.emplace_back("generation", std::to_string(serving.number));
+      description.details.emplace_back("runtime_binary", prepared.runtime.Describe());
       if (settings_.runtime == RuntimeKind::kRunsc) {
-        description.details.emplace_back("platform", prepared_->runtime.platform());
+        description.details.emplace_back("platform", prepared.runtime.platform());
       }
-      description.details.emplace_back("config_sha256", prepared_->config_digest);
-      description.details.emplace_back("rootfs", prepared_->image.rootfs.string());
+      description.details.emplace_back("config_sha256", prepared.config_digest);
+      description.details.emplace_back("rootfs", prepared.image->image().rootfs.string() +
+                                                     " (bound at " + prepared.bind->path() + ")");
     } else if (auto located = image::LocateDefaultImage(); located.ok()) {
       description.environment = located->identity;
     }
@@ -158,11 +181,15 @@ class OciProvider final : public Provider {
     auto runtime = oci::ProbeRuntime(settings_.runtime, settings_.runtime_options,
                                      Clock::now() + kProbeBudget);
     if (!runtime.ok()) return runtime.error();
-    return RemoveLeftovers(*runtime);
+    Status left = RemoveLeftovers(*runtime);
+    Status binds = os::RemoveLeftoverBinds(os::kImageBindsDirectory);
+    if (!left.ok()) return left;
+    return binds;
   }
 
+  // Read-only: what a smoke test would prepare, prepared and dropped.
   Status Preflight() override {
-    auto prepared = Prepare(/*fresh=*/true);
+    auto prepared = PrepareFromHost();
     if (!prepared.ok()) return prepared.error();
     return Status::Ok();
   }
@@ -178,64 +205,87 @@ class OciProvider final : public Provider {
       return Refusal(NotDispatched::kUnsupported,
                      "The oci provider has no sessions yet, so no cells.");
     }
-    auto prepared = Prepare(/*fresh=*/false);
-    if (!prepared.ok()) return prepared.error();
-    return RunJob(**prepared, request, deadline, nullptr);
+    auto serving = generations_.Serving();
+    PLIMSOLL_RETURN_IF_ERROR(CheckServingEnvironment(
+        static_cast<bool>(serving), "oci", serving ? serving.config->image->identity() : "",
+        request.environment));
+    if (serving.config->image->Removed()) return RemovedImageRefusal();
+    return RunJob(*serving.config, serving.number, request, deadline, nullptr);
   }
 
  private:
+  // The smoke test: a fresh configuration from the host (bound only when it
+  // is new), its checks, and its promotion when every check passed.
   Expected<Evidence> CollectEvidence(Deadline deadline) {
-    auto prepared = Prepare(/*fresh=*/false);
-    if (!prepared.ok()) return prepared.error();
-    const Prepared& ready = **prepared;
+    auto fresh = PrepareFromHost();
+    if (!fresh.ok()) return fresh.error();
+    auto serving = generations_.Serving();
+    if (!serving || serving.config->Key() != (*fresh)->Key()) {
+      PLIMSOLL_RETURN_IF_ERROR(Bind(**fresh));
+    }
+    auto candidate = generations_.Candidate(std::move(*fresh));
+    if (!candidate.config->bind) {
+      // The same key as the serving generation at Candidate's time, which was
+      // promoted after its check: it is bound. Defensive all the same.
+      return Failure(ErrorCode::kInternal, "The configuration to test has no image bind.");
+    }
+    const Prepared& ready = *candidate.config;
     RuntimeKind kind = settings_.runtime;
     Evidence evidence;
+    evidence.generation = candidate.number;
+    evidence.environment = ready.image->identity();
     evidence.collected_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count();
     evidence.facts = {{"runtime", ready.runtime.Describe()},
                       {"kernel", KernelRelease()},
                       {"config_sha256", ready.config_digest},
-                      {"image", ready.image.identity}};
+                      {"image", ready.image->identity()},
+                      {"generation", std::to_string(candidate.number)}};
     if (kind == RuntimeKind::kRunsc) {
       evidence.facts.emplace_back("platform", ready.runtime.platform());
       evidence.facts.emplace_back("network", "none (runsc --network=none: only loopback)");
+      evidence.facts.emplace_back("seccomp", ready.seccomp_source +
+                                                 ", deny by default (EPERM), applied by gVisor "
+                                                 "to the guest's calls (runsc --oci-seccomp)");
     } else {
       evidence.facts.emplace_back("seccomp", ready.seccomp_source + ", deny by default (EPERM)");
-      evidence.facts.emplace_back("user_namespace", "inside 0 and 1000 map to host 1500000000 "
-                                                    "and 1500001000");
+      evidence.facts.emplace_back("user_namespace",
+                                  "inside 0 and 1000 map to host 1500000000 "
+                                  "and 1500001000");
     }
     evidence.facts.emplace_back("attestation",
                                 "none: these are checks made from inside, not a hardware proof");
 
     // 1. The wall seen from inside, by the real agent in the real configuration.
     Request check;
-    check.project = linux_sandbox::SelfCheckProject(limits_, ProfileFor(kind));
+    check.project = os::SelfCheckProject(limits_, ProfileFor(kind));
     check.timeout_ms = 60'000;
     std::vector<std::pair<std::string, std::string>> cgroup_values;
-    auto run = RunJob(ready, check, std::min(deadline, Clock::now() + std::chrono::seconds(60)),
-                      &cgroup_values, /*use_pool=*/false);
+    auto run = RunJob(ready, candidate.number, check,
+                      std::min(deadline, Clock::now() + std::chrono::seconds(60)), &cgroup_values,
+                      /*use_pool=*/false);
     if (!run.ok()) return run.error().WithContext("The self-check run failed");
     if (run->exit_code != 0) {
       return Failure(ErrorCode::kInternal, "The self-check exited with " +
                                                std::to_string(run->exit_code) + ": " +
                                                run->stderr_bytes.substr(0, 2000));
     }
-    auto checks = linux_sandbox::ParseSelfCheckOutput(run->stdout_bytes, ProfileFor(kind));
+    auto checks = os::ParseSelfCheckOutput(run->stdout_bytes, ProfileFor(kind));
     if (!checks.ok()) return checks.error();
     evidence.checks = *checks;
 
     // 2. The limits the kernel holds for that container's cgroup.
     evidence.checks.push_back(
-        linux_sandbox::CgroupLimitsCheck(limits_, ready.config.pids_limit, cgroup_values));
+        os::CgroupLimitsCheck(limits_, ready.config.pids_limit, cgroup_values));
 
     // 3. The memory limit acts: a hoarder is killed with 137 (under runsc the
     // whole sandbox is: see RunJob).
-    auto hoarded = RunJob(ready, linux_sandbox::MemoryProbeRequest(limits_),
+    auto hoarded = RunJob(ready, candidate.number, os::MemoryProbeRequest(limits_),
                           std::min(deadline, Clock::now() + std::chrono::seconds(25)), nullptr,
                           /*use_pool=*/false);
     if (!hoarded.ok()) return hoarded.error().WithContext("The memory probe failed");
-    evidence.checks.push_back(linux_sandbox::MemoryProbeCheck(*hoarded));
+    evidence.checks.push_back(os::MemoryProbeCheck(*hoarded));
 
     bool all = evidence.AllChecksPassed();
     if (!all) {
@@ -245,9 +295,11 @@ class OciProvider final : public Provider {
       evidence.tier = Tier::kKernel;
       evidence.summary =
           "Tier kernel: the self-check inside a throwaway runsc container found gVisor's kernel "
-          "serving the guest (its own release and boot log, no host-only kernel interfaces), a "
-          "read-only root, bounded tmpfs mounts, loopback only, an unprivileged user and the "
-          "cgroup and process limits; platform " + ready.runtime.platform() + ".";
+          "serving the guest (its own release and boot log, no host-only kernel interfaces), our "
+          "seccomp policy applied inside it, a read-only root, bounded tmpfs mounts, loopback "
+          "only, an unprivileged user and the "
+          "cgroup and process limits; platform " +
+          ready.runtime.platform() + ".";
     } else {
       evidence.tier = Tier::kContainer;
       evidence.summary =
@@ -256,68 +308,85 @@ class OciProvider final : public Provider {
           " container confirmed the namespaces, read-only root, bounded tmpfs mounts, seccomp "
           "filter, cgroup limits and an unprivileged user; the host kernel is shared.";
     }
+    // Only a configuration whose every check passed serves runs (and fills
+    // the pool: SmokeTest's FollowEvidence).
+    if (all) generations_.Promote(candidate);
     return evidence;
   }
 
-  // Locates the image, probes the runtime, builds the bundle template (once,
-  // or again when `fresh`). Every failure is an environment refusal.
-  Expected<Prepared*> Prepare(bool fresh) {
-    std::lock_guard lock(mutex_);
-    if (prepared_ && !fresh) return prepared_.get();
+  // Binds the held tree where the configuration's bundles will name it.
+  Status Bind(Prepared& prepared) const {
+    auto bind = os::HeldBind::Make(os::kImageBindsDirectory, prepared.image->TreePath(),
+                                   os::HeldBind::Kind::kDirectory);
+    if (!bind.ok()) return bind.error();
+    prepared.config.rootfs = (*bind)->path();
+    prepared.bind = std::move(*bind);
+    auto json = oci::BuildConfigJson(prepared.config);
+    if (!json.ok()) return EnvironmentRefusal(json.error().message());
+    prepared.config_digest = Sha256Hex(*json);
+    return Status::Ok();
+  }
+
+  // A configuration from the host as it is now: the image held open, the
+  // runtime probed, the bundle template built (not yet bound: Bind). Installs
+  // nothing. Every failure is an environment refusal.
+  Expected<std::shared_ptr<Prepared>> PrepareFromHost() const {
     auto image = image::LocateDefaultImageWith({guest::kAgentPath, guest::kQjsPath});
     if (!image.ok()) return EnvironmentRefusal(image.error().message());
+    auto held = image::HoldImage(*image);
+    if (!held.ok()) return held.error();
     auto runtime = oci::ProbeRuntime(settings_.runtime, settings_.runtime_options,
                                      Clock::now() + kProbeBudget);
     if (!runtime.ok()) return runtime.error();
-    auto fresh_prepared = std::make_unique<Prepared>();
+    auto fresh_prepared = std::make_shared<Prepared>();
     oci::BundleConfig& config = fresh_prepared->config;
     config.rootfs = image->rootfs.string();
     config.limits = limits_;
     config.runtime = settings_.runtime;
     config.pids_limit = oci::DefaultPidsLimit(settings_.runtime, limits_);
+    // Our filter on every runtime: runc and crun install it on the host
+    // kernel, runsc inside gVisor (--oci-seccomp), on top of its kernel.
+    std::string source;
+    auto text = os::ActiveSeccompPolicyText(&source);
+    if (!text.ok()) return EnvironmentRefusal(text.error().message());
+    auto policy = os::ParseSeccompPolicy(*text);
+    if (!policy.ok()) {
+      return EnvironmentRefusal("The seccomp policy (" + source +
+                                ") is invalid: " + policy.error().message());
+    }
+    config.seccomp = std::move(*policy);
+    fresh_prepared->seccomp_source = source;
     if (settings_.runtime != RuntimeKind::kRunsc) {
-      // runc and crun: the host kernel serves the guest, so our filter and a
-      // user namespace (capabilities only inside it) are part of the wall.
-      std::string source;
-      auto text = linux_sandbox::ActiveSeccompPolicyText(&source);
-      if (!text.ok()) return EnvironmentRefusal(text.error().message());
-      auto policy = linux_sandbox::ParseSeccompPolicy(*text);
-      if (!policy.ok()) {
-        return EnvironmentRefusal("The seccomp policy (" + source +
-                                  ") is invalid: " + policy.error().message());
-      }
-      config.seccomp = std::move(*policy);
+      // runc and crun: the host kernel serves the guest, so a user namespace
+      // (capabilities only inside it) is part of the wall.
       config.user_namespace = oci::UserNamespace{};
-      fresh_prepared->seccomp_source = source;
     }
     auto json = oci::BuildConfigJson(config);
     if (!json.ok()) return EnvironmentRefusal(json.error().message());
-    fresh_prepared->config_digest = Sha256Hex(*json);
-    fresh_prepared->image = std::move(*image);
+    fresh_prepared->template_digest = Sha256Hex(*json);
+    fresh_prepared->config_digest = fresh_prepared->template_digest;
+    fresh_prepared->image = std::move(*held);
     fresh_prepared->runtime = std::move(*runtime);
-    // Unchanged (the usual answer to /readyz's preflight): keep the current
-    // one. Changed: runs and pooled starts in flight keep the old one alive.
-    if (prepared_ && prepared_->config_digest == fresh_prepared->config_digest &&
-        prepared_->image.identity == fresh_prepared->image.identity &&
-        prepared_->runtime.Describe() == fresh_prepared->runtime.Describe()) {
-      return prepared_.get();
-    }
-    if (prepared_) retired_.push_back(std::move(prepared_));
-    prepared_ = std::move(fresh_prepared);
-    return prepared_.get();
+    return fresh_prepared;
   }
 
-  Expected<std::unique_ptr<OciSandbox>> StartPooled() {
-    auto prepared = Prepare(/*fresh=*/false);
-    if (!prepared.ok()) return prepared.error();
-    return OciSandbox::Start((*prepared)->runtime, (*prepared)->config, /*pooled=*/true,
+  // The pool's factory: a container of the serving generation, if that is
+  // still `generation` (the pool drops it otherwise anyway).
+  Expected<std::unique_ptr<OciSandbox>> StartPooled(uint64_t generation) {
+    auto serving = generations_.Serving();
+    if (!serving || serving.number != generation) {
+      return Refusal(NotDispatched::kEnvironment,
+                     "The configuration the pool was filling for no longer serves.");
+    }
+    return OciSandbox::Start(serving.config->runtime, serving.config->config, /*pooled=*/true,
                              Clock::now() + kSetupBudget);
   }
 
   // One job in one container: a pooled one when the pool has one (and
   // `use_pool`), else one started now. `cgroup_values`, when given,
   // receives the limits the kernel holds for the container's cgroup.
-  Expected<Result> RunJob(const Prepared& prepared, const Request& request, Deadline deadline,
+  Expected<Result> RunJob(const Prepared& prepared, uint64_t generation, const Request& request,
+                          Deadline deadline,
                           std::vector<std::pair<std::string, std::string>>* cgroup_values,
                           bool use_pool = true) {
     Clock::time_point start = Clock::now();
@@ -333,10 +402,11 @@ class OciProvider final : public Provider {
       job->nproc = limits_.pids;
     }
 
-    std::unique_ptr<OciSandbox> sandbox = use_pool ? pool_.Take() : nullptr;
+    std::unique_ptr<OciSandbox> sandbox = use_pool ? pool_.Take(generation) : nullptr;
     if (!sandbox) {
-      auto started = OciSandbox::Start(prepared.runtime, prepared.config, /*pooled=*/false,
-                                       std::min(deadline + kReportGrace, Clock::now() + kSetupBudget));
+      auto started =
+          OciSandbox::Start(prepared.runtime, prepared.config, /*pooled=*/false,
+                            std::min(deadline + kReportGrace, Clock::now() + kSetupBudget));
       if (!started.ok()) return started.error();
       sandbox = std::move(*started);
     }
@@ -344,7 +414,7 @@ class OciProvider final : public Provider {
 
     Result result;
     result.isolation = ClaimedTier(settings_.runtime);
-    result.environment = prepared.image.identity;
+    result.environment = prepared.image->identity();
     result.kind = *request.kind();
     Status exchanged =
         guest::ExchangeJob(sandbox->channel(), *job, request, deadline + kReportGrace, &result);
@@ -372,6 +442,10 @@ class OciProvider final : public Provider {
       result.stderr_bytes =
           "The whole sandbox was killed (SIGKILL), most likely at its memory limit; no output "
           "was recovered.";
+      // A project answer always names its outcome (SPEC §2). The run ended
+      // by the guest's own doing, as when the agent reports a step killed
+      // at the memory limit (137 is a result): completed, with no steps.
+      if (request.project) result.outcome = ProjectOutcome::kCompleted;
       return result;
     }
     std::string message =
@@ -386,21 +460,22 @@ class OciProvider final : public Provider {
   // touched).
   static bool LeftByDeadOwner(std::string_view id) {
     if (id.rfind(oci::kContainerIdPrefix, 0) != 0) return false;
-    return linux_sandbox::LeftByDeadOwner(id.substr(oci::kContainerIdPrefix.size()));
+    return os::LeftByDeadOwner(id.substr(oci::kContainerIdPrefix.size()));
   }
 
   // Containers, bundles and cgroups under our names that a crashed
   // provider left.
   Status RemoveLeftovers(const oci::Runtime& runtime) {
     std::string problems;
-    auto listed = oci::RunCommand(runtime.SpawnFor(runtime.ListArgv()), Clock::now() + kProbeBudget);
+    auto listed =
+        oci::RunCommand(runtime.SpawnFor(runtime.ListArgv()), Clock::now() + kProbeBudget);
     if (listed.ok()) {
       std::istringstream ids(listed->output);
       std::vector<std::string> undeleted;
       for (std::string id; std::getline(ids, id);) {
         if (!LeftByDeadOwner(id)) continue;
-        auto deleted = oci::RunCommand(runtime.SpawnFor(runtime.DeleteArgv(id)),
-                                       Clock::now() + kProbeBudget);
+        auto deleted =
+            oci::RunCommand(runtime.SpawnFor(runtime.DeleteArgv(id)), Clock::now() + kProbeBudget);
         if (!deleted.ok() || !WIFEXITED(deleted->status) || WEXITSTATUS(deleted->status) != 0) {
           undeleted.push_back(id);
         }
@@ -456,7 +531,9 @@ class OciProvider final : public Provider {
       bool any = false;
       for (long pid; procs >> pid;) {
         any = true;
-        kill(static_cast<pid_t>(pid), SIGKILL);
+        // Through a pidfd, after checking it is still a member: never a
+        // recycled pid outside the container.
+        (void)os::SignalCgroupMember(cgroup.string(), static_cast<pid_t>(pid), SIGKILL);
       }
       if (!any) return;
       usleep(20'000);
@@ -465,9 +542,7 @@ class OciProvider final : public Provider {
 
   const Limits limits_;
   const OciSettings settings_;
-  mutable std::mutex mutex_;
-  std::unique_ptr<Prepared> prepared_;
-  std::vector<std::unique_ptr<Prepared>> retired_;
+  Generations<Prepared> generations_;
   // Destroyed in reverse order: the pool first (its idle sandboxes go to the
   // destroyer), then the destroyer (which finishes every container).
   pool::Destroyer<OciSandbox> destroyer_{kMaxPendingDestroys};
@@ -485,9 +560,9 @@ Expected<OciSettings> OciSettingsFromEnvironment(std::string_view variant) {
   }
   auto kind = oci::ParseRuntimeKind(runtime);
   if (!kind) {
-    return Refusal(NotDispatched::kEnvironment,
-                   "Unknown OCI runtime \"" + runtime + "\" (SANDBOX_OCI_RUNTIME); valid: runc, "
-                   "crun, runsc.");
+    return Refusal(NotDispatched::kEnvironment, "Unknown OCI runtime \"" + runtime +
+                                                    "\" (SANDBOX_OCI_RUNTIME); valid: runc, "
+                                                    "crun, runsc.");
   }
   settings.runtime = *kind;
   if (const char* size = std::getenv("SANDBOX_OCI_POOL_SIZE"); size != nullptr && *size != '\0') {
@@ -503,7 +578,8 @@ Expected<OciSettings> OciSettingsFromEnvironment(std::string_view variant) {
   if (const char* platform = std::getenv("SANDBOX_OCI_RUNSC_PLATFORM"); platform != nullptr) {
     settings.runtime_options.platform = platform;
   }
-  if (const char* state = std::getenv("SANDBOX_OCI_STATE_DIR"); state != nullptr && *state != '\0') {
+  if (const char* state = std::getenv("SANDBOX_OCI_STATE_DIR");
+      state != nullptr && *state != '\0') {
     settings.runtime_options.state_dir = state;
   }
   return settings;

@@ -24,9 +24,12 @@
 #include <thread>
 #include <vector>
 
+#include "base/scoped_env_for_tests.h"
+#include "image/image.h"
+#include "image/swap_for_tests.h"
+#include "os/owner.h"
 #include "plimsoll/provider.h"
 #include "plimsoll/request.h"
-#include "providers/linux/owner.h"
 #include "providers/oci/oci_test_support.h"
 #include "providers/oci/spawn.h"
 
@@ -172,6 +175,11 @@ TEST_P(OciProviderTest, SmokeTestClaimsTheRuntimesTierWithEveryCheckPassed) {
     ASSERT_NE(check, nullptr) << name << " is missing";
     EXPECT_TRUE(check->passed) << name << ": " << check->detail;
   }
+  // Our seccomp policy on every runtime, runsc included (gVisor applies it).
+  const EvidenceCheck* seccomp = FindCheck(*evidence, "seccomp_filter");
+  ASSERT_NE(seccomp, nullptr) << "seccomp_filter is missing";
+  EXPECT_TRUE(seccomp->passed) << seccomp->detail;
+  EXPECT_NE(Fact(*evidence, "seccomp"), "");
   if (kind_ == RuntimeKind::kRunsc) {
     for (const char* name : {"guest_kernel_is_gvisor", "host_kernel_interfaces_absent"}) {
       const EvidenceCheck* check = FindCheck(*evidence, name);
@@ -197,6 +205,7 @@ TEST_P(OciProviderTest, RunsJavascriptPythonAndAProjectWithAFailingStep) {
   std::unique_ptr<Provider> provider = std::move(*made);
   std::string environment = provider->Describe().environment;
   EXPECT_FALSE(environment.empty());
+  MustSmokeTest(*provider);  // nothing runs before it (issue 13)
 
   Result js = MustRun(*provider, Javascript("console.log(6*7)"));
   EXPECT_EQ(js.stdout_bytes, "42\n") << js.stderr_bytes;
@@ -235,6 +244,7 @@ TEST_P(OciProviderTest, RunsJavascriptPythonAndAProjectWithAFailingStep) {
 
 TEST_P(OciProviderTest, TimeoutEndsTheRunAndLeavesNothingBehind) {
   auto provider = Make(0);
+  MustSmokeTest(*provider);
   auto started = TestClock::now();
   Result result = MustRun(*provider, Javascript("while(true){}", 500));
   EXPECT_TRUE(result.timed_out);
@@ -243,6 +253,32 @@ TEST_P(OciProviderTest, TimeoutEndsTheRunAndLeavesNothingBehind) {
   EXPECT_LT(TestClock::now() - started, 20s);
   // While the provider still lives.
   EXPECT_EQ(Left(10s), "");
+  provider.reset();
+  EXPECT_EQ(Left(5s), "");
+}
+
+// Under runsc the memory cgroup holds gVisor and the guest together, so a
+// hoarder gets the whole sandbox killed and no report comes back; the
+// project's answer must still say how it ended (SPEC §2 outcomes). Under
+// runc and crun only the step is killed, so its own result says 137.
+TEST_P(OciProviderTest, AProjectKilledAsAWholeStillNamesItsOutcome) {
+  auto provider = Make(0);
+  MustSmokeTest(*provider);
+  Request project;
+  project.project = ProjectPayload{
+      {{"hoard.py", "hoard = []\nwhile True:\n    hoard.append(b'\\x01' * (16 << 20))\n"}},
+      {{"python3", "hoard.py"}},
+      {}};
+  project.timeout_ms = 20'000;
+  Result result = MustRun(*provider, project);
+  EXPECT_EQ(result.exit_code, kExitOutOfMemory) << result.stderr_bytes;
+  EXPECT_FALSE(result.timed_out);
+  ASSERT_TRUE(result.outcome.has_value()) << "a project answer without an outcome";
+  EXPECT_EQ(*result.outcome, ProjectOutcome::kCompleted);
+  if (kind_ != RuntimeKind::kRunsc) {
+    ASSERT_EQ(result.steps.size(), 1u);
+    EXPECT_EQ(result.steps[0].exit_code, kExitOutOfMemory);
+  }
   provider.reset();
   EXPECT_EQ(Left(5s), "");
 }
@@ -256,42 +292,25 @@ TEST_P(OciProviderTest, PoolIsDisabledAndStartsNothingBeforeTheSmokeTest) {
   EXPECT_NE(detail.find("disabled"), std::string::npos) << detail;
   EXPECT_EQ(counts.ready, 0);
   ASSERT_TRUE(provider->Preflight().ok());
-  // A run before the evidence starts its own container: the pool serves none.
-  Result js = MustRun(*provider, Javascript("console.log(6*7)"));
-  EXPECT_EQ(js.stdout_bytes, "42\n");
+  // A run before the evidence is refused: no configuration serves before its
+  // smoke test passed (issue 13), and the pool serves none.
+  auto early = RunRequest(*provider, Javascript("console.log(6*7)"));
+  ASSERT_FALSE(early.ok());
+  EXPECT_EQ(NotDispatchedReason(early.error()), NotDispatched::kEnvironment);
   counts = ParsePool(PoolDetail(*provider));
   EXPECT_FALSE(counts.enabled);
   EXPECT_EQ(counts.handed_out, 0);
   EXPECT_EQ(counts.ready, 0);
-  // Once that run's container is gone, nothing runs: the pool started none.
+  // Nothing runs: the pool started none.
   EXPECT_EQ(Left(10s), "");
   EXPECT_EQ(ParsePool(PoolDetail(*provider)).ready, 0);
   EXPECT_TRUE(ListedContainers(*runtime_).empty());
 }
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
 TEST_P(OciProviderTest, PoolFillsAfterTheSmokeTestAndServesRuns) {
   std::unique_ptr<Provider> provider;
   {
-    ScopedEnv pool_size("SANDBOX_OCI_POOL_SIZE", "2");  // no thread runs yet
+    testing::ScopedEnv pool_size("SANDBOX_OCI_POOL_SIZE", "2");  // no thread runs yet
     auto made = MakeProvider("oci:" + RuntimeName(kind_), limits_);
     ASSERT_TRUE(made.ok()) << made.error().ToString();
     provider = std::move(*made);
@@ -437,8 +456,7 @@ void OciProviderTest::RunAfterThePooledSandboxDied(bool stop_runtime) {
     ASSERT_TRUE(pid_file >> init);
     pid_t runtime_pid = ParentOf(static_cast<pid_t>(init));
     ASSERT_GT(runtime_pid, 1);
-    std::ifstream cmdline("/proc/" + std::to_string(runtime_pid) + "/cmdline");
-    std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    std::string text = ReadProcFile("/proc/" + std::to_string(runtime_pid) + "/cmdline");
     ASSERT_NE(text.find(id), std::string::npos) << "not the runtime of " << id << ": " << text;
     ASSERT_EQ(kill(runtime_pid, SIGSTOP), 0);
     continue_runtime.pid = runtime_pid;
@@ -529,7 +547,7 @@ TEST_P(OciProviderTest, ReconcileLeavesOtherProvidersContainersAlone) {
   // A live owner's container in our own state directory and runtime (a
   // second daemon sharing it; here the owner is this test process).
   const std::string live_id =
-      std::string(oci::kContainerIdPrefix) + linux_sandbox::OwnerTag() + "-1122334455667788";
+      std::string(oci::kContainerIdPrefix) + os::OwnerTag() + "-1122334455667788";
   const std::string live_bundle = runtime_->bundles_dir() + "/" + live_id;
   ASSERT_TRUE(std::filesystem::create_directories(live_bundle));
   const std::string live_cgroup = parent + "/" + live_id;
@@ -557,6 +575,59 @@ TEST_P(OciProviderTest, ReconcileLeavesOtherProvidersContainersAlone) {
   other->KillAndReap();
   rmdir(cgroup.c_str());
   if (made_parent) rmdir(parent.c_str());
+}
+
+// Issue 13: the image a result names is the image the code ran in. Bundles
+// name a bind of the tree the configuration holds, so a tree swapped in
+// under the image's path is not run before its own smoke test, and never
+// under the old identity (before, the next container started from the new
+// tree and the result named the old identity).
+TEST_P(OciProviderTest, ASwappedImageTreeRunsOnlyUnderItsOwnIdentityAfterItsSmokeTest) {
+  auto real = image::LocateDefaultImage();
+  ASSERT_TRUE(real.ok()) << real.error().ToString();
+  std::filesystem::path parent =
+      real->directory.parent_path() /
+      ("swap-test-oci-" + RuntimeName(kind_) + "-" + std::to_string(getpid()));
+  auto image = image::testing::SwappableImage::Make(*real, parent);
+  ASSERT_TRUE(image.has_value());
+  std::string old_image;
+  if (const char* set = std::getenv("PLIMSOLL_IMAGE")) old_image = set;
+  setenv("PLIMSOLL_IMAGE", image->directory().c_str(), 1);
+  Request marker;
+  marker.python = PythonPayload{"print(open('/etc/plimsoll-tree').read().strip())"};
+  marker.timeout_ms = 30'000;
+  {
+    auto provider = Make(0);
+    MustSmokeTest(*provider);
+    Result before = MustRun(*provider, marker);
+    EXPECT_EQ(before.stdout_bytes, "A\n") << before.stderr_bytes;
+    EXPECT_EQ(before.environment, image->identity("A"));
+
+    ASSERT_TRUE(image->SwapIn("B"));
+    EXPECT_TRUE(provider->Preflight().ok());  // checks, installs nothing
+    Result held = MustRun(*provider, marker);
+    EXPECT_EQ(held.stdout_bytes, "A\n") << held.stderr_bytes;
+    EXPECT_EQ(held.environment, image->identity("A"));
+    // A request for B before B's smoke test is refused: nothing runs.
+    Request wants_b = marker;
+    wants_b.environment = image->identity("B");
+    auto refused = RunRequest(*provider, wants_b);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(NotDispatchedReason(refused.error()), NotDispatched::kEnvironment);
+
+    MustSmokeTest(*provider);
+    Result after = MustRun(*provider, wants_b);
+    EXPECT_EQ(after.stdout_bytes, "B\n") << after.stderr_bytes;
+    EXPECT_EQ(after.environment, image->identity("B"));
+  }
+  if (old_image.empty()) {
+    unsetenv("PLIMSOLL_IMAGE");
+  } else {
+    setenv("PLIMSOLL_IMAGE", old_image.c_str(), 1);
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(parent, ignored);
+  EXPECT_EQ(Left(10s), "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, OciProviderTest,

@@ -15,13 +15,13 @@
 #include <fstream>
 
 #include "guest/protocol.h"
-#include "providers/linux/owner.h"
+#include "os/owner.h"
 
 namespace plimsoll::oci {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using guest::agent::UniqueFd;
+using base::UniqueFd;
 
 constexpr size_t kDiagnosticsCap = 4096;
 // How long Destroy waits for the runtime to exit by itself once the init is
@@ -36,7 +36,7 @@ Expected<std::string> NewContainerId() {
   }
   static constexpr char kHex[] = "0123456789abcdef";
   // The owner's tag: Reconcile leaves a live process's containers alone.
-  std::string id = std::string(kContainerIdPrefix) + linux_sandbox::OwnerTag() + "-";
+  std::string id = std::string(kContainerIdPrefix) + os::OwnerTag() + "-";
   for (unsigned char byte : bytes) {
     id += kHex[byte >> 4];
     id += kHex[byte & 15];
@@ -56,9 +56,8 @@ pid_t ParentOf(pid_t pid) {
 
 }  // namespace
 
-Expected<std::unique_ptr<OciSandbox>> OciSandbox::Start(const Runtime& runtime,
-                                                        BundleConfig config, bool pooled,
-                                                        Deadline deadline) {
+Expected<std::unique_ptr<OciSandbox>> OciSandbox::Start(const Runtime& runtime, BundleConfig config,
+                                                        bool pooled, Deadline deadline) {
   auto id = NewContainerId();
   if (!id.ok()) return id.error();
   std::string bundle = runtime.bundles_dir() + "/" + *id;
@@ -95,8 +94,8 @@ Expected<std::unique_ptr<OciSandbox>> OciSandbox::Start(const Runtime& runtime,
     sandbox->init_ = sandbox->OpenInit(nullptr);
     return sandbox;
   }
-  std::string why = ready.ok() ? "the agent sent something other than its ready frame"
-                               : ready.error().message();
+  std::string why =
+      ready.ok() ? "the agent sent something other than its ready frame" : ready.error().message();
   bool late = !ready.ok() && ready.error().code() == ErrorCode::kDeadlineExceeded;
   Status destroyed = sandbox->Destroy(Clock::now() + kRuntimeExitWait);
   std::string said = sandbox->Diagnostics();
@@ -191,7 +190,8 @@ Status OciSandbox::Destroy(Deadline deadline) {
   if (force_delete) {
     SpawnOptions remove = runtime_.SpawnFor(runtime_.DeleteArgv(id_));
     auto deleted = RunCommand(remove, std::max(deadline, Clock::now() + kDeleteWait));
-    if (!deleted.ok()) problems += runtime_.binary() + " delete: " + deleted.error().message() + ". ";
+    if (!deleted.ok())
+      problems += runtime_.binary() + " delete: " + deleted.error().message() + ". ";
   }
   std::filesystem::remove_all(bundle_, error);
   if (error) problems += "Removing " + bundle_ + ": " + error.message() + ". ";

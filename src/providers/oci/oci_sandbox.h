@@ -26,7 +26,7 @@
 #include <memory>
 #include <string>
 
-#include "guest/agent/unique_fd.h"
+#include "base/unique_fd.h"
 #include "plimsoll/error.h"
 #include "providers/oci/bundle.h"
 #include "providers/oci/runtime.h"
@@ -66,20 +66,22 @@ class OciSandbox {
 
  private:
   OciSandbox(const Runtime& runtime, std::string id, std::string bundle, std::string cgroup_path)
-      : runtime_(runtime), id_(std::move(id)), bundle_(std::move(bundle)),
+      : runtime_(runtime),
+        id_(std::move(id)),
+        bundle_(std::move(bundle)),
         cgroup_path_(std::move(cgroup_path)) {}
   // A pidfd of the container's init (the pid file's process, checked to be
   // the runtime's child), or an invalid one; `*named` (when given) is set
   // when the pid file names a process.
-  guest::agent::UniqueFd OpenInit(bool* named) const;
+  base::UniqueFd OpenInit(bool* named) const;
   void SignalInit();
 
   const Runtime& runtime_;
   const std::string id_, bundle_, cgroup_path_;
-  guest::agent::UniqueFd channel_;
-  guest::agent::UniqueFd output_;  // the runtime's stdout+stderr (non-blocking)
+  base::UniqueFd channel_;
+  base::UniqueFd output_;  // the runtime's stdout+stderr (non-blocking)
   // pidfd of the container's init once known (Healthy() may open it late).
-  mutable guest::agent::UniqueFd init_;
+  mutable base::UniqueFd init_;
   std::optional<ChildProcess> process_;
   std::string diagnostics_;
   bool destroyed_ = false;

@@ -115,6 +115,16 @@ inline std::vector<std::string> DirectoryEntries(const std::string& directory) {
   return names;
 }
 
+// The bytes of a /proc file, or "" when the process is gone (reading the
+// file of a process that exits meanwhile fails with ESRCH, which an
+// istreambuf_iterator would throw as an exception).
+inline std::string ReadProcFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();  // a read error sets failbit here, never throws
+  return bytes.str();
+}
+
 // Processes (other than this one) whose command line contains `text`, as
 // "pid: cmdline".
 inline std::vector<std::string> ProcessesMentioning(const std::string& text) {
@@ -126,8 +136,7 @@ inline std::vector<std::string> ProcessesMentioning(const std::string& text) {
     std::string name = entry->d_name;
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
     if (name == self) continue;
-    std::ifstream in("/proc/" + name + "/cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string cmdline = ReadProcFile("/proc/" + name + "/cmdline");
     for (char& c : cmdline) {
       if (c == '\0') c = ' ';
     }

@@ -90,9 +90,11 @@ std::vector<std::string> Runtime::AgentArgv(bool pooled) const {
 std::vector<std::string> Runtime::RunArgv(const std::string& bundle, const std::string& pid_file,
                                           const std::string& id) const {
   if (kind_ == RuntimeKind::kRunsc) {
-    return {binary_, "--root", state_root_, "--platform=" + platform_, "--network=none",
-            "run",   "-bundle", bundle,      "-pid-file",               pid_file,
-            id};
+    // --oci-seccomp: gVisor applies config.json's linux.seccomp (our policy)
+    // to the guest's calls; without it runsc ignores the section.
+    return {binary_,          "--root",        state_root_, "--platform=" + platform_,
+            "--network=none", "--oci-seccomp", "run",       "-bundle",
+            bundle,           "-pid-file",     pid_file,    id};
   }
   return {binary_,     "--root",   state_root_, "run", "--bundle", bundle, "--pid-file", pid_file,
           "--preserve-fds", "1", id};

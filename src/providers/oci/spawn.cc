@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -17,16 +18,13 @@
 #include <cstring>
 #include <utility>
 
-#include "guest/agent/unique_fd.h"
-
-#ifndef CLOSE_RANGE_CLOEXEC
-#define CLOSE_RANGE_CLOEXEC (1U << 2)
-#endif
+#include "base/unique_fd.h"
+#include "os/descriptors.h"
 
 namespace plimsoll::oci {
 namespace {
 
-using guest::agent::UniqueFd;
+using base::UniqueFd;
 using Clock = std::chrono::steady_clock;
 
 // Where the sources are parked in the child before they are moved to their
@@ -47,7 +45,7 @@ struct KernelSigaction {
 };
 
 // Steps the vfork child reports on the error pipe: {step, errno}.
-enum ChildStep : int { kStepMount = 1, kStepDescriptors, kStepExec };
+enum ChildStep : int { kStepMount = 1, kStepDescriptors, kStepExec, kStepDeathSignal };
 
 [[noreturn]] void ChildFail(int error_fd, int step) {
   int record[2] = {step, errno};
@@ -72,7 +70,9 @@ ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
   return *this;
 }
 
-ChildProcess::~ChildProcess() { Close(); }
+ChildProcess::~ChildProcess() {
+  Close();
+}
 
 void ChildProcess::Close() {
   if (pid_ > 0 && !status_) KillAndReap();
@@ -131,7 +131,8 @@ Expected<ChildProcess> Spawn(const SpawnOptions& options) {
   }
   // Everything the child touches is made before vfork.
   std::vector<char*> argv;
-  for (const std::string& argument : options.argv) argv.push_back(const_cast<char*>(argument.c_str()));
+  for (const std::string& argument : options.argv)
+    argv.push_back(const_cast<char*>(argument.c_str()));
   argv.push_back(nullptr);
   std::vector<char*> environment;
   for (const std::string& entry : options.environment) {
@@ -149,7 +150,8 @@ Expected<ChildProcess> Spawn(const SpawnOptions& options) {
   UniqueFd parked_stdin(fcntl(stdin_source, F_DUPFD_CLOEXEC, kParkedBase));
   UniqueFd parked_output(fcntl(output_source, F_DUPFD_CLOEXEC, kParkedBase));
   UniqueFd parked_channel;
-  if (options.channel >= 0) parked_channel.Reset(fcntl(options.channel, F_DUPFD_CLOEXEC, kParkedBase));
+  if (options.channel >= 0)
+    parked_channel.Reset(fcntl(options.channel, F_DUPFD_CLOEXEC, kParkedBase));
   if (!parked_stdin.valid() || !parked_output.valid() ||
       (options.channel >= 0 && !parked_channel.valid())) {
     return SystemError("F_DUPFD_CLOEXEC", errno);
@@ -157,6 +159,7 @@ Expected<ChildProcess> Spawn(const SpawnOptions& options) {
   const int highest_target = options.channel >= 0 ? std::max(options.channel_target, 2) : 2;
   const char* hide = options.hide_mount.empty() ? nullptr : options.hide_mount.c_str();
   const int error_fd = error_write.get();
+  const pid_t parent = getpid();
 
   sigset_t all, previous;
   sigfillset(&all);
@@ -174,6 +177,12 @@ Expected<ChildProcess> Spawn(const SpawnOptions& options) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
+    // The child ends with the provider: a crashed daemon leaves no runtime
+    // or jailer running (the jailer sets it again after its uid change,
+    // which clears it). Checked after setting it: a parent that died just
+    // before would never deliver it.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) ChildFail(error_fd, kStepDeathSignal);
+    if (getppid() != parent) _exit(127);
     if (hide != nullptr) {
       if (unshare(CLONE_NEWNS) != 0) ChildFail(error_fd, kStepMount);
       if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
@@ -196,9 +205,7 @@ Expected<ChildProcess> Spawn(const SpawnOptions& options) {
     }
     // Every other descriptor is closed at execve (the error pipe too, which
     // tells the parent the exec happened).
-    if (syscall(SYS_close_range, highest_target + 1, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-      ChildFail(error_fd, kStepDescriptors);
-    }
+    os::MarkCloseOnExecFrom(highest_target + 1);
     execve(argv[0], argv.data(), environment.data());
     ChildFail(error_fd, kStepExec);
   }
@@ -217,9 +224,10 @@ Expected<ChildProcess> Spawn(const SpawnOptions& options) {
     }
     const char* step = record[0] == kStepMount         ? "hiding the cgroup2 mount"
                        : record[0] == kStepDescriptors ? "setting up descriptors"
+                       : record[0] == kStepDeathSignal ? "prctl(PR_SET_PDEATHSIG)"
                                                        : "execve";
-    return Failure(ErrorCode::kFailedPrecondition, "Starting " + options.argv[0] + " failed at " + step +
-                                                ": " + std::strerror(record[1]));
+    return Failure(ErrorCode::kFailedPrecondition, "Starting " + options.argv[0] + " failed at " +
+                                                       step + ": " + std::strerror(record[1]));
   }
   int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   return ChildProcess(pid, pidfd);  // pidfd -1 is tolerated: Wait polls waitpid

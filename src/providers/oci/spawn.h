@@ -18,10 +18,14 @@
 //
 // The child is started with vfork (the provider may be a large, threaded
 // daemon: nothing is copied) and does only system calls before execve.
+// It gets SIGKILL when the thread that spawned it ends (PR_SET_PDEATHSIG),
+// so a crashed provider leaves no runtime or jailer behind: spawn
+// long-lived children only from threads that live as long as the child
+// should (a run's worker, the warm pool's worker, the main thread).
 //
 // Usage:
-//   SpawnOptions options{.argv = {"/usr/sbin/runc", "run", ...}, .channel = fd, .channel_target = 3};
-//   auto child = Spawn(options);                 // Expected<ChildProcess>
+//   SpawnOptions options{.argv = {"/usr/sbin/runc", "run", ...}, .channel = fd, .channel_target =
+//   3}; auto child = Spawn(options);                 // Expected<ChildProcess>
 //   child->Wait(deadline);                       // exit status or nullopt
 //   // ~ChildProcess: SIGKILL and reap if still running.
 #ifndef PLIMSOLL_PROVIDERS_OCI_SPAWN_H_
@@ -34,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "guest/agent/unique_fd.h"
+#include "base/unique_fd.h"
 #include "plimsoll/error.h"
 
 namespace plimsoll::oci {
@@ -44,10 +48,10 @@ using Deadline = std::chrono::steady_clock::time_point;
 struct SpawnOptions {
   std::vector<std::string> argv;  // argv[0] is an absolute path
   std::vector<std::string> environment = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
-  int channel = -1;         // a descriptor to hand over, or -1
-  int channel_target = 3;   // its number in the child (0 or >= 3)
-  int output = -1;          // the child's stdout and stderr; -1: /dev/null
-  std::string hide_mount;   // detached in a private mount namespace; "": none
+  int channel = -1;        // a descriptor to hand over, or -1
+  int channel_target = 3;  // its number in the child (0 or >= 3)
+  int output = -1;         // the child's stdout and stderr; -1: /dev/null
+  std::string hide_mount;  // detached in a private mount namespace; "": none
 };
 
 // A started child. Move-only; the destructor SIGKILLs it if it still runs
@@ -99,8 +103,8 @@ Expected<CommandOutput> RunCommand(SpawnOptions options, Deadline deadline,
 // SpawnOptions::output. All close-on-exec; the child_ ends are closed by
 // the caller once Spawn returned. Errors are refusals (kEnvironment).
 struct AgentDescriptors {
-  guest::agent::UniqueFd channel, child_channel;
-  guest::agent::UniqueFd output, child_output;
+  base::UniqueFd channel, child_channel;
+  base::UniqueFd output, child_output;
 };
 Expected<AgentDescriptors> MakeAgentDescriptors();
 

@@ -24,13 +24,13 @@
 #include <sstream>
 #include <string>
 
-#include "guest/agent/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace plimsoll::oci {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using guest::agent::UniqueFd;
+using base::UniqueFd;
 using namespace std::chrono_literals;
 
 Deadline In(Clock::duration duration) {

@@ -8,10 +8,13 @@
 //    one out for exactly one run (the caller destroys it afterwards) after
 //    checking Healthy(); idle ones are checked every second; an unfit one is
 //    destroyed and counted, never handed out;
-//  - the pool serves only while enabled: the provider enables it once its
-//    smoke test confirmed the wall with the same configuration, and disables
-//    it (destroying every idle sandbox) when a later one does not, so a
-//    sandbox is never handed out on evidence that could not be re-confirmed;
+//  - the pool serves only while enabled, for one configuration generation
+//    (generations.h): the provider enables it for the generation its smoke
+//    test confirmed, and disables it (destroying every idle sandbox) when a
+//    later one does not, so a sandbox is never handed out on evidence that
+//    could not be re-confirmed. Every sandbox is tagged with the generation
+//    it was started for; Take(generation) hands out only those, and serving
+//    a new generation destroys the idle ones of the old;
 //  - an empty pool (exhausted, refilling, disabled or failing) makes Take()
 //    return nullptr at once: the caller starts a sandbox itself within its
 //    own deadline. The pool never sheds a run; the daemon's admission does;
@@ -22,10 +25,10 @@
 //
 // Usage:
 //   pool::Destroyer<OciSandbox> destroyer(32);
-//   pool::WarmPool<OciSandbox> warm(2, [&] { return Start(...); },
+//   pool::WarmPool<OciSandbox> warm(2, [&](uint64_t generation) { return Start(generation); },
 //                                   [&](auto s) { destroyer.Add(std::move(s)); });
-//   warm.Enable();
-//   if (auto sandbox = warm.Take()) { ... } else { /* cold start */ }
+//   warm.Enable(generation);
+//   if (auto sandbox = warm.Take(generation)) { ... } else { /* cold start */ }
 //
 // Thread-safety: every method may be called from any thread.
 #ifndef PLIMSOLL_PROVIDERS_POOL_WARM_POOL_H_
@@ -127,7 +130,8 @@ class Destroyer {
 template <typename T>
 class WarmPool {
  public:
-  using Factory = std::function<Expected<std::unique_ptr<T>>()>;
+  // Starts a sandbox with the configuration of the given generation.
+  using Factory = std::function<Expected<std::unique_ptr<T>>(uint64_t generation)>;
   using Disposer = std::function<void(std::unique_ptr<T>)>;
 
   struct Stats {
@@ -135,6 +139,7 @@ class WarmPool {
     size_t ready = 0;
     size_t starting = 0;
     bool enabled = false;
+    uint64_t generation = 0;  // the configuration it serves
     uint64_t handed_out = 0;
     uint64_t empty = 0;
     uint64_t unhealthy = 0;
@@ -158,12 +163,22 @@ class WarmPool {
     for (auto& item : ready_) disposer_(std::move(item));
   }
 
-  void Enable() {
+  // Serves sandboxes of `generation`; idle ones of another are destroyed.
+  void Enable(uint64_t generation) {
     if (size_ == 0) return;
-    std::lock_guard lock(mutex_);
-    stats_.enabled = true;
-    if (!worker_.joinable()) worker_ = std::thread([this] { Work(); });
+    std::deque<std::unique_ptr<T>> stale;
+    {
+      std::lock_guard lock(mutex_);
+      if (stats_.generation != generation) {
+        stale.swap(ready_);
+        stats_.ready = 0;
+      }
+      stats_.generation = generation;
+      stats_.enabled = true;
+      if (!worker_.joinable()) worker_ = std::thread([this] { Work(); });
+    }
     changed_.notify_all();
+    for (auto& item : stale) disposer_(std::move(item));
   }
   void Disable() {
     std::deque<std::unique_ptr<T>> idle;
@@ -177,12 +192,13 @@ class WarmPool {
     for (auto& item : idle) disposer_(std::move(item));
   }
 
-  std::unique_ptr<T> Take() {
+  // A healthy sandbox started for `generation`, or nullptr at once.
+  std::unique_ptr<T> Take(uint64_t generation) {
     std::vector<std::unique_ptr<T>> unfit;
     std::unique_ptr<T> taken;
     {
       std::lock_guard lock(mutex_);
-      while (stats_.enabled && !ready_.empty()) {
+      while (stats_.enabled && stats_.generation == generation && !ready_.empty()) {
         std::unique_ptr<T> candidate = std::move(ready_.front());
         ready_.pop_front();
         if (candidate->Healthy()) {
@@ -216,12 +232,12 @@ class WarmPool {
                      .start_failures = now.start_failures};
   }
 
-  // Serves on evidence whose every check passed, with the configuration it
-  // was collected with; anything else disables the pool (a smoke test's
-  // answer goes here).
+  // Serves the generation of evidence whose every check passed (a smoke
+  // test's answer goes here, after the generation was promoted); anything
+  // else disables the pool.
   void FollowEvidence(const Expected<Evidence>& evidence) {
     if (evidence.ok() && evidence->AllChecksPassed()) {
-      Enable();
+      Enable(evidence->generation);
     } else {
       Disable();
     }
@@ -269,8 +285,9 @@ class WarmPool {
         continue;
       }
       stats_.starting = 1;
+      uint64_t generation = stats_.generation;
       lock.unlock();
-      auto started = factory_();
+      auto started = factory_(generation);
       lock.lock();
       stats_.starting = 0;
       if (!started.ok()) {
@@ -282,7 +299,8 @@ class WarmPool {
       }
       backoff = std::chrono::milliseconds(500);
       stats_.last_error.clear();
-      if (!stats_.enabled || stopping_) {
+      // Started for a configuration that no longer serves: never handed out.
+      if (!stats_.enabled || stopping_ || stats_.generation != generation) {
         lock.unlock();
         disposer_(std::move(*started));
         lock.lock();

@@ -1,0 +1,51 @@
+// The agent's lifeline: the channel to the provider. Once a job is in, a
+// thread watches it; when the provider's end hangs up before the report
+// left (the provider crashed, e.g. a daemon killed with -9, or gave up on
+// the run), nobody will ever read the report, so the agent ends the job at
+// once instead of running it to its deadline: it kills every process of the
+// job (a sweep, reaper.h: the whole pid namespace when the agent owns it)
+// and exits `exit_code`. Its init (init.h), a container's runtime or a VM's
+// guest kernel then end the sandbox, so a crashed provider's sandboxes end
+// with it rather than at their deadline.
+//
+// A hang-up is POLLHUP, POLLRDHUP or POLLERR on the channel: a Unix socket
+// whose peer closed (linux, oci, gVisor), a virtio-serial port whose host
+// side disconnected (microvm). Data alone (POLLIN) is never taken for one.
+//
+// Usage (main.cc):
+//   Lifeline lifeline(channel, scope, kExitNoJob);   // after the job is read
+//   Report report = RunJob(...);
+//   lifeline.Stop();                                 // before the report is sent
+#ifndef PLIMSOLL_GUEST_AGENT_LIFELINE_H_
+#define PLIMSOLL_GUEST_AGENT_LIFELINE_H_
+
+#include <atomic>
+#include <thread>
+
+#include "guest/agent/reaper.h"
+
+namespace plimsoll::guest::agent {
+
+class Lifeline {
+ public:
+  Lifeline(int channel, SweepScope scope, int exit_code);
+  Lifeline(const Lifeline&) = delete;
+  Lifeline& operator=(const Lifeline&) = delete;
+  ~Lifeline();  // Stop()
+
+  // From now on a hang-up is the provider reading the report and leaving.
+  void Stop();
+
+ private:
+  void Watch();
+
+  const int channel_;
+  const SweepScope scope_;
+  const int exit_code_;
+  std::atomic<bool> stopping_{false};
+  std::thread watcher_;
+};
+
+}  // namespace plimsoll::guest::agent
+
+#endif  // PLIMSOLL_GUEST_AGENT_LIFELINE_H_

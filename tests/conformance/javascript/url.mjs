@@ -1,0 +1,44 @@
+const show = (u) => console.log([u.href, u.origin, u.protocol, u.username, u.password, u.host, u.hostname, u.port, u.pathname, u.search, u.hash].join(' | '));
+show(new URL('https://user:pa ss@Example.COM:443/a/./b/../c%20d e?x=1&y=a b#frag ment'));
+show(new URL('HTTP://example.com:8080'));
+show(new URL('../up?q', 'http://h.test/a/b/c'));
+show(new URL('//other.test/p', 'https://h.test/x'));
+show(new URL('/abs', 'https://h.test/x/y?z#w'));
+show(new URL('?only', 'https://h.test/x/y?z#w'));
+show(new URL('#f', 'https://h.test/x/y?z#w'));
+show(new URL('mailto:Someone@Example.com'));
+show(new URL('file:///etc/hosts'));
+show(new URL('http://127.1/'));
+show(new URL('http://0x7f.0.0.1:80/'));
+show(new URL('http://[::1]:3000/x'));
+show(new URL('ws://h.test:80/sock'));
+show(new URL('foo://host/path?q#h'));
+show(new URL('http://h.test/\u00e9?\u00e9#\u00e9'));
+show(new URL('  http://h.test/a\\b  '));
+for (const bad of ['', 'nope', 'http://', 'http://h.test:99999/', 'http://a b/']) {
+  try { new URL(bad); console.log('parsed', bad); } catch (e) { console.log('invalid', JSON.stringify(bad), e.name, e.code); }
+}
+console.log(URL.canParse('https://x.test'), URL.canParse('x'), URL.canParse('x', 'https://b.test/'));
+const u = new URL('https://h.test/p?a=1&b=2&a=3');
+console.log(u.searchParams.get('a'), u.searchParams.getAll('a').join(), u.searchParams.has('b'), u.searchParams.get('zz'), u.searchParams.size);
+u.searchParams.append('c', 'x y&z');
+u.searchParams.delete('b');
+console.log(u.href);
+u.searchParams.set('a', '9');
+u.search = '?k=v';
+console.log(u.href, u.searchParams.get('k'));
+u.pathname = '/new path';
+u.hash = 'h2';
+u.port = '8443';
+u.hostname = 'Other.Test';
+console.log(u.href, JSON.stringify({ u }));
+u.protocol = 'http';
+u.username = 'me';
+console.log(String(u));
+const p = new URLSearchParams('?b=2&a=1&c=%20x+y&a=0');
+p.sort();
+console.log(p.toString(), [...p.keys()].join(), [...p.values()].join());
+console.log(new URLSearchParams({ q: 'a&b', n: 1 }).toString(), new URLSearchParams([['x', '1'], ['y', '\u00e9']]).toString());
+const seen = [];
+new URLSearchParams('a=1&b=2').forEach((v, k) => seen.push(k + v));
+console.log(seen.join(' '), new URLSearchParams('a=1&a=2').has('a', '2'));

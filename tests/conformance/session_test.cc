@@ -1,0 +1,197 @@
+// Sessions (SPEC §9): what a kept sandbox must do whatever its tier, on
+// every provider under test whose describe says it keeps sessions; every
+// other provider must refuse to open one as `unsupported` (nothing ran).
+// Neither part skips: a provider is in one or the other by what it claims.
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "conformance/conformance.h"
+#include "plimsoll/record.h"
+#include "plimsoll/session.h"
+
+namespace plimsoll::conformance {
+namespace {
+
+using namespace std::chrono_literals;
+
+// The providers under test whose description says they keep sessions
+// (construction and Describe are cheap and start nothing).
+std::vector<std::string> ProvidersKeepingSessions(bool keeping) {
+  std::vector<std::string> chosen;
+  for (const std::string& name : ProvidersUnderTest()) {
+    auto sandbox = Sandbox::Open(name);
+    if (sandbox.ok() && sandbox->Describe().capabilities.sessions == keeping) {
+      chosen.push_back(name);
+    }
+  }
+  return chosen;
+}
+
+class SessionConformanceTest : public ConformanceTest {
+ protected:
+
+  std::unique_ptr<Session> Open(SessionOptions options = {}) {
+    auto session = sandbox().OpenSession(options);
+    EXPECT_TRUE(session.ok()) << session.error().ToString();
+    return session.ok() ? std::move(*session) : nullptr;
+  }
+
+  // Runs a cell; fails the test if it was refused.
+  Result Cell(Session& session, const std::string& language, const std::string& code,
+              int64_t timeout_ms = 0) {
+    Request request;
+    request.timeout_ms = timeout_ms;
+    request.cell = CellPayload{language, code};
+    auto result = session.Run(request);
+    EXPECT_TRUE(result.ok()) << result.error().ToString();
+    if (result.ok()) {
+      EXPECT_TRUE(result->cell.has_value());
+    }
+    return result.ok() ? *result : Result{};
+  }
+
+  std::vector<std::string> Languages() const {
+    std::vector<std::string> languages = {"javascript"};
+    if (Accepts(PayloadKind::kPython)) languages.push_back("python");
+    return languages;
+  }
+};
+
+TEST_P(SessionConformanceTest, VariablesAreKeptFromCellToCell) {
+  auto session = Open();
+  ASSERT_TRUE(session);
+  for (const std::string& language : Languages()) {
+    SCOPED_TRACE(language);
+    Result first = Cell(*session, language, language == "python" ? "x = 41" : "var x = 41");
+    EXPECT_EQ(first.exit_code, 0) << first.stderr_bytes;
+    EXPECT_TRUE(first.cell->interpreter_started);
+    EXPECT_FALSE(first.cell->value.has_value());
+    Result second = Cell(*session, language, "x + 1");
+    EXPECT_EQ(second.exit_code, 0) << second.stderr_bytes;
+    EXPECT_FALSE(second.cell->interpreter_started);
+    EXPECT_TRUE(second.cell->state_kept);
+    EXPECT_EQ(second.cell->value, "42");
+    EXPECT_EQ(second.kind, PayloadKind::kCell);
+    EXPECT_EQ(second.isolation, session->Info().isolation);
+  }
+}
+
+TEST_P(SessionConformanceTest, AnExceptionKeepsTheInterpreterAndItsVariables) {
+  auto session = Open();
+  ASSERT_TRUE(session);
+  for (const std::string& language : Languages()) {
+    SCOPED_TRACE(language);
+    const bool python = language == "python";
+    Cell(*session, language, python ? "kept = 7" : "var kept = 7");
+    Result thrown = Cell(*session, language,
+                         python ? "raise ValueError('on purpose')" : "throw new Error('on purpose')");
+    EXPECT_EQ(thrown.exit_code, 1);
+    EXPECT_NE(thrown.stderr_bytes.find("on purpose"), std::string::npos) << thrown.stderr_bytes;
+    EXPECT_TRUE(thrown.cell->state_kept);
+    Result after = Cell(*session, language, "kept");
+    EXPECT_FALSE(after.cell->interpreter_started);
+    EXPECT_EQ(after.cell->value, "7");
+  }
+}
+
+TEST_P(SessionConformanceTest, ADeadlineRestartsTheInterpreterAndTheNextCellSaysSo) {
+  auto session = Open();
+  ASSERT_TRUE(session);
+  for (const std::string& language : Languages()) {
+    SCOPED_TRACE(language);
+    const bool python = language == "python";
+    Cell(*session, language, python ? "lost = 1" : "var lost = 1");
+    Result busy = Cell(*session, language, python ? "while True: pass" : "for (;;) {}",
+                       EmulationScaledMs(300));
+    EXPECT_EQ(busy.exit_code, 124);
+    EXPECT_TRUE(busy.timed_out);
+    EXPECT_FALSE(busy.cell->state_kept);
+    Result fresh = Cell(*session, language,
+                        python ? "'lost' in globals()" : "typeof lost");
+    EXPECT_TRUE(fresh.cell->interpreter_started);
+    EXPECT_EQ(fresh.cell->value, python ? "False" : "'undefined'");
+  }
+}
+
+TEST_P(SessionConformanceTest, ChainedRecordsVerifyAndTheCloseNamesTheLast) {
+  auto session = Open();
+  ASSERT_TRUE(session);
+  ChainState chain{SessionIdDigest(session->id()), 0, ""};
+  for (int i = 1; i <= 3; ++i) {
+    Request sent;
+    sent.cell = CellPayload{"javascript", "globalThis.n = (globalThis.n ?? 0) + 1"};
+    auto result = session->Run(sent);
+    ASSERT_TRUE(result.ok()) << result.error().ToString();
+    Status checked = CheckExchange(sent, *result, &chain);
+    EXPECT_TRUE(checked.ok()) << checked.error().ToString();
+    EXPECT_EQ(result->cell->value, std::to_string(i));
+  }
+  SessionClose closed = session->Close();
+  EXPECT_EQ(closed.calls, 3);
+  EXPECT_EQ(closed.last_record_sha256, chain.last_record_sha256);
+  // A call after the close runs nothing and says why.
+  Request late;
+  late.cell = CellPayload{"javascript", "1"};
+  auto refused = session->Run(late);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), ErrorCode::kNotFound);
+  EXPECT_TRUE(NotDispatchedReason(refused.error()).has_value());
+}
+
+TEST_P(SessionConformanceTest, AThirdConcurrentCallIsRefusedCapacity) {
+  auto session = Open();
+  ASSERT_TRUE(session);
+  Cell(*session, "javascript", "1");  // the interpreter is up before the race
+  std::thread first([&] {
+    Cell(*session, "javascript", "await new Promise(r => setTimeout(r, 1000)); 1", 10'000);
+  });
+  for (int i = 0; i < 500 && !session->Info().busy; ++i) std::this_thread::sleep_for(2ms);
+  std::thread second([&] { Cell(*session, "javascript", "2", 10'000); });
+  for (int i = 0; i < 500 && !session->Info().queued; ++i) std::this_thread::sleep_for(2ms);
+  ASSERT_TRUE(session->Info().queued);
+  Request third;
+  third.cell = CellPayload{"javascript", "3"};
+  auto refused = session->Run(third);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(NotDispatchedReason(refused.error()), NotDispatched::kCapacity);
+  first.join();
+  second.join();
+  EXPECT_EQ(session->Info().calls, 3);
+}
+
+TEST_P(SessionConformanceTest, AFloorAboveTheSessionsTierIsRefusedBeforeAnythingRuns) {
+  auto session = Open();
+  ASSERT_TRUE(session);
+  const Tier tier = session->Info().isolation;
+  if (tier == Tier::kVm) GTEST_SKIP() << "no tier above vm to ask for";
+  Request request;
+  request.minimum_isolation = "vm";
+  request.cell = CellPayload{"javascript", "globalThis.ran = true"};
+  auto refused = session->Run(request);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(NotDispatchedReason(refused.error()), NotDispatched::kIsolation);
+  EXPECT_EQ(Cell(*session, "javascript", "typeof ran").cell->value, "'undefined'");
+}
+
+using NoSessionsTest = ConformanceTest;
+
+TEST_P(NoSessionsTest, OpeningASessionIsRefusedUnsupportedAndNothingRuns) {
+  ASSERT_FALSE(description().capabilities.sessions);
+  auto session = sandbox().OpenSession(SessionOptions{});
+  ASSERT_FALSE(session.ok());
+  EXPECT_EQ(NotDispatchedReason(session.error()), NotDispatched::kUnsupported)
+      << session.error().ToString();
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, SessionConformanceTest,
+                         ::testing::ValuesIn(ProvidersKeepingSessions(true)));
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(SessionConformanceTest);
+INSTANTIATE_TEST_SUITE_P(Providers, NoSessionsTest,
+                         ::testing::ValuesIn(ProvidersKeepingSessions(false)));
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(NoSessionsTest);
+
+}  // namespace
+}  // namespace plimsoll::conformance
