@@ -9,6 +9,18 @@
 // (0, 1, 124 timeout, 137 out of memory; 2 for usage errors, 70 when the
 // engine itself cannot run). A truncated stream is followed, on stderr, by
 // "qjs: stdout truncated at N bytes".
+//
+//   qjs --repl-server [--memory-bytes N] [--output-cap N] [--value-cap N]
+//
+// A session's kept JavaScript interpreter (src/guest/agent/kept_interpreter.h
+// has the protocol): one engine::JavascriptSession serving cells read as
+// frames on fd 3 and answered on fd 4 (a 4-byte big-endian length, then
+// JSON), each cell's stdout and stderr written to fd 1 and 2 before its
+// answer. A request is {code, cell, timeout_ms, value_cap_bytes?,
+// memory_bytes?} (the caps come from the command line; the agent sends the
+// same ones); an answer {exit_code, value?, value_truncated,
+// interpreter_started, state_kept}. EOF at a frame boundary: exit 0; a
+// malformed frame: one line on stderr, exit 3.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -19,7 +31,10 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/engine.h"
+#include "engine/session.h"
 
 namespace {
 
@@ -61,9 +76,110 @@ int Usage(const char* message) {
   return kUsageError;
 }
 
+constexpr int kProtocolError = 3;
+constexpr size_t kMaxRequestBytes = size_t{16} << 20;
+
+// Reads exactly `size` bytes; false at EOF before any byte (`*clean`) or inside.
+bool ReadExactly(int fd, char* data, size_t size, bool* clean) {
+  size_t got = 0;
+  *clean = false;
+  while (got < size) {
+    ssize_t n = read(fd, data + got, size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      *clean = got == 0;
+      return false;
+    }
+    got += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+int ProtocolFailure(const std::string& why) {
+  std::fprintf(stderr, "qjs --repl-server: %s\n", why.c_str());
+  return kProtocolError;
+}
+
+int ServeRepl(const plimsoll::engine::SessionLimits& limits) {
+  // The channel moves out of reach first (as python_repl.py does).
+  int requests = fcntl(3, F_DUPFD_CLOEXEC, 100);
+  int answers = fcntl(4, F_DUPFD_CLOEXEC, 100);
+  if (requests < 0 || answers < 0) return ProtocolFailure("fds 3 and 4 must be open");
+  close(3);
+  close(4);
+  auto session = plimsoll::engine::JavascriptSession::Start(limits);
+  if (!session.ok()) return ProtocolFailure(session.error().ToString());
+  for (;;) {
+    unsigned char header[4];
+    bool clean = false;
+    if (!ReadExactly(requests, reinterpret_cast<char*>(header), 4, &clean)) {
+      return clean ? 0 : ProtocolFailure("the request channel ended inside a frame");
+    }
+    size_t length = size_t{header[0]} << 24 | size_t{header[1]} << 16 | size_t{header[2]} << 8 |
+                    size_t{header[3]};
+    if (length > kMaxRequestBytes) return ProtocolFailure("a request frame is over 16 MiB");
+    std::string body(length, '\0');
+    if (!ReadExactly(requests, body.data(), length, &clean)) {
+      return ProtocolFailure("the request channel ended inside a frame");
+    }
+    nlohmann::json request = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+    if (!request.is_object() || !request.contains("code") || !request["code"].is_string() ||
+        !request.contains("timeout_ms") || !request["timeout_ms"].is_number_unsigned()) {
+      return ProtocolFailure("a request is {code, timeout_ms, ...}");
+    }
+    for (const auto& [key, value] : request.items()) {
+      if (key != "code" && key != "cell" && key != "timeout_ms" && key != "value_cap_bytes" &&
+          key != "memory_bytes") {
+        return ProtocolFailure("a request has the unknown field " + key);
+      }
+    }
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::chrono::milliseconds(request["timeout_ms"].get<uint64_t>());
+    auto cell = (*session)->RunCell(request["code"].get<std::string>(), deadline);
+    nlohmann::json answer;
+    if (!cell.ok()) {
+      // Nothing of the cell ran (a cell above the memory limit, no instance).
+      std::string message = "qjs: " + cell.error().message() + "\n";
+      WriteAll(STDERR_FILENO, message);
+      answer = {{"exit_code", 1},
+                {"value_truncated", false},
+                {"interpreter_started", false},
+                {"state_kept", (*session)->interpreter_alive()}};
+    } else {
+      WriteAll(STDOUT_FILENO, cell->outcome.stdout_bytes);
+      WriteAll(STDERR_FILENO, cell->outcome.stderr_bytes);
+      answer = {{"exit_code", cell->outcome.exit_code},
+                {"value_truncated", cell->value_truncated},
+                {"interpreter_started", cell->interpreter_started},
+                {"state_kept", cell->state_kept}};
+      if (cell->value) answer["value"] = *cell->value;
+    }
+    std::string bytes = answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    unsigned char out_header[4] = {
+        static_cast<unsigned char>(bytes.size() >> 24), static_cast<unsigned char>(bytes.size() >> 16),
+        static_cast<unsigned char>(bytes.size() >> 8), static_cast<unsigned char>(bytes.size())};
+    WriteAll(answers, std::string_view(reinterpret_cast<char*>(out_header), 4));
+    WriteAll(answers, bytes);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "--repl-server") {
+    plimsoll::engine::SessionLimits limits;
+    for (int i = 2; i < argc; i++) {
+      std::string_view argument = argv[i];
+      size_t* target = argument == "--memory-bytes" ? &limits.memory_bytes
+                       : argument == "--output-cap" ? &limits.output_cap_bytes
+                       : argument == "--value-cap"  ? &limits.value_cap_bytes
+                                                    : nullptr;
+      if (target == nullptr || i + 1 >= argc || !ParseSize(argv[++i], *target)) {
+        return Usage("--repl-server takes --memory-bytes, --output-cap and --value-cap N");
+      }
+    }
+    return ServeRepl(limits);
+  }
   plimsoll::engine::Limits limits;
   limits.output_cap_bytes = size_t{16} << 20;
   size_t timeout_ms = static_cast<size_t>(plimsoll::engine::kDefaultTimeout.count());

@@ -21,10 +21,13 @@
 namespace plimsoll::guest {
 
 // Writes the job frame and reads the sealed report (both bounded by
-// `report_deadline`), then fills `*result` from it (FillResult). Returns the
-// error that stopped the exchange otherwise (`*result` untouched).
+// `report_deadline`), then fills `*result` from it (FillResult) and, when
+// given, `*report_out` with the report itself (a session reads the
+// interpreters it lists). Returns the error that stopped the exchange
+// otherwise (`*result` untouched).
 Status ExchangeJob(int channel, const Job& job, const Request& request,
-                   std::chrono::steady_clock::time_point report_deadline, Result* result);
+                   std::chrono::steady_clock::time_point report_deadline, Result* result,
+                   Report* report_out = nullptr);
 
 // What a run answers once its exchange failed with `failure` and its sandbox
 // is gone: the deadline passing is a timed-out result (exit 124; a project's

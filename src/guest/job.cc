@@ -69,9 +69,20 @@ Expected<Job> JobFromRequest(const Request& request, const Limits& limits, std::
       job.timeout_ms =
           request.timeout_ms > 0 ? request.timeout_ms : limits.project_timeout_default_ms;
       break;
-    case PayloadKind::kCell:
-      return Refusal(NotDispatched::kUnsupported,
-                     "A cell runs in a session's kept interpreter, not as a one-off job.");
+    case PayloadKind::kCell: {
+      const CellPayload& cell = *request.cell;
+      int64_t timeout =
+          request.timeout_ms > 0 ? request.timeout_ms : limits.snippet_timeout_default_ms;
+      JobCell job_cell;
+      job_cell.language = cell.language;
+      job_cell.code = cell.code;
+      // As the embedded engine does: the value is held to the output cap.
+      job_cell.value_cap_bytes = std::clamp<int64_t>(limits.output_cap_bytes, 0,
+                                                     kMaxCellValueCapBytes);
+      job.cell = std::move(job_cell);
+      job.timeout_ms = cell.language == "javascript" ? timeout + kJavascriptGraceMs : timeout;
+      break;
+    }
   }
   return job;
 }
@@ -79,6 +90,13 @@ Expected<Job> JobFromRequest(const Request& request, const Limits& limits, std::
 void FillResult(const Request& request, const Report& report, Result* result) {
   auto kind = request.kind().value_or(PayloadKind::kProject);
   result->kind = kind;
+  if (kind == PayloadKind::kCell) {
+    // A cell that could not reach its interpreter kept nothing.
+    result->cell = report.cell ? CellResult{report.cell->value, report.cell->value_truncated,
+                                            report.cell->interpreter_started,
+                                            report.cell->state_kept}
+                               : CellResult{};
+  }
   if (kind == PayloadKind::kProject) {
     result->outcome = report.outcome;
     result->steps = report.steps;
@@ -117,7 +135,8 @@ void FillResult(const Request& request, const Report& report, Result* result) {
   result->stderr_bytes = step.stderr_bytes;
   result->stdout_truncated = step.stdout_truncated;
   result->stderr_truncated = step.stderr_truncated;
-  if (kind == PayloadKind::kJavascript) {
+  if (kind == PayloadKind::kJavascript ||
+      (kind == PayloadKind::kCell && request.cell->language == "javascript")) {
     // qjs's own deadline ends the run with 124; scripts have no way to exit
     // with a chosen code, so 124 from qjs is always its timeout.
     if (step.exit_code == kExitTimedOut) result->timed_out = true;

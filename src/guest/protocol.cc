@@ -115,7 +115,15 @@ StepResult DecodeStep(const Json& value, const std::string& path, Problem& probl
   return step;
 }
 
+bool IsCellLanguage(std::string_view language) {
+  return language == "javascript" || language == "python";
+}
+
 }  // namespace
+
+std::vector<std::string> CellCommand(std::string_view language) {
+  return {"(cell)", std::string(language)};
+}
 
 std::string EncodeJob(const Job& job) {
   Json files = Json::array();
@@ -139,6 +147,13 @@ std::string EncodeJob(const Job& job) {
   if (!job.seccomp_filter.empty()) {
     message["seccomp_filter"] = wire::EncodeBase64(job.seccomp_filter);
   }
+  if (job.cell) {
+    message["cell"] = Json{{"language", job.cell->language},
+                           {"code", job.cell->code},
+                           {"value_cap_bytes", job.cell->value_cap_bytes},
+                           {"number", job.cell->number},
+                           {"memory_bytes", job.cell->memory_bytes}};
+  }
   return Dump(message);
 }
 
@@ -151,7 +166,7 @@ Expected<Job> DecodeJob(std::string_view bytes) {
   FieldReader fields(*parsed, "", problem, /*null_is_absent=*/false);
   fields.RejectUnknown({"version", "files", "steps", "artifacts", "timeout_ms", "output_cap_bytes",
                         "max_artifact_bytes", "nofile", "fsize_bytes", "nproc", "environment",
-                        "report_key", "seccomp_filter"});
+                        "report_key", "seccomp_filter", "cell"});
   CheckVersion(fields, problem);
 
   if (const Json* files = fields.Array("files", wire::kRequired)) {
@@ -222,6 +237,25 @@ Expected<Job> DecodeJob(std::string_view bytes) {
       problem.Set("seccomp_filter is not 1 to 4096 BPF instructions of 8 bytes.");
     }
   }
+  if (const Json* cell = problem ? nullptr : fields.Object("cell", wire::kOptional)) {
+    FieldReader cell_fields(*cell, "cell", problem, false);
+    cell_fields.RejectUnknown({"language", "code", "value_cap_bytes", "number", "memory_bytes"});
+    JobCell read;
+    read.language = cell_fields.String("language", wire::kRequired);
+    read.code = cell_fields.String("code", wire::kRequired);
+    read.value_cap_bytes =
+        ReadBounded(cell_fields, "value_cap_bytes", 0, kMaxCellValueCapBytes, problem);
+    read.number = ReadBounded(cell_fields, "number", 0, int64_t{1} << 40, problem);
+    read.memory_bytes = ReadBounded(cell_fields, "memory_bytes", 0, int64_t{1} << 40, problem);
+    if (!problem && !IsCellLanguage(read.language)) {
+      problem.Set("cell.language \"" + read.language + "\" is not javascript or python.");
+    }
+    if (!problem && read.code.size() > kMaxCellCodeBytes) problem.Set("cell.code is too long.");
+    if (!problem && (!job.steps.empty() || !job.files.empty() || !job.artifacts.empty())) {
+      problem.Set("A job with a cell has no files, steps or artifacts.");
+    }
+    job.cell = std::move(read);
+  }
   if (problem) return Malformed("job", problem);
   return job;
 }
@@ -240,6 +274,14 @@ std::string EncodeReport(const Report& report) {
                {"steps", std::move(steps)},
                {"artifacts", std::move(artifacts)},
                {"detail", report.detail}};
+  if (report.cell) {
+    Json cell{{"value_truncated", report.cell->value_truncated},
+              {"interpreter_started", report.cell->interpreter_started},
+              {"state_kept", report.cell->state_kept}};
+    if (report.cell->value) cell["value"] = *report.cell->value;
+    message["cell"] = std::move(cell);
+  }
+  if (report.interpreters) message["interpreters"] = Strings(*report.interpreters);
   return Dump(message);
 }
 
@@ -250,7 +292,8 @@ Expected<Report> DecodeReport(std::string_view bytes) {
   Report report;
   if (!RequireObject(*parsed, "The report", problem)) return Malformed("report", problem);
   FieldReader fields(*parsed, "", problem, /*null_is_absent=*/false);
-  fields.RejectUnknown({"version", "outcome", "steps", "artifacts", "detail"});
+  fields.RejectUnknown(
+      {"version", "outcome", "steps", "artifacts", "detail", "cell", "interpreters"});
   CheckVersion(fields, problem);
   std::string outcome = fields.String("outcome", wire::kRequired);
   if (!problem) {
@@ -286,6 +329,24 @@ Expected<Report> DecodeReport(std::string_view bytes) {
     }
   }
   report.detail = fields.String("detail", wire::kRequired);
+  if (const Json* cell = problem ? nullptr : fields.Object("cell", wire::kOptional)) {
+    FieldReader cell_fields(*cell, "cell", problem, false);
+    cell_fields.RejectUnknown({"value", "value_truncated", "interpreter_started", "state_kept"});
+    ReportCell read;
+    if (cell->contains("value")) read.value = cell_fields.String("value", wire::kRequired);
+    read.value_truncated = cell_fields.Boolean("value_truncated", wire::kRequired);
+    read.interpreter_started = cell_fields.Boolean("interpreter_started", wire::kRequired);
+    read.state_kept = cell_fields.Boolean("state_kept", wire::kRequired);
+    report.cell = std::move(read);
+  }
+  if (const Json* alive = problem ? nullptr : fields.Array("interpreters", wire::kOptional)) {
+    report.interpreters = ReadStrings(alive, "interpreters", problem, 2);
+    for (const std::string& language : *report.interpreters) {
+      if (!problem && !IsCellLanguage(language)) {
+        problem.Set("interpreters names \"" + language + "\", not javascript or python.");
+      }
+    }
+  }
   if (problem) return Malformed("report", problem);
   return report;
 }

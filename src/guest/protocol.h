@@ -11,6 +11,11 @@
 //             agent answers with one Report frame (JSON) followed by one
 //             Seal frame: the lowercase-hex HMAC-SHA256 of the Report frame's
 //             bytes under Job::report_key.
+//   An agent started with --session (a kept sandbox, SPEC §9) repeats the
+//   job/report exchange until the host closes the channel; every job brings
+//   its own key. Between jobs /work is kept and so are the session's
+//   interpreters (Job::cell), stopped (SIGSTOP) while no cell runs; every
+//   other process is killed before a report leaves.
 //
 // The report key is 32 random bytes the host makes per run; it reaches only
 // the agent (inside the Job frame, on a descriptor no guest process
@@ -52,6 +57,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -103,6 +109,25 @@ inline constexpr const char* kQjsPath = "/usr/local/bin/qjs";
 inline constexpr uint32_t kGuestUid = 1000;
 inline constexpr uint32_t kGuestGid = 1000;
 
+// A cell for a kept interpreter (sessions only). The agent starts the
+// language's REPL server on first use (python: the embedded python_repl.py
+// under `python3 -I`; javascript: `qjs --repl-server`), sends it the code
+// and reports one step whose command is CellCommand(language).
+struct JobCell {
+  std::string language;  // "javascript" or "python"
+  std::string code;
+  int64_t value_cap_bytes = 0;  // the printed value is cut here (flagged)
+  int64_t number = 0;           // the session's call count, for "<cell N>"
+  int64_t memory_bytes = 0;     // javascript: the kept instance's limit (0: qjs's default)
+};
+
+// The step a cell's report carries (never executed as a program).
+std::vector<std::string> CellCommand(std::string_view language);
+
+// Bounds DecodeJob enforces on cells.
+inline constexpr int64_t kMaxCellValueCapBytes = int64_t{1} << 20;
+inline constexpr size_t kMaxCellCodeBytes = size_t{16} << 20;
+
 struct Job {
   std::vector<ProjectFile> files;               // written under /work first
   std::vector<std::vector<std::string>> steps;  // run in order as kGuestUid
@@ -120,6 +145,17 @@ struct Job {
   // exec; empty: none (linux and oci install the policy themselves, the
   // microvm provider sends it). Sent only when set.
   std::string seccomp_filter;
+  // Sessions only: a cell instead of steps (steps, files and artifacts are
+  // then empty). Sent only when set.
+  std::optional<JobCell> cell;
+};
+
+// What a cell's report adds (the step holds its exit code and streams).
+struct ReportCell {
+  std::optional<std::string> value;  // at most the job's value_cap_bytes
+  bool value_truncated = false;
+  bool interpreter_started = false;  // a fresh REPL server ran this cell
+  bool state_kept = false;           // it lives on for the next cell
 };
 
 struct Report {
@@ -130,6 +166,11 @@ struct Report {
   // which artifacts were missing, what the agent had to trim. Never shown to
   // the caller as output.
   std::string detail;
+  // A session agent's answer to a cell (present exactly when the job had one).
+  std::optional<ReportCell> cell;
+  // A session agent's interpreters alive after this job (language names,
+  // sorted); absent from a one-shot agent's reports.
+  std::optional<std::vector<std::string>> interpreters;
 };
 
 // Builds the job for a validated request (ValidateRequest resolved its
@@ -138,9 +179,11 @@ struct Report {
 // one byte, so the agent's own cap sees and flags the truncation); a
 // `python` snippet as main.py run by `python3 main.py`. Limits supply the
 // caps (clamped to kMaxJobOutputCapBytes / kMaxJobArtifactBytes, which a
-// provider should check its configuration against at startup). A cell is
-// refused (kUnsupported: sessions keep their own interpreters); a key that
-// is not kReportKeyBytes long is kInternal.
+// provider should check its configuration against at startup). A cell
+// becomes Job::cell (only a --session agent runs it; its budget is the
+// request's timeout, plus kJavascriptGraceMs for javascript, whose server
+// keeps the soft deadline itself); a key that is not kReportKeyBytes long is
+// kInternal.
 Expected<Job> JobFromRequest(const Request& request, const Limits& limits, std::string report_key);
 
 std::string EncodeJob(const Job& job);
@@ -179,7 +222,9 @@ Expected<std::string> ReadSealedFrame(int fd, std::string_view report_key,
 // when the agent flagged that truncation itself. A snippet whose setup failed
 // before any step gets exit code 127 and the detail on stderr; a provider that
 // prefers an error checks report.outcome first. Sets kind, never duration_ms
-// (the provider measures the run), provider, isolation or record.
+// (the provider measures the run), provider, isolation or record. A cell's
+// single step fills the result as a snippet's does, and report.cell fills
+// result->cell.
 void FillResult(const Request& request, const Report& report, Result* result);
 
 }  // namespace plimsoll::guest

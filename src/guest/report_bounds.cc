@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace plimsoll::guest {
 namespace {
@@ -34,6 +35,11 @@ ReportBounds ReportBoundsFor(const Job& job) {
     for (const std::string& argument : argv) argv_bytes += argument.size() + 2;
     bytes += 2 * Base64Bytes(cap) + kWorstEscape * argv_bytes + 512;
     strings += 10 + argv.size();
+  }
+  if (job.cell) {
+    const uint64_t value = static_cast<uint64_t>(std::max<int64_t>(job.cell->value_cap_bytes, 0));
+    bytes += 2 * Base64Bytes(cap) + kWorstEscape * value + 1024;
+    strings += 20;
   }
   bytes += Base64Bytes(artifacts);
   for (const std::string& path : job.artifacts) {
@@ -103,14 +109,25 @@ Status CheckReportShape(std::string_view frame, const ReportBounds& bounds) {
 }
 
 Status CheckReportAgainstJob(const Report& report, const Job& job) {
-  if (report.steps.size() > job.steps.size()) {
+  // A cell's one step is CellCommand(language) (protocol.h).
+  const std::vector<std::vector<std::string>> expected =
+      job.cell ? std::vector<std::vector<std::string>>{CellCommand(job.cell->language)} : job.steps;
+  if (report.steps.size() > expected.size()) {
     return Refused("it describes " + std::to_string(report.steps.size()) + " steps; the job has " +
-                   std::to_string(job.steps.size()) + ".");
+                   std::to_string(expected.size()) + ".");
+  }
+  if (report.cell.has_value() != job.cell.has_value()) {
+    return Refused(job.cell ? "it has no answer for the job's cell." : "it answers a cell the job did not send.");
+  }
+  if (report.cell && report.cell->value &&
+      report.cell->value->size() > static_cast<size_t>(job.cell->value_cap_bytes)) {
+    return Refused("its cell value is longer than the cap of " +
+                   std::to_string(job.cell->value_cap_bytes) + " bytes.");
   }
   const auto cap = static_cast<size_t>(std::max<int64_t>(job.output_cap_bytes, 0));
   for (size_t i = 0; i < report.steps.size(); ++i) {
     const StepResult& step = report.steps[i];
-    if (step.command != job.steps[i]) {
+    if (step.command != expected[i]) {
       return Refused("step " + std::to_string(i + 1) + " is not the job's step " +
                      std::to_string(i + 1) + ".");
     }

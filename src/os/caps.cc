@@ -18,6 +18,10 @@ uint64_t AgentCapabilities() {
   return keep;
 }
 
+uint64_t SessionAgentCapabilities() {
+  return AgentCapabilities() | uint64_t{1} << CAP_SYS_PTRACE;
+}
+
 int LastCapability() {
   std::ifstream file("/proc/sys/kernel/cap_last_cap");
   int last = 0;

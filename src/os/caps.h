@@ -18,6 +18,13 @@ namespace plimsoll::os {
 // CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_KILL, CAP_SETGID, CAP_SETUID.
 uint64_t AgentCapabilities();
 
+// A session agent's: the above plus CAP_SYS_PTRACE, only so that /proc
+// (mounted hidepid=invisible) shows it every process of the sandbox: its
+// sweeps between calls spare the kept interpreters and so cannot be
+// kill(-1) (src/guest/agent/reaper.h). The seccomp policy still refuses
+// ptrace(2) and process_vm_*; steps never have any capability.
+uint64_t SessionAgentCapabilities();
+
 // The highest capability number this kernel knows (/proc/sys/kernel/cap_last_cap).
 // Parent side; falls back to 40 when the file cannot be read.
 int LastCapability();

@@ -17,7 +17,27 @@ size_t Base64Size(size_t bytes) {
 
 }  // namespace
 
-Report RunJob(const Job& job, const AgentOptions& options) {
+std::vector<pid_t> SessionState::Spared() const {
+  std::vector<pid_t> pids;
+  for (const auto& [language, interpreter] : interpreters) {
+    if (interpreter->alive()) pids.push_back(interpreter->pid());
+  }
+  return pids;
+}
+
+std::vector<std::string> SessionState::Alive() const {
+  std::vector<std::string> languages;  // a std::map iterates sorted
+  for (const auto& [language, interpreter] : interpreters) {
+    if (interpreter->alive()) languages.push_back(language);
+  }
+  return languages;
+}
+
+void SessionState::FreezeAll() {
+  for (auto& [language, interpreter] : interpreters) interpreter->Freeze();
+}
+
+Report RunJob(const Job& job, const AgentOptions& options, SessionState* session) {
   Report report;
   Owner owner{options.change_identity, options.uid, options.gid};
   auto work = OpenWorkDirectory(options.work_directory, owner);
@@ -26,7 +46,13 @@ Report RunJob(const Job& job, const AgentOptions& options) {
     report.detail = work.error().message() + "\n";
     return report;
   }
-  if (auto written = WriteFiles(work->get(), job.files, owner); !written.ok()) {
+  if (job.cell && session == nullptr) {
+    report.outcome = ProjectOutcome::kSetupFailed;
+    report.detail = "A cell needs a session agent (plimsoll-guest --session).\n";
+    return report;
+  }
+  if (auto written = WriteFiles(work->get(), job.files, owner, session != nullptr);
+      !written.ok()) {
     report.outcome = ProjectOutcome::kSetupFailed;
     report.detail = written.error().message() + "\n";
     return report;
@@ -45,9 +71,24 @@ Report RunJob(const Job& job, const AgentOptions& options) {
   step_options.sweep_scope =
       options.owns_pid_namespace ? SweepScope::kWholeNamespace : SweepScope::kDescendants;
 
+  if (session) step_options.spared = session->Spared();
+
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(job.timeout_ms);
   // Every sweep and drain ends by then, so the report leaves in time.
   auto wrap_up = deadline + std::chrono::milliseconds(kAgentWrapUpMs);
+  if (job.cell) {
+    auto& interpreter = session->interpreters[job.cell->language];
+    if (!interpreter) interpreter = std::make_unique<KeptInterpreter>(job.cell->language);
+    step_options.output_cap_bytes = job.output_cap_bytes;
+    CellRun run = interpreter->Run(*job.cell, step_options, deadline, wrap_up);
+    report.steps.push_back(std::move(run.result));
+    report.cell = run.cell;
+    if (run.timed_out) {
+      report.outcome = ProjectOutcome::kTimedOut;
+      report.detail += "The cell was killed at the deadline (" + std::to_string(job.timeout_ms) +
+                       " ms) with its interpreter.\n";
+    }
+  }
   int64_t output_left = kTotalOutputBytes;
   for (size_t i = 0; i < job.steps.size(); ++i) {
     step_options.output_cap_bytes = std::min(job.output_cap_bytes, output_left / 2);
@@ -70,8 +111,14 @@ Report RunJob(const Job& job, const AgentOptions& options) {
     if (report.steps.back().exit_code != 0) break;  // a failing step stops the rest
   }
   // RunStep sweeps after each step; this catches anything that slipped by
-  // (bounded by the wrap-up: past it, one round of kills and no waiting).
-  KillAndReapAll(-1, step_options.sweep_scope, SweepUntil(wrap_up));
+  // (bounded by the wrap-up: past it, one round of kills and no waiting),
+  // and what a cell started. A session's interpreters are stopped first.
+  if (session) {
+    session->FreezeAll();
+    step_options.spared = session->Spared();
+    report.interpreters = session->Alive();
+  }
+  KillAndReapAll(-1, step_options.sweep_scope, SweepUntil(wrap_up), step_options.spared);
 
   Collected collected = CollectArtifacts(work->get(), job.artifacts, job.max_artifact_bytes);
   report.artifacts = std::move(collected.artifacts);

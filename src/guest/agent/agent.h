@@ -12,8 +12,12 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "guest/agent/kept_interpreter.h"
 #include "guest/protocol.h"
 
 namespace plimsoll::guest::agent {
@@ -33,7 +37,21 @@ struct AgentOptions {
 // whose streams are cut by it is flagged truncated like any other cut.
 inline constexpr int64_t kTotalOutputBytes = int64_t{8} << 20;
 
-Report RunJob(const Job& job, const AgentOptions& options);
+// What a session agent (--session) keeps from job to job besides /work:
+// its interpreters, by language, stopped while no cell runs.
+struct SessionState {
+  std::map<std::string, std::unique_ptr<KeptInterpreter>> interpreters;
+
+  std::vector<pid_t> Spared() const;        // the living servers' pids
+  std::vector<std::string> Alive() const;   // their languages, sorted
+  void FreezeAll();
+};
+
+// Runs one job. With `session` (a session agent) the job's files replace
+// what /work holds, a cell runs in the session's interpreter for its
+// language, every sweep spares the (stopped) interpreters and the report
+// lists the ones alive. A cell without a session is a setup failure.
+Report RunJob(const Job& job, const AgentOptions& options, SessionState* session = nullptr);
 
 // Makes EncodeReport(*report) fit in kMaxFrameBytes: empties artifact
 // contents (last first), then step outputs (first step first), flagging each

@@ -1,8 +1,8 @@
 // plimsoll-guest: the agent inside every OS-level sandbox (DESIGN.md "One
 // guest agent"; the protocol is src/guest/protocol.h).
 //
-//   plimsoll-guest [--init] [--channel FD] [--announce] [--job-wait-ms N] [--work DIR]
-//                  [--no-setuid] [--uid N] [--gid N]
+//   plimsoll-guest [--init] [--channel FD] [--announce] [--session] [--job-wait-ms N]
+//                  [--work DIR] [--no-setuid] [--uid N] [--gid N]
 //
 // --init: this process is pid 1 of the sandbox's fresh pid namespace; it
 // stays there as a tiny init and forks the agent as pid 2, which owns the
@@ -17,7 +17,12 @@
 // exited or destroyed the sandbox) ends them.
 //
 // Reads one Job frame from FD (default 3), runs it (agent.h), writes the
-// Report frame and its Seal frame back on FD, and exits 0. Exit 2: usage;
+// Report frame and its Seal frame back on FD, and exits 0.
+//
+// --session: a kept sandbox (SPEC §9): after each report it reads the next
+// job (waiting as long as the host keeps FD open), with /work and the
+// session's interpreters kept (agent.h SessionState); the host closing FD
+// between jobs ends it (exit 0; its init then ends the sandbox). Exit 2: usage;
 // 3: no job could be read (nothing is written back then: without the job's
 // key there is nothing to seal, and the host reports a protocol error).
 //
@@ -58,8 +63,8 @@ constexpr auto kReportWait = std::chrono::seconds(60);
 int Usage(const char* message) {
   std::fprintf(stderr,
                "plimsoll-guest: %s\nusage: plimsoll-guest [--init] [--channel FD] "
-               "[--announce] [--job-wait-ms N] [--work DIR] [--no-setuid] [--uid N] "
-               "[--gid N]\n",
+               "[--announce] [--session] [--job-wait-ms N] [--work DIR] [--no-setuid] "
+               "[--uid N] [--gid N]\n",
                message);
   return kExitUsage;
 }
@@ -99,6 +104,7 @@ int main(int argc, char** argv) {
   int64_t job_wait_ms = kDefaultJobWaitMs;
   bool init = false;
   bool announce = false;
+  bool session = false;
   AgentOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string_view argument = argv[i];
@@ -116,6 +122,8 @@ int main(int argc, char** argv) {
       options.work_directory = argv[++i];
     } else if (argument == "--announce") {
       announce = true;
+    } else if (argument == "--session") {
+      session = true;
     } else if (argument == "--init") {
       init = true;
     } else if (argument == "--no-setuid") {
@@ -156,36 +164,45 @@ int main(int argc, char** argv) {
   auto job_deadline = job_wait_ms == 0
                           ? std::chrono::steady_clock::time_point::max()
                           : std::chrono::steady_clock::now() + std::chrono::milliseconds(job_wait_ms);
-  auto frame = plimsoll::guest::ReadFrame(channel, job_deadline);
-  if (!frame.ok()) {
-    std::fprintf(stderr, "plimsoll-guest: %s\n", frame.error().ToString().c_str());
-    return kExitNoJob;
-  }
-  auto job = plimsoll::guest::DecodeJob(*frame);
-  OPENSSL_cleanse(frame->data(), frame->size());
-  if (!job.ok()) {
-    std::fprintf(stderr, "plimsoll-guest: %s\n", job.error().ToString().c_str());
-    return kExitNoJob;
-  }
+  // A session agent keeps its interpreters (and /work) from job to job; it
+  // waits for each next job as long as the host keeps the channel open.
+  plimsoll::guest::agent::SessionState session_state;
+  for (bool first = true;; first = false) {
+    auto frame = plimsoll::guest::ReadFrame(
+        channel, first ? job_deadline : std::chrono::steady_clock::time_point::max());
+    if (!frame.ok()) {
+      // The host closing a session's channel between jobs is how it ends.
+      if (!first && session) return 0;
+      std::fprintf(stderr, "plimsoll-guest: %s\n", frame.error().ToString().c_str());
+      return kExitNoJob;
+    }
+    auto job = plimsoll::guest::DecodeJob(*frame);
+    OPENSSL_cleanse(frame->data(), frame->size());
+    if (!job.ok()) {
+      std::fprintf(stderr, "plimsoll-guest: %s\n", job.error().ToString().c_str());
+      return kExitNoJob;
+    }
 
-  // A provider that hangs up now (it crashed) ends the job at once.
-  plimsoll::guest::agent::Lifeline lifeline(
-      channel,
-      options.owns_pid_namespace ? plimsoll::guest::agent::SweepScope::kWholeNamespace
-                                 : plimsoll::guest::agent::SweepScope::kDescendants,
-      kExitNoJob);
-  plimsoll::guest::Report report = plimsoll::guest::agent::RunJob(*job, options);
-  lifeline.Stop();
-  std::string bytes = plimsoll::guest::EncodeReport(report);
-  std::string seal = plimsoll::guest::Seal(job->report_key, bytes);
-  OPENSSL_cleanse(job->report_key.data(), job->report_key.size());
+    // A provider that hangs up now (it crashed) ends the job at once.
+    plimsoll::guest::agent::Lifeline lifeline(
+        channel,
+        options.owns_pid_namespace ? plimsoll::guest::agent::SweepScope::kWholeNamespace
+                                   : plimsoll::guest::agent::SweepScope::kDescendants,
+        kExitNoJob);
+    plimsoll::guest::Report report =
+        plimsoll::guest::agent::RunJob(*job, options, session ? &session_state : nullptr);
+    lifeline.Stop();
+    std::string bytes = plimsoll::guest::EncodeReport(report);
+    std::string seal = plimsoll::guest::Seal(job->report_key, bytes);
+    OPENSSL_cleanse(job->report_key.data(), job->report_key.size());
 
-  auto deadline = std::chrono::steady_clock::now() + kReportWait;
-  auto sent = plimsoll::guest::WriteFrame(channel, bytes, deadline);
-  if (sent.ok()) sent = plimsoll::guest::WriteFrame(channel, seal, deadline);
-  if (!sent.ok()) {
-    std::fprintf(stderr, "plimsoll-guest: %s\n", sent.error().ToString().c_str());
-    return kExitNoJob;
+    auto deadline = std::chrono::steady_clock::now() + kReportWait;
+    auto sent = plimsoll::guest::WriteFrame(channel, bytes, deadline);
+    if (sent.ok()) sent = plimsoll::guest::WriteFrame(channel, seal, deadline);
+    if (!sent.ok()) {
+      std::fprintf(stderr, "plimsoll-guest: %s\n", sent.error().ToString().c_str());
+      return kExitNoJob;
+    }
+    if (!session) return 0;
   }
-  return 0;
 }

@@ -27,6 +27,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <vector>
 
 namespace plimsoll::guest::agent {
 
@@ -48,7 +49,20 @@ enum class SweepScope {
 // `scope`, then reaps them until none is left, `give_up` passes (at least
 // one round is always made) or no progress is made for a short while.
 // Returns true when no child is left.
-bool KillAndReapAll(pid_t group, SweepScope scope, std::chrono::steady_clock::time_point give_up);
+//
+// With `spared` processes (a session's kept interpreters, the agent's own
+// children, stopped by the caller so they cannot fork meanwhile), the sweep
+// cannot be kill(-1): it reads /proc (the session agent may see every
+// process of the namespace: it keeps CAP_SYS_PTRACE for that) and kills
+// every process but pid 1, the agent and the spared ones, until a scan
+// finds none (zombies other than the agent's children are not counted:
+// their parent reaps them). Returns true when none is left.
+bool KillAndReapAll(pid_t group, SweepScope scope, std::chrono::steady_clock::time_point give_up,
+                    const std::vector<pid_t>& spared = {});
+
+// The state letter of /proc/<pid>/stat ('R', 'S', 'T', 'Z', ...); '?' when
+// the process is gone or cannot be read.
+char ProcessState(pid_t pid);
 
 // When a sweep must end: 2 s from now, but never after `wrap_up` (the job's
 // deadline plus kAgentWrapUpMs), so the report always leaves in time.

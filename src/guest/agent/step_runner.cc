@@ -71,6 +71,9 @@ struct ChildPlan {
   int stdout_write = -1;
   int stderr_write = -1;
   int failure_write = -1;
+  // Descriptors that become 3, 4, ... in the child (LaunchStep's `inherit`).
+  const int* inherit = nullptr;
+  size_t inherit_count = 0;
   // The job's seccomp filter (StepOptions::seccomp_filter); len 0: none.
   sock_fprog seccomp{};
 };
@@ -95,9 +98,27 @@ bool SetLimit(int resource, int64_t value) {
   return setrlimit(resource, &limit) == 0;
 }
 
+// Room for LaunchStep's inherited descriptors while they are moved.
+constexpr size_t kMaxInherited = 4;
+// Where descriptors wait while 3, 4, ... are filled (above anything the
+// agent opens in practice; F_DUPFD takes the first free one from here).
+constexpr int kParkedDescriptors = 300;
+
 [[noreturn]] void RunChild(const ChildPlan& plan) {
-  const int fail = plan.failure_write;
+  int fail = plan.failure_write;
   const StepOptions& options = *plan.options;
+
+  // The descriptors to hand on may sit at 3 or 4 themselves, or where the
+  // failure pipe is: park them all above the range first.
+  int parked[kMaxInherited] = {};
+  if (plan.inherit_count > 0) {
+    fail = fcntl(plan.failure_write, F_DUPFD_CLOEXEC, kParkedDescriptors);
+    if (fail < 0) _exit(kExitCannotExecute);
+    for (size_t i = 0; i < plan.inherit_count; ++i) {
+      parked[i] = fcntl(plan.inherit[i], F_DUPFD_CLOEXEC, kParkedDescriptors);
+      if (parked[i] < 0) ChildFail(fail, kStageSetup, kWhatDup, errno);
+    }
+  }
 
   // Signal state survives exec: the agent ignores SIGPIPE, the step must not.
   sigset_t all;
@@ -124,9 +145,13 @@ bool SetLimit(int resource, int64_t value) {
       dup2(plan.stderr_write, STDERR_FILENO) < 0) {
     ChildFail(fail, kStageSetup, kWhatDup, errno);
   }
-  // Everything above 2 goes at exec, the agent channel first among them. The
-  // failure pipe is already close-on-exec, so it survives until exec.
-  os::MarkCloseOnExecFrom(3);
+  for (size_t i = 0; i < plan.inherit_count; ++i) {
+    if (dup2(parked[i], 3 + static_cast<int>(i)) < 0) ChildFail(fail, kStageSetup, kWhatDup, errno);
+  }
+  // Everything above 2 (or above the inherited ones) goes at exec, the agent
+  // channel first among them. The failure pipe is already close-on-exec, so
+  // it survives until exec.
+  os::MarkCloseOnExecFrom(3 + static_cast<int>(plan.inherit_count));
   umask(022);
   if (!SetLimit(RLIMIT_CORE, 0) || !SetLimit(RLIMIT_NOFILE, options.nofile) ||
       (options.fsize_bytes > 0 && !SetLimit(RLIMIT_FSIZE, options.fsize_bytes)) ||
@@ -200,36 +225,6 @@ std::vector<std::string> Candidates(const std::string& program, const std::strin
   return out;
 }
 
-// A stream captured up to a cap; bytes beyond it are read and dropped.
-struct Capture {
-  int64_t cap = 0;
-  std::string bytes;
-  bool truncated = false;
-
-  void Add(const char* data, size_t size) {
-    auto room = static_cast<size_t>(std::max<int64_t>(0, cap - static_cast<int64_t>(bytes.size())));
-    size_t take = std::min(room, size);
-    bytes.append(data, take);
-    if (take < size) truncated = true;
-  }
-};
-
-// Reads what is available (a bounded amount, so a flood cannot starve the
-// deadline check). Closes `fd` at end of file or on an error.
-void Drain(base::UniqueFd& fd, Capture& capture) {
-  char buffer[65536];
-  for (int round = 0; round < 16 && fd.valid(); ++round) {
-    ssize_t got = read(fd.get(), buffer, sizeof buffer);
-    if (got > 0) {
-      capture.Add(buffer, static_cast<size_t>(got));
-      continue;
-    }
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-    fd.Reset();  // EOF or a read error
-  }
-}
-
 int64_t Milliseconds(Clock::duration duration) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(duration).count();
 }
@@ -259,6 +254,27 @@ std::string DescribeFailure(const ChildFailure& failure, const std::string& prog
 
 }  // namespace
 
+void OutputCapture::Add(const char* data, size_t size) {
+  auto room = static_cast<size_t>(std::max<int64_t>(0, cap - static_cast<int64_t>(bytes.size())));
+  size_t take = std::min(room, size);
+  bytes.append(data, take);
+  if (take < size) truncated = true;
+}
+
+void Drain(base::UniqueFd& fd, OutputCapture& capture) {
+  char buffer[65536];
+  for (int round = 0; round < 16 && fd.valid(); ++round) {
+    ssize_t got = read(fd.get(), buffer, sizeof buffer);
+    if (got > 0) {
+      capture.Add(buffer, static_cast<size_t>(got));
+      continue;
+    }
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    fd.Reset();  // EOF or a read error
+  }
+}
+
 std::vector<std::string> StepEnvironment(const std::vector<std::string>& extra,
                                          const std::string& home) {
   std::vector<std::string> environment = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home,
@@ -279,18 +295,16 @@ std::vector<std::string> StepEnvironment(const std::vector<std::string>& extra,
   return environment;
 }
 
-StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options,
-                Clock::time_point deadline, Clock::time_point wrap_up) {
-  StepRun run;
-  run.result.command = argv;
-  auto started = Clock::now();
-  if (argv.empty() || argv.front().empty()) return CannotStart(run, kExitNotFound, "empty step.");
-  if (started >= deadline) {
-    run.end = StepEnd::kTimedOut;
-    run.result.timed_out = true;
-    run.result.exit_code = kExitTimedOut;
-    return run;
-  }
+Launched LaunchStep(const std::vector<std::string>& argv, const StepOptions& options,
+                    const std::vector<int>& inherit) {
+  Launched launched;
+  auto fail = [&](int64_t exit_code, std::string message) {
+    launched.exit_code = exit_code;
+    launched.failure = std::move(message);
+    return std::move(launched);
+  };
+  if (argv.empty() || argv.front().empty()) return fail(kExitNotFound, "empty step.");
+  if (inherit.size() > kMaxInherited) return fail(kExitCannotExecute, "too many descriptors.");
 
   ChildPlan plan;
   std::vector<std::string> arguments = argv;
@@ -303,6 +317,8 @@ StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options
   plan.candidates = Candidates(argv.front(), path);
   plan.options = &options;
   plan.agent = getpid();
+  plan.inherit = inherit.data();
+  plan.inherit_count = inherit.size();
   if (!options.seccomp_filter.empty()) {
     plan.seccomp.len =
         static_cast<unsigned short>(options.seccomp_filter.size() / sizeof(sock_filter));
@@ -312,21 +328,20 @@ StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options
 
   int out_pipe[2], err_pipe[2], fail_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) {
-    return CannotStart(run, kExitCannotExecute, std::string("pipe: ") + std::strerror(errno));
+    return fail(kExitCannotExecute, std::string("pipe: ") + std::strerror(errno));
   }
   base::UniqueFd out_read(out_pipe[0]), out_write(out_pipe[1]);
   if (pipe2(err_pipe, O_CLOEXEC) != 0) {
-    return CannotStart(run, kExitCannotExecute, std::string("pipe: ") + std::strerror(errno));
+    return fail(kExitCannotExecute, std::string("pipe: ") + std::strerror(errno));
   }
   base::UniqueFd err_read(err_pipe[0]), err_write(err_pipe[1]);
   if (pipe2(fail_pipe, O_CLOEXEC) != 0) {
-    return CannotStart(run, kExitCannotExecute, std::string("pipe: ") + std::strerror(errno));
+    return fail(kExitCannotExecute, std::string("pipe: ") + std::strerror(errno));
   }
   base::UniqueFd fail_read(fail_pipe[0]), fail_write(fail_pipe[1]);
   base::UniqueFd devnull(open("/dev/null", O_RDWR | O_CLOEXEC));
   if (!devnull.valid()) {
-    return CannotStart(run, kExitCannotExecute,
-                       std::string("open /dev/null: ") + std::strerror(errno));
+    return fail(kExitCannotExecute, std::string("open /dev/null: ") + std::strerror(errno));
   }
   plan.devnull = devnull.get();
   plan.stdout_write = out_write.get();
@@ -339,9 +354,7 @@ StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options
   // prepared data, never returns, and resets its own signal handlers first
   // (a vfork child has its own handler table; it shares no CLONE_SIGHAND).
   pid_t pid = vfork();
-  if (pid < 0) {
-    return CannotStart(run, kExitCannotExecute, std::string("vfork: ") + std::strerror(errno));
-  }
+  if (pid < 0) return fail(kExitCannotExecute, std::string("vfork: ") + std::strerror(errno));
   if (pid == 0) RunChild(plan);
 
   out_write.Reset();
@@ -360,20 +373,47 @@ StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options
     got += static_cast<size_t>(n);
   }
   if (got == sizeof failure) {
-    KillAndReapAll(pid, options.sweep_scope, SweepUntil(wrap_up));
+    // The child exits right after its report; reap it (it started nothing).
+    int ignored = 0;
+    while (waitpid(pid, &ignored, __WALL) < 0 && errno == EINTR) {
+    }
     int64_t code =
         failure.stage == kStageExec && (failure.error == ENOENT || failure.error == ENOTDIR)
             ? kExitNotFound
             : kExitCannotExecute;
-    run.result.duration_ms = Milliseconds(Clock::now() - started);
-    return CannotStart(run, code, DescribeFailure(failure, argv.front(), path));
+    return fail(code, DescribeFailure(failure, argv.front(), path));
   }
-
   fcntl(out_read.get(), F_SETFL, fcntl(out_read.get(), F_GETFL) | O_NONBLOCK);
   fcntl(err_read.get(), F_SETFL, fcntl(err_read.get(), F_GETFL) | O_NONBLOCK);
+  launched.pid = pid;
+  launched.stdout_read = std::move(out_read);
+  launched.stderr_read = std::move(err_read);
+  return launched;
+}
+
+StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options,
+                Clock::time_point deadline, Clock::time_point wrap_up) {
+  StepRun run;
+  run.result.command = argv;
+  auto started = Clock::now();
+  if (argv.empty() || argv.front().empty()) return CannotStart(run, kExitNotFound, "empty step.");
+  if (started >= deadline) {
+    run.end = StepEnd::kTimedOut;
+    run.result.timed_out = true;
+    run.result.exit_code = kExitTimedOut;
+    return run;
+  }
+  Launched launched = LaunchStep(argv, options, {});
+  if (launched.pid < 0) {
+    run.result.duration_ms = Milliseconds(Clock::now() - started);
+    return CannotStart(run, launched.exit_code, launched.failure);
+  }
+  pid_t pid = launched.pid;
+  base::UniqueFd out_read = std::move(launched.stdout_read);
+  base::UniqueFd err_read = std::move(launched.stderr_read);
   base::UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
-  Capture out{options.output_cap_bytes, {}, false};
-  Capture err{options.output_cap_bytes, {}, false};
+  OutputCapture out{options.output_cap_bytes, {}, false};
+  OutputCapture err{options.output_cap_bytes, {}, false};
 
   bool exited = false;
   bool timed_out = false;
@@ -396,7 +436,7 @@ StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options
   run.result.duration_ms = Milliseconds(Clock::now() - started);
 
   // Whatever the step left running goes now, so the pipes reach EOF.
-  KillAndReapAll(pid, options.sweep_scope, SweepUntil(wrap_up));
+  KillAndReapAll(pid, options.sweep_scope, SweepUntil(wrap_up), options.spared);
   auto drain_until = std::min(Clock::now() + std::chrono::milliseconds(500), wrap_up);
   while ((out_read.valid() || err_read.valid()) && Clock::now() < drain_until) {
     pollfd fds[2] = {{out_read.get(), POLLIN, 0}, {err_read.get(), POLLIN, 0}};

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "base/unique_fd.h"
 #include "guest/agent/reaper.h"
 #include "plimsoll/result.h"
 
@@ -42,6 +43,8 @@ struct StepOptions {
   // empty: none. A filter the kernel refuses fails the step's start (126).
   std::string seccomp_filter;
   SweepScope sweep_scope = SweepScope::kDescendants;  // how leftovers are found (reaper.h)
+  // Processes every sweep leaves alone (a session's kept interpreters).
+  std::vector<pid_t> spared;
 };
 
 enum class StepEnd {
@@ -65,6 +68,35 @@ std::vector<std::string> StepEnvironment(const std::vector<std::string>& extra,
 StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options,
                 std::chrono::steady_clock::time_point deadline,
                 std::chrono::steady_clock::time_point wrap_up);
+
+// A process started as a step is (identity, limits, seccomp, its own
+// session, cwd, environment, stdin /dev/null), not waited for.
+struct Launched {
+  pid_t pid = -1;  // -1: it could not start; exit_code and failure say why
+  base::UniqueFd stdout_read;  // non-blocking read ends of its stdout ...
+  base::UniqueFd stderr_read;  // ... and stderr
+  int64_t exit_code = 0;       // kExitNotFound or kExitCannotExecute
+  std::string failure;         // one sentence
+};
+
+// Starts `argv` with `inherit` (at most 4 descriptors) as its 3, 4, ...;
+// every other descriptor above 2 is closed at exec. RunStep is this plus
+// the wait, the capture and the sweep. The caller owns the child: it must
+// reap it.
+Launched LaunchStep(const std::vector<std::string>& argv, const StepOptions& options,
+                    const std::vector<int>& inherit);
+
+// A stream captured up to a cap; bytes beyond it are read and dropped.
+struct OutputCapture {
+  int64_t cap = 0;
+  std::string bytes;
+  bool truncated = false;
+  void Add(const char* data, size_t size);
+};
+
+// Reads what `fd` (non-blocking) has now, a bounded amount so that a flood
+// cannot starve a deadline check; closes `fd` at end of file or on an error.
+void Drain(base::UniqueFd& fd, OutputCapture& capture);
 
 }  // namespace plimsoll::guest::agent
 

@@ -53,7 +53,7 @@ Status WriteAll(int fd, std::string_view bytes) {
   return Status::Ok();
 }
 
-Status WriteOne(int work_fd, const ProjectFile& file, const Owner& owner) {
+Status WriteOne(int work_fd, const ProjectFile& file, const Owner& owner, bool replace) {
   std::vector<std::string> segments;
   if (!SplitPath(file.path, segments)) return FileError(file.path, "the path is not relative");
   base::UniqueFd directory(fcntl(work_fd, F_DUPFD_CLOEXEC, 0));
@@ -74,6 +74,12 @@ Status WriteOne(int work_fd, const ProjectFile& file, const Owner& owner) {
       return FileError(file.path, std::strerror(errno));
     }
     directory = std::move(next);
+  }
+  // Replacing unlinks what is there (a symlink itself, never its target);
+  // a directory stays and the write fails below.
+  if (replace && unlinkat(directory.get(), segments.back().c_str(), 0) != 0 && errno != ENOENT &&
+      errno != EISDIR && errno != EPERM) {
+    return FileError(file.path, std::strerror(errno));
   }
   base::UniqueFd out(openat(directory.get(), segments.back().c_str(),
                             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644));
@@ -132,8 +138,9 @@ Expected<base::UniqueFd> OpenWorkDirectory(const std::string& path, const Owner&
   return fd;
 }
 
-Status WriteFiles(int work_fd, const std::vector<ProjectFile>& files, const Owner& owner) {
-  for (const auto& file : files) PLIMSOLL_RETURN_IF_ERROR(WriteOne(work_fd, file, owner));
+Status WriteFiles(int work_fd, const std::vector<ProjectFile>& files, const Owner& owner,
+                  bool replace) {
+  for (const auto& file : files) PLIMSOLL_RETURN_IF_ERROR(WriteOne(work_fd, file, owner, replace));
   return Status::Ok();
 }
 

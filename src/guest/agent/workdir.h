@@ -35,7 +35,10 @@ Expected<base::UniqueFd> OpenWorkDirectory(const std::string& path, const Owner&
 // Writes every file beneath `work_fd`, creating parent directories (mode
 // 0755) and files (mode 0644, O_CREAT|O_EXCL|O_NOFOLLOW), owned by `owner`.
 // Fails on the first file that cannot be written, saying which and why.
-Status WriteFiles(int work_fd, const std::vector<ProjectFile>& files, const Owner& owner);
+// With `replace` (a session's kept /work) a file already there, or a
+// symlink in its place, is unlinked first; a directory there still fails.
+Status WriteFiles(int work_fd, const std::vector<ProjectFile>& files, const Owner& owner,
+                  bool replace = false);
 
 struct Collected {
   std::vector<Artifact> artifacts;  // found regular files, in request order

@@ -4,7 +4,8 @@ The guest agent starts this server once per session and sends it one cell per ca
 contract, which the agent side (C++) relies on:
 
 Start
-    ``python3 -I python_repl.py`` with fd 3 = requests (the server reads), fd 4 = answers (the
+    ``python3 -I python_repl.py`` (the agent carries this file and runs it as ``python3 -I -c
+    SOURCE``; both start the same way) with fd 3 = requests (the server reads), fd 4 = answers (the
     server writes), fd 0 = /dev/null, fd 1 and 2 = pipes the agent drains (the cells' stdout
     and stderr), cwd = the session's work directory. The server first moves fds 3 and 4 to
     descriptors >= 100 with close-on-exec set and closes 3 and 4, so no program a cell starts

@@ -322,7 +322,7 @@ Expected<Container> Contain(const ContainConfig& config, Deadline deadline) {
   plan.config = &config;
   plan.mounts = std::move(*mounts);
   plan.rlimits = RlimitPlanFor(config.limits);
-  plan.capabilities = os::AgentCapabilities();
+  plan.capabilities = config.agent_capabilities;
   plan.last_capability = os::LastCapability();
   plan.seccomp = config.seccomp->Fprog();
   for (std::string& arg : argv_storage) plan.argv.push_back(arg.data());

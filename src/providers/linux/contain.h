@@ -52,6 +52,7 @@
 #include <string>
 #include <vector>
 
+#include "os/caps.h"
 #include "os/cgroup.h"
 #include "os/seccomp.h"
 #include "plimsoll/error.h"
@@ -83,6 +84,10 @@ struct ContainConfig {
   // A network namespace made ahead (netns_pool.h) for the sandbox to join;
   // invalid: the clone makes its own (CLONE_NEWNET) and brings lo up.
   NamespaceFd network;
+  // The capabilities the agent keeps (os/caps.h): AgentCapabilities(), or
+  // SessionAgentCapabilities() for a session's agent, which must see every
+  // process of the sandbox to sweep around its kept interpreters.
+  uint64_t agent_capabilities = os::AgentCapabilities();
 };
 
 // A running sandbox. Move-only; the destructor kills the init (and with it

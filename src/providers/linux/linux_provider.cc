@@ -1,16 +1,20 @@
 #include "providers/linux/linux_provider.h"
 
+#include <signal.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <optional>
+#include <sstream>
 
 #include "guest/exchange.h"
 #include "guest/protocol.h"
@@ -93,6 +97,140 @@ struct Prepared {
   }
 };
 
+Expected<std::string> MakeReportKey() {
+  std::string key(guest::kReportKeyBytes, '\0');
+  if (getrandom(key.data(), key.size(), 0) != static_cast<ssize_t>(key.size())) {
+    return Refusal(NotDispatched::kEnvironment, "No randomness for the report key.");
+  }
+  return key;
+}
+
+std::string ReadProcFile(pid_t pid, const char* name) {
+  std::ifstream file("/proc/" + std::to_string(pid) + "/" + name);
+  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+}
+
+// "Seccomp:\t2" of /proc/<pid>/status: 2 is filter mode.
+std::string SeccompMode(pid_t pid) {
+  std::istringstream status(ReadProcFile(pid, "status"));
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("Seccomp:", 0) == 0) {
+      size_t start = line.find_first_not_of(" \t", 8);
+      return start == std::string::npos ? "" : line.substr(start);
+    }
+  }
+  return "";
+}
+
+// A kept sandbox (SPEC §9): one container whose agent runs with --session,
+// talked to job by job over its channel; /work and the interpreters live
+// as long as it does.
+class LinuxSession final : public ProviderSession {
+ public:
+  LinuxSession(std::shared_ptr<const Prepared> prepared, Container container, const Limits& limits)
+      : prepared_(std::move(prepared)),
+        container_(std::move(container)),
+        limits_(limits),
+        uid_map_(ReadProcFile(container_.pid(), "uid_map")) {}
+
+  ~LinuxSession() override {
+    container_.CloseChannel();  // the agent sees EOF and ends its interpreters
+    if (!container_.Wait(Clock::now() + std::chrono::milliseconds(200))) container_.Signal();
+    Status killed = container_.Kill();
+    (void)killed;  // nothing to report to: the sandbox is gone or its cgroup is killed
+  }
+
+  Tier tier() const override { return Tier::kContainer; }
+  std::string environment() const override { return prepared_->image->identity(); }
+
+  Expected<Result> Run(const Request& request, Deadline deadline) override {
+    if (broken_) return BrokenRefusal();
+    auto key = MakeReportKey();
+    if (!key.ok()) return key.error();
+    auto job = guest::JobFromRequest(request, limits_, std::move(*key));
+    if (!job.ok()) return job.error();
+    if (job->cell) job->cell->number = ++cells_;
+    Clock::time_point start = Clock::now();
+    Result result;
+    result.isolation = Tier::kContainer;
+    result.environment = prepared_->image->identity();
+    result.kind = *request.kind();
+    guest::Report report;
+    Status exchanged = guest::ExchangeJob(container_.channel(), *job, request,
+                                          deadline + kReportGrace, &result, &report);
+    result.duration_ms = MillisecondsSince(start);
+    if (exchanged.ok()) {
+      std::lock_guard lock(mutex_);
+      interpreters_ = report.interpreters.value_or(std::vector<std::string>{});
+      return result;
+    }
+    // The agent gave no valid report: nothing in this sandbox can be
+    // trusted to keep state any more. It ends now; the session with it.
+    std::string diagnostics = container_.Diagnostics();
+    MarkBroken();
+    std::string message =
+        "The session's guest agent gave no valid report (" + exchanged.error().message() + ")" +
+        (diagnostics.empty() ? "" : "; agent stderr: " + diagnostics.substr(0, 1000));
+    return guest::AnswerFailedExchange(request, exchanged.error(), message, std::move(result));
+  }
+
+  Status CheckBoundary() override {
+    if (broken_) return BrokenRefusal();
+    pid_t init = container_.pid();
+    if (container_.Wait(Clock::now())) {
+      MarkBroken();
+      return Failure(ErrorCode::kInternal, "The session's sandbox init has exited.");
+    }
+    std::string mode = SeccompMode(init);
+    if (mode != "2") {
+      return Failure(ErrorCode::kInternal, "The session's sandbox init is not in seccomp filter "
+                                           "mode (Seccomp: \"" + mode + "\").");
+    }
+    if (ReadProcFile(init, "uid_map") != uid_map_) {
+      return Failure(ErrorCode::kInternal, "The session's uid map changed since it was opened.");
+    }
+    std::vector<pid_t> members = container_.cgroup().Processes();
+    if (std::find(members.begin(), members.end(), init) == members.end()) {
+      return Failure(ErrorCode::kInternal, "The session's sandbox init left its cgroup.");
+    }
+    return Status::Ok();
+  }
+
+  int64_t DiskUsedBytes() override {
+    struct statvfs work {};
+    std::string path = "/proc/" + std::to_string(container_.pid()) + "/root" + guest::kWorkDirectory;
+    if (statvfs(path.c_str(), &work) != 0) return 0;
+    return static_cast<int64_t>((work.f_blocks - work.f_bfree) * work.f_frsize);
+  }
+
+  std::vector<std::string> InterpretersAlive() override {
+    std::lock_guard lock(mutex_);
+    return interpreters_;
+  }
+
+ private:
+  static Error BrokenRefusal() {
+    return Refusal(NotDispatched::kEnvironment,
+                   "The session's sandbox has ended (its agent failed); open a new session.");
+  }
+
+  void MarkBroken() {
+    broken_ = true;
+    container_.Signal();
+    std::lock_guard lock(mutex_);
+    interpreters_.clear();
+  }
+
+  const std::shared_ptr<const Prepared> prepared_;  // keeps the image tree held
+  Container container_;
+  const Limits limits_;
+  const std::string uid_map_;
+  int64_t cells_ = 0;
+  std::atomic<bool> broken_{false};
+  std::mutex mutex_;
+  std::vector<std::string> interpreters_;
+};
+
 class LinuxProvider final : public Provider {
  public:
   explicit LinuxProvider(const Limits& limits) : limits_(limits) {}
@@ -105,6 +243,7 @@ class LinuxProvider final : public Provider {
     description.tier = Tier::kContainer;
     description.capabilities.payloads = {PayloadKind::kJavascript, PayloadKind::kPython,
                                          PayloadKind::kProject};
+    description.capabilities.sessions = true;
     description.limits = limits_;
     description.details = {{"kernel", KernelRelease()}, {"wall", kWall}};
     std::string pool_error = networks_.LastError();
@@ -221,8 +360,7 @@ class LinuxProvider final : public Provider {
 
   Expected<Result> Run(const Request& request, Deadline deadline) override {
     if (request.cell) {
-      return Refusal(NotDispatched::kUnsupported,
-                     "The linux provider has no sessions yet, so no cells.");
+      return Refusal(NotDispatched::kUnsupported, "A cell runs only inside a session.");
     }
     auto serving = generations_.Serving();
     PLIMSOLL_RETURN_IF_ERROR(CheckServingEnvironment(
@@ -230,6 +368,22 @@ class LinuxProvider final : public Provider {
         request.environment));
     if (serving.config->image->Removed()) return RemovedImageRefusal();
     return RunJob(*serving.config, request, deadline, nullptr);
+  }
+
+  Expected<std::unique_ptr<ProviderSession>> OpenSession(const SessionSpec& spec,
+                                                         Deadline deadline) override {
+    auto serving = generations_.Serving();
+    PLIMSOLL_RETURN_IF_ERROR(CheckServingEnvironment(
+        static_cast<bool>(serving), "linux", serving ? serving.config->image->identity() : "",
+        spec.environment));
+    if (serving.config->image->Removed()) return RemovedImageRefusal();
+    ContainConfig config = SandboxConfig(*serving.config);
+    config.argv.push_back("--session");
+    config.agent_capabilities = os::SessionAgentCapabilities();
+    auto container = Contain(config, std::min(deadline, Clock::now() + kSetupBudget));
+    if (!container.ok()) return container.error();
+    return std::unique_ptr<ProviderSession>(
+        std::make_unique<LinuxSession>(serving.config, std::move(*container), limits_));
   }
 
  private:
@@ -272,6 +426,20 @@ class LinuxProvider final : public Provider {
     return prepared;
   }
 
+  // A fresh sandbox's configuration: pid 1 is the agent binary as init; it
+  // forks the agent as pid 2.
+  ContainConfig SandboxConfig(const Prepared& prepared) {
+    ContainConfig config;
+    config.rootfs = prepared.bind->path();
+    config.argv = {guest::kAgentPath, "--init", "--channel", std::to_string(kChannelFd)};
+    config.environment = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/work"};
+    config.limits = limits_;
+    config.seccomp = &prepared.seccomp;
+    config.cgroups = &prepared.cgroups;
+    config.network = networks_.Take();  // none ready: the clone makes its own
+    return config;
+  }
+
   // One job in one fresh sandbox. `cgroup_values`, when given, receives the
   // limits the kernel holds for the run's cgroup.
   Expected<Result> RunJob(const Prepared& prepared, const Request& request, Deadline deadline,
@@ -284,15 +452,7 @@ class LinuxProvider final : public Provider {
     auto job = guest::JobFromRequest(request, limits_, key);
     if (!job.ok()) return job.error();
 
-    ContainConfig config;
-    config.rootfs = prepared.bind->path();
-    // pid 1 is the agent binary as init; it forks the agent as pid 2.
-    config.argv = {guest::kAgentPath, "--init", "--channel", std::to_string(kChannelFd)};
-    config.environment = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/work"};
-    config.limits = limits_;
-    config.seccomp = &prepared.seccomp;
-    config.cgroups = &prepared.cgroups;
-    config.network = networks_.Take();  // none ready: the clone makes its own
+    ContainConfig config = SandboxConfig(prepared);
     auto container =
         Contain(config, std::min(deadline + kReportGrace, Clock::now() + kSetupBudget));
     if (!container.ok()) return container.error();
