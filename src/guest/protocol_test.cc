@@ -1,4 +1,5 @@
 #include "guest/protocol.h"
+#include "guest/report_bounds.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -127,6 +128,57 @@ TEST(GuestProtocol, ReportRoundTrips) {
   EXPECT_EQ(decoded->outcome, report.outcome);
   EXPECT_EQ(decoded->artifacts, report.artifacts);
   EXPECT_EQ(decoded->detail, report.detail);
+}
+
+TEST(GuestProtocol, ACellTravelsAndIsCheckedBothWays) {
+  Job job = SampleJob();
+  job.files.clear();
+  job.steps.clear();
+  job.artifacts.clear();
+  job.cell = JobCell{"javascript", "x + 1", 64, 3, 0};
+  auto decoded = DecodeJob(EncodeJob(job));
+  ASSERT_TRUE(decoded.ok()) << decoded.error().ToString();
+  ASSERT_TRUE(decoded->cell.has_value());
+  EXPECT_EQ(decoded->cell->code, "x + 1");
+  EXPECT_EQ(decoded->cell->number, 3);
+  // A cell with steps, an unknown language or an absurd cap is refused.
+  Job mixed = job;
+  mixed.steps = {{"true"}};
+  EXPECT_FALSE(DecodeJob(EncodeJob(mixed)).ok());
+  Job ruby = job;
+  ruby.cell->language = "ruby";
+  EXPECT_FALSE(DecodeJob(EncodeJob(ruby)).ok());
+  Job huge = job;
+  huge.cell->value_cap_bytes = kMaxCellValueCapBytes + 1;
+  EXPECT_FALSE(DecodeJob(EncodeJob(huge)).ok());
+
+  Report report;
+  StepResult step;
+  step.command = CellCommand("javascript");
+  report.steps = {step};
+  report.cell = ReportCell{std::string("42"), false, true, true};
+  report.interpreters = std::vector<std::string>{"javascript"};
+  auto read = DecodeReport(EncodeReport(report));
+  ASSERT_TRUE(read.ok()) << read.error().ToString();
+  EXPECT_EQ(read->cell->value, "42");
+  EXPECT_TRUE(read->cell->interpreter_started);
+  EXPECT_EQ(read->interpreters, report.interpreters);
+  EXPECT_TRUE(CheckReportAgainstJob(*read, job).ok());
+  // The host refuses a cell answer the job did not ask for, a value over
+  // its cap, a step that is not the cell's, and a missing answer.
+  EXPECT_FALSE(CheckReportAgainstJob(*read, SampleJob()).ok());
+  Report long_value = *read;
+  long_value.cell->value = std::string(65, 'v');
+  EXPECT_FALSE(CheckReportAgainstJob(long_value, job).ok());
+  Report other_step = *read;
+  other_step.steps[0].command = {"sh"};
+  EXPECT_FALSE(CheckReportAgainstJob(other_step, job).ok());
+  Report no_answer = *read;
+  no_answer.cell.reset();
+  EXPECT_FALSE(CheckReportAgainstJob(no_answer, job).ok());
+  Report bad_language = report;
+  bad_language.interpreters = std::vector<std::string>{"ruby"};
+  EXPECT_FALSE(DecodeReport(EncodeReport(bad_language)).ok());
 }
 
 TEST(GuestProtocol, DecodeJobIsStrict) {
@@ -378,9 +430,18 @@ TEST(GuestJob, FromJavascriptPythonProjectAndCell) {
   EXPECT_EQ(job->timeout_ms, 9000);
 
   Request cell;
+  cell.timeout_ms = 700;
   cell.cell = CellPayload{"python", "x = 1"};
-  EXPECT_EQ(JobFromRequest(cell, limits, kKey).error().not_dispatched(),
-            NotDispatched::kUnsupported);
+  job = JobFromRequest(cell, limits, kKey);
+  ASSERT_TRUE(job.ok());
+  ASSERT_TRUE(job->cell.has_value());
+  EXPECT_EQ(job->cell->language, "python");
+  EXPECT_EQ(job->cell->code, "x = 1");
+  EXPECT_EQ(job->cell->value_cap_bytes, limits.output_cap_bytes);
+  EXPECT_TRUE(job->steps.empty() && job->files.empty());
+  EXPECT_EQ(job->timeout_ms, 700);
+  cell.cell->language = "javascript";
+  EXPECT_EQ(JobFromRequest(cell, limits, kKey)->timeout_ms, 700 + kJavascriptGraceMs);
   EXPECT_EQ(JobFromRequest(py, limits, "short").error().code(), ErrorCode::kInternal);
 }
 

@@ -176,6 +176,45 @@ TEST_P(SessionConformanceTest, AFloorAboveTheSessionsTierIsRefusedBeforeAnything
   EXPECT_EQ(Cell(*session, "javascript", "typeof ran").cell->value, "'undefined'");
 }
 
+TEST_P(SessionConformanceTest, FilesInWorkAreKeptFromCallToCall) {
+  if (!Accepts(PayloadKind::kPython)) {
+    GTEST_SKIP() << "skipped: " << GetParam() << " keeps JavaScript cells only (no files)";
+  }
+  auto session = Open();
+  ASSERT_TRUE(session);
+  Result wrote = Cell(*session, "python", "open('kept.txt', 'w').write('from call 1')");
+  EXPECT_EQ(wrote.exit_code, 0) << wrote.stderr_bytes;
+  Request step;
+  step.python = PythonPayload{"print(open('kept.txt').read())"};
+  auto read = session->Run(step);
+  ASSERT_TRUE(read.ok()) << read.error().ToString();
+  EXPECT_EQ(read->stdout_bytes, "from call 1\n") << read->stderr_bytes;
+  EXPECT_FALSE(read->cell.has_value());
+  EXPECT_GT(session->Info().disk_used_bytes, 0);
+}
+
+TEST_P(SessionConformanceTest, ABackgroundProcessOfOneCallIsGoneAtTheNext) {
+  if (!Accepts(PayloadKind::kPython)) {
+    GTEST_SKIP() << "skipped: " << GetParam() << " runs no processes (JavaScript cells only)";
+  }
+  auto session = Open();
+  ASSERT_TRUE(session);
+  // Call 2 leaves `sleep 1000 &` behind (and one in a session of its own).
+  Cell(*session, "python", "import os, subprocess");
+  Result left = Cell(*session, "python",
+                     "os.system('sleep 1000 &')\n"
+                     "p = subprocess.Popen(['setsid', 'sleep', '1000'])\n"
+                     "import time; time.sleep(0.05)\n"
+                     "p.poll() is None");
+  EXPECT_EQ(left.cell->value, "True") << left.stderr_bytes;
+  // Call 3 looks for it from inside: the guest's uid sees its own processes.
+  Result looked = Cell(*session, "python",
+                       "[p for p in os.listdir('/proc') if p.isdigit() and b'sleep' in "
+                       "open(f'/proc/{p}/cmdline', 'rb').read()]");
+  EXPECT_EQ(looked.cell->value, "[]") << looked.stderr_bytes;
+  EXPECT_FALSE(looked.cell->interpreter_started);
+}
+
 using NoSessionsTest = ConformanceTest;
 
 TEST_P(NoSessionsTest, OpeningASessionIsRefusedUnsupportedAndNothingRuns) {

@@ -44,3 +44,25 @@ tmux_ send-keys -t "$name" C-d
 wait_for "repl exited 0"
 wait_for "session closed after 5 call(s)"
 echo "ok: the REPL kept x across cells, took a multi-line cell, and Ctrl-D closed the session"
+
+# The acceptance of sessions on an OS-level tier: Python in the linux
+# provider's kept sandbox (root and the guest image needed).
+if [ "$(id -u)" != 0 ] || [ -z "${PLIMSOLL_IMAGE:-}" ] || [ ! -d "${PLIMSOLL_IMAGE}/rootfs" ]; then
+  echo "skipped: the linux part needs root and the guest image (PLIMSOLL_IMAGE)"
+  exit 0
+fi
+tmux_ kill-session -t "$name"
+tmux_ new-session -d -s "$name" -x 160 -y 40 \
+  "'$plimsoll' repl --provider linux --lang python; echo \"repl exited \$?\"; sleep 30"
+wait_for "tier container"
+tmux_ send-keys -t "$name" 'x = 41' Enter
+tmux_ send-keys -t "$name" 'x + 1' Enter
+wait_for "42"
+tmux_ send-keys -t "$name" 'def twice(n):' Enter
+wait_for "..."
+tmux_ send-keys -t "$name" '    return 2 * n' Enter Enter
+tmux_ send-keys -t "$name" 'twice(x)' Enter
+wait_for "82"
+tmux_ send-keys -t "$name" C-d
+wait_for "repl exited 0"
+echo "ok: python on linux kept x = 41 and answered x + 1 with 42"

@@ -42,6 +42,14 @@ int64_t ExitCodeOf(int status) {
   return kExitCannotExecute;
 }
 
+// Whether the server has ended, reaping it. A sweep's reaping of every
+// child (reaper.h) may have taken its status already: ECHILD says so too.
+bool Exited(pid_t pid, int* status) {
+  pid_t got = waitpid(pid, status, WNOHANG | __WALL);
+  if (got < 0 && errno == ECHILD) *status = 0;
+  return got == pid || (got < 0 && errno == ECHILD);
+}
+
 std::vector<std::string> ServerArgv(const JobCell& cell, int64_t output_cap_bytes) {
   if (cell.language == "python") return {"python3", "-I", "-c", kPythonReplSource};
   // One byte over the cap, so the agent's own capture sees and flags a cut.
@@ -166,8 +174,7 @@ void KeptInterpreter::Freeze() {
   auto until = Clock::now() + kSignalSettle;
   for (;;) {
     int status = 0;
-    pid_t got = waitpid(pid_, &status, WNOHANG | __WALL);
-    if (got == pid_) {  // it died meanwhile
+    if (Exited(pid_, &status)) {  // it died meanwhile
       pid_ = -1;
       Kill();
       return;
@@ -209,6 +216,12 @@ CellRun KeptInterpreter::Run(const JobCell& cell, const StepOptions& options,
   run.result.command = CellCommand(language_);
   auto started = Clock::now();
   bool fresh = false;
+  int early_status = 0;
+  if (pid_ > 0 && Exited(pid_, &early_status)) {
+    // It died between calls (killed from outside): a fresh one takes over.
+    pid_ = -1;
+    Kill();
+  }
   if (pid_ <= 0) {
     if (!Start(cell, options, &run)) {
       if (run.result.exit_code == 0) {
@@ -280,7 +293,7 @@ CellRun KeptInterpreter::Run(const JobCell& cell, const StepOptions& options,
         answer = ParseAnswer(std::string_view(answer_bytes).substr(4), cell, &broken);
       }
     }
-    if (waitpid(pid_, &status, WNOHANG | __WALL) == pid_) exited = true;
+    if (Exited(pid_, &status)) exited = true;
     if (!answer && broken.empty() && !exited && Clock::now() >= deadline) {
       run.timed_out = true;
       break;
@@ -291,7 +304,7 @@ CellRun KeptInterpreter::Run(const JobCell& cell, const StepOptions& options,
     // It ends itself after such an answer; give it the wrap-up to do so.
     auto until = std::min(Clock::now() + kSignalSettle, wrap_up);
     while (Clock::now() < until) {
-      if (waitpid(pid_, &status, WNOHANG | __WALL) == pid_) {
+      if (Exited(pid_, &status)) {
         exited = true;
         pid_ = -1;
         break;

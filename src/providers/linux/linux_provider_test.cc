@@ -27,6 +27,7 @@
 #include "os/cgroup.h"
 #include "os/seccomp.h"
 #include "plimsoll/sandbox.h"
+#include "plimsoll/session.h"
 #include "providers/linux/contain.h"
 #include "providers/linux/netns_pool.h"
 #include "providers/linux/teardown.h"
@@ -649,6 +650,130 @@ TEST_F(LinuxProviderTest, ASwappedImageTreeRunsOnlyUnderItsOwnIdentityAfterItsSm
   }
   std::error_code ignored;
   std::filesystem::remove_all(parent, ignored);
+}
+
+// ---- sessions (SPEC §9): the kept sandbox of the linux provider ----------------------------
+
+Result MustCell(Session& session, const std::string& language, const std::string& code,
+                int64_t timeout_ms = 0) {
+  Request request;
+  request.timeout_ms = timeout_ms;
+  request.cell = CellPayload{language, code};
+  auto result = session.Run(request);
+  if (!result.ok()) {
+    ADD_FAILURE() << result.error().ToString();
+    return Result{};
+  }
+  EXPECT_TRUE(result->cell.has_value());
+  return *result;
+}
+
+// Host pids of the sandbox's processes whose command line holds `text`.
+std::vector<pid_t> SandboxProcessesRunning(const std::string& text) {
+  std::vector<pid_t> found;
+  DIR* proc = opendir("/proc");
+  while (dirent* entry = readdir(proc)) {
+    if (entry->d_name[0] < '1' || entry->d_name[0] > '9') continue;
+    std::string path = std::string("/proc/") + entry->d_name;
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0 || st.st_uid < 1'500'000'000u || st.st_uid > 1'500'001'000u)
+      continue;
+    std::ifstream file(path + "/cmdline");
+    std::string line((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    for (char& c : line) {
+      if (c == '\0') c = ' ';
+    }
+    if (line.find(text) != std::string::npos) found.push_back(std::atoi(entry->d_name));
+  }
+  closedir(proc);
+  return found;
+}
+
+TEST_F(LinuxProviderTest, ASessionKeepsBothInterpretersAndItsFilesAndLeavesNothingWhenClosed) {
+  int before = QuietSandboxProcesses();
+  {
+    auto session = SharedSandbox().OpenSession(SessionOptions{});
+    ASSERT_TRUE(session.ok()) << session.error().ToString();
+    EXPECT_EQ((*session)->Info().isolation, Tier::kContainer);
+    Result set = MustCell(**session, "python", "x = 41");
+    EXPECT_EQ(set.exit_code, 0) << set.stderr_bytes;
+    EXPECT_TRUE(set.cell->interpreter_started);
+    Result next = MustCell(**session, "python", "x + 1");
+    EXPECT_EQ(next.cell->value, "42") << next.stderr_bytes;
+    EXPECT_FALSE(next.cell->interpreter_started);
+    Result js = MustCell(**session, "javascript", "var y = 6; console.log('out'); y * 7");
+    EXPECT_EQ(js.exit_code, 0) << js.stderr_bytes;
+    EXPECT_EQ(js.stdout_bytes, "out\n");
+    EXPECT_EQ(js.cell->value, "42");
+    EXPECT_EQ(MustCell(**session, "javascript", "y").cell->value, "6");
+    EXPECT_EQ((*session)->Info().interpreters,
+              (std::vector<std::string>{"javascript", "python"}));
+    // A one-off payload in the session sees what the cells wrote.
+    MustCell(**session, "python", "open('note.txt', 'w').write('kept')");
+    Request step;
+    step.python = PythonPayload{"print(open('note.txt').read())"};
+    auto ran = (*session)->Run(step);
+    ASSERT_TRUE(ran.ok()) << ran.error().ToString();
+    EXPECT_EQ(ran->stdout_bytes, "kept\n") << ran->stderr_bytes;
+    EXPECT_GT((*session)->Info().disk_used_bytes, 0);
+    (*session)->Close();
+  }
+  EXPECT_TRUE(NothingLeftBehind(before));
+}
+
+TEST_F(LinuxProviderTest, WhatACallLeftRunningIsGoneBeforeItsAnswer) {
+  auto session = SharedSandbox().OpenSession(SessionOptions{});
+  ASSERT_TRUE(session.ok()) << session.error().ToString();
+  const std::string marker = "1000." + std::to_string(getpid());
+  Result started = MustCell(**session, "python",
+                            "import os, subprocess\n"
+                            "os.system('sleep " + marker + " &')\n"
+                            "p = subprocess.Popen(['setsid', 'sleep', '" + marker + "'])\n"
+                            "import time; time.sleep(0.05)\n"
+                            "assert p.poll() is None\n");
+  EXPECT_EQ(started.exit_code, 0) << started.stderr_bytes;
+  EXPECT_EQ(SandboxProcessesRunning("sleep " + marker), std::vector<pid_t>{});
+  // The same after a step of the session (a project), and from inside.
+  Request project;
+  project.project = ProjectPayload{{}, {{"sh", "-c", "sleep " + marker + " & echo started"}}, {}};
+  auto ran = (*session)->Run(project);
+  ASSERT_TRUE(ran.ok()) << ran.error().ToString();
+  EXPECT_EQ(ran->stdout_bytes, "started\n");
+  EXPECT_EQ(SandboxProcessesRunning("sleep " + marker), std::vector<pid_t>{});
+  Result inside = MustCell(**session, "python",
+                           "import os\n"
+                           "[p for p in os.listdir('/proc') if p.isdigit() and b'sleep' in "
+                           "open(f'/proc/{p}/cmdline', 'rb').read()]");
+  EXPECT_EQ(inside.cell->value, "[]") << inside.stderr_bytes;
+  EXPECT_FALSE(inside.cell->interpreter_started);
+}
+
+TEST_F(LinuxProviderTest, AnInterpreterKilledFromTheHostIsReplacedAndTheCellSaysSo) {
+  auto session = SharedSandbox().OpenSession(SessionOptions{});
+  ASSERT_TRUE(session.ok()) << session.error().ToString();
+  MustCell(**session, "python", "gone = 1");
+  std::vector<pid_t> servers = SandboxProcessesRunning("python3 -I -c");
+  ASSERT_EQ(servers.size(), 1u);
+  ASSERT_EQ(kill(servers[0], SIGKILL), 0);
+  Result fresh = MustCell(**session, "python", "'gone' in globals()");
+  EXPECT_TRUE(fresh.cell->interpreter_started);
+  EXPECT_EQ(fresh.cell->value, "False") << fresh.stderr_bytes;
+}
+
+TEST_F(LinuxProviderTest, ASessionWhoseInitDiedEndsBoundaryFailedAndRunsNothing) {
+  auto session = SharedSandbox().OpenSession(SessionOptions{});
+  ASSERT_TRUE(session.ok()) << session.error().ToString();
+  MustCell(**session, "javascript", "1");
+  std::vector<pid_t> inits = SandboxProcessesRunning("plimsoll-guest --init");
+  ASSERT_FALSE(inits.empty());
+  for (pid_t pid : inits) kill(pid, SIGKILL);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  Request late;
+  late.cell = CellPayload{"javascript", "2"};
+  auto refused = (*session)->Run(late);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(NotDispatchedReason(refused.error()).has_value()) << refused.error().ToString();
+  EXPECT_EQ((*session)->Info().ended, SessionEndReason::kBoundaryFailed);
 }
 
 }  // namespace

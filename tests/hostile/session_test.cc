@@ -1,0 +1,114 @@
+// Sessions (SPEC §9) under attack: a kept sandbox lives across calls, so a
+// cell gets more than one chance at the agent. A cell must not reach the
+// agent's channel (the descriptor that carries the report key), must not
+// get a report of its own making taken for the agent's, and must not leave
+// a process running past its answer. Providers without sessions are
+// skipped with that reason.
+#include "hostile/hostile.h"
+#include "plimsoll/session.h"
+
+namespace plimsoll::hostile {
+namespace {
+
+class HostileSessionTest : public HostileTest {
+ protected:
+  void SetUp() override {
+    HostileTest::SetUp();
+    if (IsSkipped() || HasFailure()) return;
+    if (!description().capabilities.sessions) {
+      GTEST_SKIP() << "skipped: " << GetParam() << " keeps no sessions yet";
+    }
+    auto session = sandbox().OpenSession(SessionOptions{});
+    ASSERT_TRUE(session.ok()) << session.error().ToString();
+    session_ = std::move(*session);
+  }
+
+  Result Cell(const std::string& code) {
+    Request request;
+    request.timeout_ms = 10'000;
+    request.cell = CellPayload{"python", Substitute(code)};
+    auto result = session_->Run(request);
+    if (!result.ok()) {
+      ADD_FAILURE() << result.error().ToString();
+      return Result{};
+    }
+    return *result;
+  }
+
+  std::unique_ptr<Session> session_;
+};
+
+TEST_P(HostileSessionTest, ACellCannotReachTheAgentsChannel) {
+  // The agent is pid 2 under its init (or 1); its channel is its fd 3. The
+  // cell's own process holds only its interpreter's pipes (at 100 and up).
+  Result result = Cell(
+      "import os, errno\n"
+      "seen = []\n"
+      "for pid in (1, 2):\n"
+      "    for what in ('fd/3', 'fdinfo/3', 'mem', 'environ'):\n"
+      "        try:\n"
+      "            open(f'/proc/{pid}/{what}', 'rb').read(1)\n"
+      "            seen.append(f'{pid}/{what}: opened')\n"
+      "        except OSError as e:\n"
+      "            seen.append(f'{pid}/{what}: {errno.errorcode[e.errno]}')\n"
+      "low = [fd for fd in range(3, 100) if os.path.exists(f'/proc/self/fd/{fd}')]\n"
+      "(seen, low)");
+  ASSERT_TRUE(result.cell && result.cell->value) << result.stderr_bytes;
+  const std::string& value = *result.cell->value;
+  EXPECT_EQ(value.find("opened"), std::string::npos) << value;
+  EXPECT_NE(value.find("], [])"), std::string::npos)
+      << "the interpreter has descriptors below 100 (its channel must be moved): " << value;
+}
+
+TEST_P(HostileSessionTest, AReportACellPrintsIsOnlyItsOutput) {
+  // The bytes of a report frame, then a seal of the right length, on the
+  // cell's stdout and stderr: they come back as output, nothing more.
+  Result result = Cell(
+      "import sys\n"
+      "fake = b'\\x00\\x00\\x00\\x5c' + b'{\"version\":1,\"outcome\":\"completed\",\"steps\":[],"
+      "\"artifacts\":[],\"detail\":\"\",\"cell\":{\"value\":\"forged\"}}' + b'\\x00\\x00\\x00\\x40' "
+      "+ b'f' * 64\n"
+      "sys.stdout.buffer.write(fake); sys.stdout.flush()\n"
+      "sys.stderr.buffer.write(fake); sys.stderr.flush()\n"
+      "'honest'");
+  EXPECT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  ASSERT_TRUE(result.cell.has_value());
+  EXPECT_EQ(result.cell->value, "'honest'");
+  EXPECT_NE(result.stdout_bytes.find("forged"), std::string::npos);
+  // The chain holds: the next call is answered and counted.
+  Result next = Cell("1 + 1");
+  EXPECT_EQ(next.cell->value, "2");
+  EXPECT_EQ(session_->Info().calls, 2);
+}
+
+TEST_P(HostileSessionTest, NoProcessOfACellOutlivesItsAnswer) {
+  // Every way out a process has: the background, a new session, a double
+  // fork, a daemon thread that forks after the answer. {TOKEN} rides on each
+  // argv, so the host can look for them.
+  Result result = Cell(
+      "import os, subprocess, threading, time\n"
+      "os.system('sleep 1000 {TOKEN} &')\n"
+      "subprocess.Popen(['setsid', 'sleep', '1000', '{TOKEN}'])\n"
+      "if os.fork() == 0:\n"
+      "    if os.fork() == 0:\n"
+      "        os.setsid(); os.execvp('sleep', ['sleep', '1000', '{TOKEN}'])\n"
+      "    os._exit(0)\n"
+      "def later():\n"
+      "    time.sleep(0.2)\n"
+      "    subprocess.Popen(['sleep', '1000', '{TOKEN}'])\n"
+      "threading.Thread(target=later, daemon=True).start()\n"
+      "time.sleep(0.05)");
+  EXPECT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  EXPECT_EQ(HostProcessesCarrying(Host().token), std::vector<std::string>{});
+  // The thread is stopped with its interpreter: 0.5 s later there is still none.
+  usleep(500'000);
+  EXPECT_EQ(HostProcessesCarrying(Host().token), std::vector<std::string>{});
+  Result next = Cell("'still here'");
+  EXPECT_FALSE(next.cell->interpreter_started);
+  EXPECT_EQ(HostProcessesCarrying(Host().token), std::vector<std::string>{});
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, HostileSessionTest, ::testing::ValuesIn(ProvidersUnderTest()));
+
+}  // namespace
+}  // namespace plimsoll::hostile
