@@ -190,7 +190,13 @@ TEST_P(SessionConformanceTest, FilesInWorkAreKeptFromCallToCall) {
   ASSERT_TRUE(read.ok()) << read.error().ToString();
   EXPECT_EQ(read->stdout_bytes, "from call 1\n") << read->stderr_bytes;
   EXPECT_FALSE(read->cell.has_value());
-  EXPECT_GT(session->Info().disk_used_bytes, 0);
+  // Expected difference: under gVisor /work lives in gVisor's own memory,
+  // which the host cannot measure (docs/sessions.md); it reports 0.
+  bool gvisor = false;
+  for (const auto& [key, value] : description().details) {
+    if (key == "runtime" && value == "runsc") gvisor = true;
+  }
+  if (!gvisor) EXPECT_GT(session->Info().disk_used_bytes, 0);
 }
 
 TEST_P(SessionConformanceTest, ABackgroundProcessOfOneCallIsGoneAtTheNext) {

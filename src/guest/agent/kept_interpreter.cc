@@ -44,10 +44,15 @@ int64_t ExitCodeOf(int status) {
 
 // Whether the server has ended, reaping it. A sweep's reaping of every
 // child (reaper.h) may have taken its status already: ECHILD says so too.
+// Only an exit or a death counts: gVisor's wait reports a stopped child
+// even without WUNTRACED.
 bool Exited(pid_t pid, int* status) {
   pid_t got = waitpid(pid, status, WNOHANG | __WALL);
-  if (got < 0 && errno == ECHILD) *status = 0;
-  return got == pid || (got < 0 && errno == ECHILD);
+  if (got < 0 && errno == ECHILD) {
+    *status = 0;
+    return true;
+  }
+  return got == pid && (WIFEXITED(*status) || WIFSIGNALED(*status));
 }
 
 std::vector<std::string> ServerArgv(const JobCell& cell, int64_t output_cap_bytes) {
@@ -191,9 +196,10 @@ bool KeptInterpreter::Start(const JobCell& cell, const StepOptions& options, Cel
   base::UniqueFd request_read(requests[0]), request_write(requests[1]);
   if (pipe2(answers, O_CLOEXEC) != 0) return false;
   base::UniqueFd answer_read(answers[0]), answer_write(answers[1]);
-  Launched launched =
-      LaunchStep(ServerArgv(cell, options.output_cap_bytes), options,
-                 {request_read.get(), answer_write.get()});
+  StepOptions server_options = options;
+  server_options.ignore_hangup = true;  // kept_interpreter.h: stopped between calls
+  Launched launched = LaunchStep(ServerArgv(cell, options.output_cap_bytes), server_options,
+                                 {request_read.get(), answer_write.get()});
   if (launched.pid < 0) {
     run->result.exit_code = launched.exit_code;
     run->result.stderr_bytes = "plimsoll-guest: the " + language_ +

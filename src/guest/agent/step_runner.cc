@@ -129,6 +129,11 @@ constexpr int kParkedDescriptors = 300;
   for (int signal_number = 1; signal_number < NSIG; ++signal_number) {
     sigaction(signal_number, &default_action, nullptr);  // KILL/STOP/invalid fail harmlessly
   }
+  if (options.ignore_hangup) {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGHUP, &ignore, nullptr);
+  }
 
   // The OOM killer should pick a step over the agent (which may be
   // protected at -1000, inherited by this fork). Raising is always

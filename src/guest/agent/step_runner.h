@@ -45,6 +45,11 @@ struct StepOptions {
   SweepScope sweep_scope = SweepScope::kDescendants;  // how leftovers are found (reaper.h)
   // Processes every sweep leaves alone (a session's kept interpreters).
   std::vector<pid_t> spared;
+  // Start with SIGHUP ignored (a kept interpreter: its process group holds
+  // it stopped between calls, and a kernel may send such an orphaned group
+  // SIGHUP and SIGCONT when a sweep kills one of its other members; gVisor
+  // does).
+  bool ignore_hangup = false;
 };
 
 enum class StepEnd {

@@ -4,10 +4,12 @@
 #include <signal.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -133,6 +135,110 @@ struct Prepared {
   }
 };
 
+// A kept container (SPEC §9): its agent runs with --session and answers
+// job after job; /work and the interpreters live as long as it does.
+class OciSession final : public ProviderSession {
+ public:
+  OciSession(std::shared_ptr<const Prepared> prepared, std::unique_ptr<OciSandbox> sandbox,
+             const Limits& limits, Tier tier, bool gvisor)
+      : prepared_(std::move(prepared)),
+        sandbox_(std::move(sandbox)),
+        limits_(limits),
+        tier_(tier),
+        gvisor_(gvisor) {}
+
+  ~OciSession() override {
+    Status destroyed = sandbox_->Destroy(Clock::now() + std::chrono::seconds(15));
+    (void)destroyed;  // Reconcile removes what a failed destroy left
+  }
+
+  Tier tier() const override { return tier_; }
+  std::string environment() const override { return prepared_->image->identity(); }
+
+  Expected<Result> Run(const Request& request, Deadline deadline) override {
+    if (broken_) return BrokenRefusal();
+    std::string key(guest::kReportKeyBytes, '\0');
+    if (getrandom(key.data(), key.size(), 0) != static_cast<ssize_t>(key.size())) {
+      return Refusal(NotDispatched::kEnvironment, "No randomness for the report key.");
+    }
+    auto job = guest::JobFromRequest(request, limits_, std::move(key));
+    if (!job.ok()) return job.error();
+    if (gvisor_) job->nproc = limits_.pids;  // as RunJob: gVisor's kernel holds it
+    if (job->cell) job->cell->number = ++cells_;
+    Clock::time_point start = Clock::now();
+    Result result;
+    result.isolation = tier_;
+    result.environment = prepared_->image->identity();
+    result.kind = *request.kind();
+    guest::Report report;
+    Status exchanged = guest::ExchangeJob(sandbox_->channel(), *job, request,
+                                          deadline + kReportGrace, &result, &report);
+    result.duration_ms = MillisecondsSince(start);
+    if (exchanged.ok()) {
+      std::lock_guard lock(mutex_);
+      interpreters_ = report.interpreters.value_or(std::vector<std::string>{});
+      return result;
+    }
+    broken_ = true;
+    std::string diagnostics = sandbox_->Diagnostics();
+    {
+      std::lock_guard lock(mutex_);
+      interpreters_.clear();
+    }
+    std::string message =
+        "The session's guest agent gave no valid report (" + exchanged.error().message() + ")" +
+        (diagnostics.empty() ? "" : "; runtime and agent said: " + diagnostics.substr(0, 1000));
+    return guest::AnswerFailedExchange(request, exchanged.error(), message, std::move(result));
+  }
+
+  // The runtime and the container's init alive, and nothing pending on the
+  // channel between calls (an agent that wrote unasked, or hung up).
+  Status CheckBoundary() override {
+    if (broken_) return BrokenRefusal();
+    if (!sandbox_->Healthy()) {
+      broken_ = true;
+      return Failure(ErrorCode::kInternal,
+                     "The session's container is not as it was left: its runtime or init has "
+                     "exited, or its agent wrote or hung up between calls.");
+    }
+    return Status::Ok();
+  }
+
+  // runc and crun: /work seen through the init's root. Under gVisor the
+  // guest's /work lives in gVisor's own memory, which the host cannot
+  // measure; its size bound (the tmpfs size) still holds.
+  int64_t DiskUsedBytes() override {
+    if (gvisor_) return 0;
+    pid_t init = sandbox_->InitPid();
+    if (init <= 0) return 0;
+    struct statvfs work {};
+    std::string path = "/proc/" + std::to_string(init) + "/root" + guest::kWorkDirectory;
+    if (statvfs(path.c_str(), &work) != 0) return 0;
+    return static_cast<int64_t>((work.f_blocks - work.f_bfree) * work.f_frsize);
+  }
+
+  std::vector<std::string> InterpretersAlive() override {
+    std::lock_guard lock(mutex_);
+    return interpreters_;
+  }
+
+ private:
+  static Error BrokenRefusal() {
+    return Refusal(NotDispatched::kEnvironment,
+                   "The session's container has ended (its agent failed); open a new session.");
+  }
+
+  const std::shared_ptr<const Prepared> prepared_;
+  std::unique_ptr<OciSandbox> sandbox_;
+  const Limits limits_;
+  const Tier tier_;
+  const bool gvisor_;
+  int64_t cells_ = 0;
+  std::atomic<bool> broken_{false};
+  std::mutex mutex_;
+  std::vector<std::string> interpreters_;
+};
+
 class OciProvider final : public Provider {
  public:
   OciProvider(const Limits& limits, const OciSettings& settings)
@@ -155,6 +261,7 @@ class OciProvider final : public Provider {
     description.tier = ClaimedTier(settings_.runtime);
     description.capabilities.payloads = {PayloadKind::kJavascript, PayloadKind::kPython,
                                          PayloadKind::kProject};
+    description.capabilities.sessions = true;
     description.limits = limits_;
     description.details = {{"runtime", std::string(oci::RuntimeKindName(settings_.runtime))},
                            {"kernel", KernelRelease()},
@@ -202,8 +309,7 @@ class OciProvider final : public Provider {
 
   Expected<Result> Run(const Request& request, Deadline deadline) override {
     if (request.cell) {
-      return Refusal(NotDispatched::kUnsupported,
-                     "The oci provider has no sessions yet, so no cells.");
+      return Refusal(NotDispatched::kUnsupported, "A cell runs only inside a session.");
     }
     auto serving = generations_.Serving();
     PLIMSOLL_RETURN_IF_ERROR(CheckServingEnvironment(
@@ -211,6 +317,24 @@ class OciProvider final : public Provider {
         request.environment));
     if (serving.config->image->Removed()) return RemovedImageRefusal();
     return RunJob(*serving.config, serving.number, request, deadline, nullptr);
+  }
+
+  // A container of its own (never the pool's: those agents take one job).
+  Expected<std::unique_ptr<ProviderSession>> OpenSession(const SessionSpec& spec,
+                                                         Deadline deadline) override {
+    auto serving = generations_.Serving();
+    PLIMSOLL_RETURN_IF_ERROR(CheckServingEnvironment(
+        static_cast<bool>(serving), "oci", serving ? serving.config->image->identity() : "",
+        spec.environment));
+    if (serving.config->image->Removed()) return RemovedImageRefusal();
+    auto started = OciSandbox::Start(serving.config->runtime, serving.config->config,
+                                     /*pooled=*/false,
+                                     std::min(deadline, Clock::now() + kSetupBudget),
+                                     /*session=*/true);
+    if (!started.ok()) return started.error();
+    return std::unique_ptr<ProviderSession>(std::make_unique<OciSession>(
+        serving.config, std::move(*started), limits_, ClaimedTier(settings_.runtime),
+        settings_.runtime == RuntimeKind::kRunsc));
   }
 
  private:

@@ -57,12 +57,15 @@ pid_t ParentOf(pid_t pid) {
 }  // namespace
 
 Expected<std::unique_ptr<OciSandbox>> OciSandbox::Start(const Runtime& runtime, BundleConfig config,
-                                                        bool pooled, Deadline deadline) {
+                                                        bool pooled, Deadline deadline,
+                                                        bool session) {
   auto id = NewContainerId();
   if (!id.ok()) return id.error();
   std::string bundle = runtime.bundles_dir() + "/" + *id;
   std::string cgroup_path = std::string(kCgroupParent) + "/" + *id;
-  config.args = runtime.AgentArgv(pooled);
+  // A session's agent waits for each next job as long as the channel is open.
+  config.args = runtime.AgentArgv(pooled || session);
+  if (session) config.args.push_back("--session");
   config.cgroups_path = cgroup_path;
   // From here on the destructor cleans up whatever exists.
   std::unique_ptr<OciSandbox> sandbox(new OciSandbox(runtime, *id, bundle, cgroup_path));
@@ -154,6 +157,14 @@ UniqueFd OciSandbox::OpenInit(bool* named) const {
   // sure it is still this runtime's container and not a reused pid.
   if (ParentOf(static_cast<pid_t>(pid)) != process_->pid()) return UniqueFd();
   return owned;
+}
+
+pid_t OciSandbox::InitPid() const {
+  UniqueFd init = OpenInit(nullptr);
+  if (!init.valid()) return -1;
+  std::ifstream pid_file(bundle_ + "/pid");
+  long pid = 0;
+  return pid_file >> pid ? static_cast<pid_t>(pid) : -1;
 }
 
 void OciSandbox::SignalInit() {

@@ -40,8 +40,11 @@ class OciSandbox {
   // with this sandbox's. `pooled`: the agent waits for its job with no time
   // limit (the channel is its lifeline). Errors are refusals (kEnvironment or
   // kCapacity: nothing ran), with the runtime's own words when it printed any.
+  // `session`: the agent runs with --session (a kept sandbox answering job
+  // after job on its channel, SPEC §9).
   static Expected<std::unique_ptr<OciSandbox>> Start(const Runtime& runtime, BundleConfig config,
-                                                     bool pooled, Deadline deadline);
+                                                     bool pooled, Deadline deadline,
+                                                     bool session = false);
   OciSandbox(const OciSandbox&) = delete;
   OciSandbox& operator=(const OciSandbox&) = delete;
   ~OciSandbox();
@@ -59,6 +62,9 @@ class OciSandbox {
   // runtime exits with the container's status: 137 when the whole sandbox
   // was killed, e.g. by its memory cgroup), or nullopt.
   std::optional<int> WaitForExit(Deadline deadline);
+  // The host pid of the container's init (checked to be the runtime's
+  // child, as Healthy checks it), or -1.
+  pid_t InitPid() const;
   // What the runtime and the agent printed so far (at most 4 KiB).
   std::string Diagnostics();
   // Ends the container (see above); errors say what could not be removed.
