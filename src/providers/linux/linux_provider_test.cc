@@ -755,6 +755,16 @@ TEST_F(LinuxProviderTest, AnInterpreterKilledFromTheHostIsReplacedAndTheCellSays
   std::vector<pid_t> servers = SandboxProcessesRunning("python3 -I -c");
   ASSERT_EQ(servers.size(), 1u);
   ASSERT_EQ(kill(servers[0], SIGKILL), 0);
+  // A kill takes effect asynchronously: wait until it is a zombie (its
+  // parent, the agent, reaps it at the next call).
+  for (int i = 0; i < 200; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(servers[0]) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    size_t paren = line.rfind(')');
+    if (!stat || paren == std::string::npos || line.compare(paren + 2, 1, "Z") == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   Result fresh = MustCell(**session, "python", "'gone' in globals()");
   EXPECT_TRUE(fresh.cell->interpreter_started);
   EXPECT_EQ(fresh.cell->value, "False") << fresh.stderr_bytes;
