@@ -228,6 +228,13 @@ CellRun KeptInterpreter::Run(const JobCell& cell, const StepOptions& options,
     pid_ = -1;
     Kill();
   }
+  if (pid_ > 0) {
+    // Whatever it wrote after its last answer (a thread of the last cell,
+    // before the stop) is not this cell's; a closed answer channel (EOF
+    // closes the descriptor) means it cannot answer: a fresh one takes over.
+    DiscardPending(answers_);
+    if (!answers_.valid()) Kill();
+  }
   if (pid_ <= 0) {
     if (!Start(cell, options, &run)) {
       if (run.result.exit_code == 0) {
@@ -254,6 +261,7 @@ CellRun KeptInterpreter::Run(const JobCell& cell, const StepOptions& options,
   std::optional<Answer> answer;
   std::string broken;  // why the server broke the protocol, when it did
   bool exited = false;
+  bool answer_eof = false;
   int status = 0;
 
   Status sent = WriteFrame(requests_.get(), Request(cell, soft), deadline);
@@ -284,7 +292,8 @@ CellRun KeptInterpreter::Run(const JobCell& cell, const StepOptions& options,
         continue;
       }
       if (got < 0 && errno == EINTR) continue;
-      break;  // EAGAIN, or EOF: its exit says what happened
+      if (got == 0) answer_eof = true;
+      break;  // EAGAIN, or EOF
     }
     if (broken.empty() && answer_bytes.size() >= 4) {
       auto length = static_cast<size_t>(static_cast<unsigned char>(answer_bytes[0])) << 24 |
@@ -300,6 +309,17 @@ CellRun KeptInterpreter::Run(const JobCell& cell, const StepOptions& options,
       }
     }
     if (Exited(pid_, &status)) exited = true;
+    if (answer_eof && !answer && broken.empty() && !exited) {
+      // The channel closes as a server exits; one that closed it and lives
+      // on cannot answer (and would wake this loop at once until the
+      // deadline).
+      auto until = std::min(Clock::now() + kSignalSettle, deadline);
+      while (!exited && Clock::now() < until) {
+        usleep(200);
+        exited = Exited(pid_, &status);
+      }
+      if (!exited) broken = "it closed its answer channel";
+    }
     if (!answer && broken.empty() && !exited && Clock::now() >= deadline) {
       run.timed_out = true;
       break;

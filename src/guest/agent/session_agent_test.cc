@@ -261,6 +261,29 @@ TEST(SessionAgent, AnInterpreterThatExitsOrForgesItsAnswerIsEndedAndReplaced) {
   EXPECT_EQ(fresh->cell->value, "2");
 }
 
+TEST(SessionAgent, AnInterpreterThatClosesItsAnswerChannelEndsAtOnceNotAtTheDeadline) {
+  SKIP_UNLESS_ROOT();
+  WorkDirectory work;
+  SessionAgent agent(work.path());
+  auto started = Clock::now();
+  auto closed = agent.Cell("python",
+                           "import os, time\n"
+                           "for fd in range(100, 110):\n"
+                           "    try: os.close(fd)\n"
+                           "    except OSError: pass\n"
+                           "time.sleep(30)",
+                           20'000);
+  ASSERT_TRUE(closed.ok()) << closed.error().ToString();
+  EXPECT_LT(Clock::now() - started, std::chrono::seconds(5));
+  EXPECT_EQ(closed->steps[0].exit_code, 1);
+  EXPECT_NE(closed->steps[0].stderr_bytes.find("closed its answer channel"), std::string::npos)
+      << closed->steps[0].stderr_bytes;
+  auto fresh = agent.Cell("python", "2 + 2");
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_TRUE(fresh->cell->interpreter_started);
+  EXPECT_EQ(fresh->cell->value, "4");
+}
+
 TEST(SessionAgent, FilesOfLaterJobsReplaceEarlierOnesAndStepsSeeTheCellsFiles) {
   SKIP_UNLESS_ROOT();
   WorkDirectory work;
