@@ -11,6 +11,7 @@
 #include "cli/human_output.h"
 #include "cli/image_command.h"
 #include "cli/repl_command.h"
+#include "cli/session_command.h"
 #include "cli/run_report.h"
 #include "cli/run_request.h"
 #include "plimsoll/sandbox.h"
@@ -165,6 +166,45 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
   CLI::Option* repl_daemon_option = AddDaemonFlags(*repl_command, repl.daemon, repl_provider);
   repl_daemon_option->excludes(repl_runtime);
 
+  SessionCommandOptions session_options;
+  CLI::App* session_command =
+      app.add_subcommand("session", "A daemon's session, one command at a time (for scripts).");
+  session_command->require_subcommand(1);
+  for (const char* action : {"open", "run", "close", "list"}) {
+    const std::string name = action;
+    CLI::App* sub = session_command->add_subcommand(
+        name, name == "open"    ? "Open a session; prints its ID."
+              : name == "run"   ? "Run a cell in session ID."
+              : name == "close" ? "Close session ID."
+                                : "The sessions this CLI opened and did not close.");
+    sub->callback([&session_options, name] { session_options.action = name; });
+    sub->add_option("--state-dir", session_options.state_dir,
+                    "Where the chains of records are kept (default: $PLIMSOLL_STATE_DIR, else "
+                    "$XDG_STATE_HOME/plimsoll, else ~/.local/state/plimsoll).");
+    if (name == "list") continue;
+    CLI::Option* url = sub->add_option("--daemon", session_options.daemon.url, "The plimsolld URL.");
+    sub->add_option("--token-file", session_options.daemon.token_file,
+                    "Read the daemon's bearer token from PATH (default: $PLIMSOLL_TOKEN).")
+        ->needs(url);
+    sub->add_flag("--allow-cleartext", session_options.daemon.allow_cleartext,
+                  "Allow http:// to a daemon that is not on loopback.")
+        ->needs(url);
+    if (name == "open") {
+      sub->add_option("--floor", session_options.floor, "The session's minimum isolation.");
+      sub->add_option("--lifetime-ms", session_options.lifetime_ms, "At most 12 h (default 30 min).");
+      sub->add_option("--idle-timeout-ms", session_options.idle_timeout_ms, "Default 5 min.");
+      continue;
+    }
+    sub->add_option("id", session_options.id, "The session ID `open` printed.")->required();
+    if (name == "run") {
+      sub->add_option("--lang", session_options.lang, "javascript (default) or python.");
+      sub->add_option("-e,--eval", session_options.code, "The cell.");
+      sub->add_option("file", session_options.file, "A file holding the cell.");
+      sub->add_option("--timeout", session_options.timeout_ms, "In ms (<= 0: default).");
+      sub->add_flag("--json", session_options.json, "Print the result as the API's JSON object.");
+    }
+  }
+
   app.add_subcommand("version", "Print the version.");
 
   std::vector<std::string> reversed(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));
@@ -191,6 +231,7 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
     if (repl.daemon.url.empty()) NoWarmPoolUnlessAsked();
     return RunRepl(repl, in, out, err);
   }
+  if (session_command->parsed()) return RunSessionCommand(session_options, out, err);
   if (image_command->parsed()) return RunImageCommand(image_options, out, err);
   if (callers_command->parsed()) return RunCallersCommand(callers_options, out, err);
   out << "plimsoll " << kVersion << " (protocol " << kProtocol << ")\n";

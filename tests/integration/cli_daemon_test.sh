@@ -62,6 +62,45 @@ expect "cleartext to a non-loopback address is refused" 3 \
 expect "--token-file needs --daemon" 2 'plimsoll: ' \
   -- "$plimsoll" run --token-file /dev/null -e 1
 
+# `plimsoll session`: one command per call, the chain kept in the state dir.
+export PLIMSOLL_STATE_DIR="$workdir/state"
+session_id=$("$plimsoll" session open --daemon "$url" 2>"$workdir/open.err")
+checks=$((checks + 1))
+if [[ "$session_id" =~ ^[0-9a-f]{32}$ ]] && grep -q "tier process" "$workdir/open.err"; then
+  echo "ok   session open prints the ID alone and the tier on stderr"
+else
+  echo "FAIL session open: '$session_id' / $(cat "$workdir/open.err")"
+  failures=$((failures + 1))
+fi
+expect "session run keeps state: first cell" 0 '' \
+  -- "$plimsoll" session run --daemon "$url" "$session_id" -e 'var x = 41'
+expect "session run keeps state: x + 1 is 42" 0 '^42$' \
+  -- "$plimsoll" session run --daemon "$url" "$session_id" -e 'x + 1'
+expect "session list shows it with its calls" 0 ' 2 call\(s\)$' \
+  -- "$plimsoll" session list
+chain_file=$(ls "$PLIMSOLL_STATE_DIR/sessions/")
+checks=$((checks + 1))
+if [ "$(stat -c %a "$PLIMSOLL_STATE_DIR/sessions/$chain_file")" = 600 ] &&
+   ! grep -q "$session_id" "$PLIMSOLL_STATE_DIR/sessions/$chain_file"; then
+  echo "ok   the chain file is 0600 and does not hold the ID"
+else
+  echo "FAIL the chain file: $(ls -l "$PLIMSOLL_STATE_DIR/sessions/")"
+  failures=$((failures + 1))
+fi
+expect "session close names the calls" 0 '^session closed after 2 call\(s\); last record [0-9a-f]{64}$' \
+  -- "$plimsoll" session close --daemon "$url" "$session_id"
+expect "a closed session is unknown to the CLI" 3 'no record of that session' \
+  -- "$plimsoll" session run --daemon "$url" "$session_id" -e '1'
+expect "session run needs an ID" 2 'plimsoll: ' \
+  -- "$plimsoll" session run --daemon "$url"
+# A chain that does not match the daemon's records (calls it does not know
+# of) is data loss: the answer is not believed.
+other_id=$("$plimsoll" session open --daemon "$url" 2>/dev/null)
+other_file=$(ls "$PLIMSOLL_STATE_DIR/sessions/")
+sed -i 's/^last_sequence .*/last_sequence 7/' "$PLIMSOLL_STATE_DIR/sessions/$other_file"
+expect "a broken chain is data_loss" 4 'data_loss' \
+  -- "$plimsoll" session run --daemon "$url" "$other_id" -e '1'
+
 kill -TERM "$daemon_pid"
 wait "$daemon_pid"
 status=$?
