@@ -3,7 +3,6 @@
 #include <signal.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -18,6 +17,7 @@
 
 #include "guest/exchange.h"
 #include "guest/protocol.h"
+#include "guest/session_channel.h"
 #include "image/held_image.h"
 #include "image/image.h"
 #include "os/cgroup.h"
@@ -97,14 +97,6 @@ struct Prepared {
   }
 };
 
-Expected<std::string> MakeReportKey() {
-  std::string key(guest::kReportKeyBytes, '\0');
-  if (getrandom(key.data(), key.size(), 0) != static_cast<ssize_t>(key.size())) {
-    return Refusal(NotDispatched::kEnvironment, "No randomness for the report key.");
-  }
-  return key;
-}
-
 std::string ReadProcFile(pid_t pid, const char* name) {
   std::ifstream file("/proc/" + std::to_string(pid) + "/" + name);
   return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
@@ -130,7 +122,7 @@ class LinuxSession final : public ProviderSession {
   LinuxSession(std::shared_ptr<const Prepared> prepared, Container container, const Limits& limits)
       : prepared_(std::move(prepared)),
         container_(std::move(container)),
-        limits_(limits),
+        channel_(limits, Tier::kContainer, prepared_->image->identity()),
         uid_map_(ReadProcFile(container_.pid(), "uid_map")) {}
 
   ~LinuxSession() override {
@@ -145,33 +137,17 @@ class LinuxSession final : public ProviderSession {
 
   Expected<Result> Run(const Request& request, Deadline deadline) override {
     if (broken_) return BrokenRefusal();
-    auto key = MakeReportKey();
-    if (!key.ok()) return key.error();
-    auto job = guest::JobFromRequest(request, limits_, std::move(*key));
-    if (!job.ok()) return job.error();
-    if (job->cell) job->cell->number = ++cells_;
-    Clock::time_point start = Clock::now();
-    Result result;
-    result.isolation = Tier::kContainer;
-    result.environment = prepared_->image->identity();
-    result.kind = *request.kind();
-    guest::Report report;
-    Status exchanged = guest::ExchangeJob(container_.channel(), *job, request,
-                                          deadline + kReportGrace, &result, &report);
-    result.duration_ms = MillisecondsSince(start);
-    if (exchanged.ok()) {
-      std::lock_guard lock(mutex_);
-      interpreters_ = report.interpreters.value_or(std::vector<std::string>{});
-      return result;
-    }
+    Status failure = Status::Ok();
+    auto result = channel_.Call(container_.channel(), request, deadline + kReportGrace, &failure);
+    if (failure.ok()) return result;
     // The agent gave no valid report: nothing in this sandbox can be
     // trusted to keep state any more. It ends now; the session with it.
     std::string diagnostics = container_.Diagnostics();
     MarkBroken();
     std::string message =
-        "The session's guest agent gave no valid report (" + exchanged.error().message() + ")" +
+        "The session's guest agent gave no valid report (" + failure.error().message() + ")" +
         (diagnostics.empty() ? "" : "; agent stderr: " + diagnostics.substr(0, 1000));
-    return guest::AnswerFailedExchange(request, exchanged.error(), message, std::move(result));
+    return guest::AnswerFailedExchange(request, failure.error(), message, std::move(*result));
   }
 
   Status CheckBoundary() override {
@@ -196,17 +172,8 @@ class LinuxSession final : public ProviderSession {
     return Status::Ok();
   }
 
-  int64_t DiskUsedBytes() override {
-    struct statvfs work {};
-    std::string path = "/proc/" + std::to_string(container_.pid()) + "/root" + guest::kWorkDirectory;
-    if (statvfs(path.c_str(), &work) != 0) return 0;
-    return static_cast<int64_t>((work.f_blocks - work.f_bfree) * work.f_frsize);
-  }
-
-  std::vector<std::string> InterpretersAlive() override {
-    std::lock_guard lock(mutex_);
-    return interpreters_;
-  }
+  int64_t DiskUsedBytes() override { return guest::WorkBytesUsed(container_.pid()); }
+  std::vector<std::string> InterpretersAlive() override { return channel_.InterpretersAlive(); }
 
  private:
   static Error BrokenRefusal() {
@@ -217,18 +184,14 @@ class LinuxSession final : public ProviderSession {
   void MarkBroken() {
     broken_ = true;
     container_.Signal();
-    std::lock_guard lock(mutex_);
-    interpreters_.clear();
+    channel_.Forget();
   }
 
   const std::shared_ptr<const Prepared> prepared_;  // keeps the image tree held
   Container container_;
-  const Limits limits_;
+  guest::SessionChannel channel_;
   const std::string uid_map_;
-  int64_t cells_ = 0;
   std::atomic<bool> broken_{false};
-  std::mutex mutex_;
-  std::vector<std::string> interpreters_;
 };
 
 class LinuxProvider final : public Provider {

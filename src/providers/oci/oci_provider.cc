@@ -4,7 +4,6 @@
 #include <signal.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +20,7 @@
 
 #include "guest/exchange.h"
 #include "guest/protocol.h"
+#include "guest/session_channel.h"
 #include "image/held_image.h"
 #include "image/image.h"
 #include "os/cgroup.h"
@@ -139,11 +139,14 @@ struct Prepared {
 // job after job; /work and the interpreters live as long as it does.
 class OciSession final : public ProviderSession {
  public:
+  // `nproc`: under runsc the steps' process limit, which gVisor's kernel
+  // enforces (as RunJob sets it).
   OciSession(std::shared_ptr<const Prepared> prepared, std::unique_ptr<OciSandbox> sandbox,
              const Limits& limits, Tier tier, bool gvisor)
       : prepared_(std::move(prepared)),
         sandbox_(std::move(sandbox)),
-        limits_(limits),
+        channel_(limits, tier, prepared_->image->identity(),
+                 gvisor ? std::optional<int64_t>(limits.pids) : std::nullopt),
         tier_(tier),
         gvisor_(gvisor) {}
 
@@ -157,38 +160,16 @@ class OciSession final : public ProviderSession {
 
   Expected<Result> Run(const Request& request, Deadline deadline) override {
     if (broken_) return BrokenRefusal();
-    std::string key(guest::kReportKeyBytes, '\0');
-    if (getrandom(key.data(), key.size(), 0) != static_cast<ssize_t>(key.size())) {
-      return Refusal(NotDispatched::kEnvironment, "No randomness for the report key.");
-    }
-    auto job = guest::JobFromRequest(request, limits_, std::move(key));
-    if (!job.ok()) return job.error();
-    if (gvisor_) job->nproc = limits_.pids;  // as RunJob: gVisor's kernel holds it
-    if (job->cell) job->cell->number = ++cells_;
-    Clock::time_point start = Clock::now();
-    Result result;
-    result.isolation = tier_;
-    result.environment = prepared_->image->identity();
-    result.kind = *request.kind();
-    guest::Report report;
-    Status exchanged = guest::ExchangeJob(sandbox_->channel(), *job, request,
-                                          deadline + kReportGrace, &result, &report);
-    result.duration_ms = MillisecondsSince(start);
-    if (exchanged.ok()) {
-      std::lock_guard lock(mutex_);
-      interpreters_ = report.interpreters.value_or(std::vector<std::string>{});
-      return result;
-    }
+    Status failure = Status::Ok();
+    auto result = channel_.Call(sandbox_->channel(), request, deadline + kReportGrace, &failure);
+    if (failure.ok()) return result;
     broken_ = true;
+    channel_.Forget();
     std::string diagnostics = sandbox_->Diagnostics();
-    {
-      std::lock_guard lock(mutex_);
-      interpreters_.clear();
-    }
     std::string message =
-        "The session's guest agent gave no valid report (" + exchanged.error().message() + ")" +
+        "The session's guest agent gave no valid report (" + failure.error().message() + ")" +
         (diagnostics.empty() ? "" : "; runtime and agent said: " + diagnostics.substr(0, 1000));
-    return guest::AnswerFailedExchange(request, exchanged.error(), message, std::move(result));
+    return guest::AnswerFailedExchange(request, failure.error(), message, std::move(*result));
   }
 
   // The runtime and the container's init alive, and nothing pending on the
@@ -208,19 +189,10 @@ class OciSession final : public ProviderSession {
   // guest's /work lives in gVisor's own memory, which the host cannot
   // measure; its size bound (the tmpfs size) still holds.
   int64_t DiskUsedBytes() override {
-    if (gvisor_) return 0;
-    pid_t init = sandbox_->InitPid();
-    if (init <= 0) return 0;
-    struct statvfs work {};
-    std::string path = "/proc/" + std::to_string(init) + "/root" + guest::kWorkDirectory;
-    if (statvfs(path.c_str(), &work) != 0) return 0;
-    return static_cast<int64_t>((work.f_blocks - work.f_bfree) * work.f_frsize);
+    return gvisor_ ? 0 : guest::WorkBytesUsed(sandbox_->InitPid());
   }
 
-  std::vector<std::string> InterpretersAlive() override {
-    std::lock_guard lock(mutex_);
-    return interpreters_;
-  }
+  std::vector<std::string> InterpretersAlive() override { return channel_.InterpretersAlive(); }
 
  private:
   static Error BrokenRefusal() {
@@ -230,13 +202,10 @@ class OciSession final : public ProviderSession {
 
   const std::shared_ptr<const Prepared> prepared_;
   std::unique_ptr<OciSandbox> sandbox_;
-  const Limits limits_;
+  guest::SessionChannel channel_;
   const Tier tier_;
   const bool gvisor_;
-  int64_t cells_ = 0;
   std::atomic<bool> broken_{false};
-  std::mutex mutex_;
-  std::vector<std::string> interpreters_;
 };
 
 class OciProvider final : public Provider {
