@@ -132,7 +132,18 @@ bool OciSandbox::Healthy() const {
   }
   pollfd entry{channel_.get(), POLLIN, 0};
   int ready = poll(&entry, 1, 0);
-  return ready == 0;  // any event (data, hang-up, error) unfits it
+  if (ready != 0) return false;  // any event (data, hang-up, error) unfits it
+  // The runtime keeps its own copy of the channel's guest end, so a
+  // container whose every process was killed (from outside, or by its
+  // memory cgroup) shows no hang-up; the init's pidfd may not have said so
+  // yet either. Its cgroup, once readable and empty, does.
+  for (const char* root : {"/sys/fs/cgroup/pids", "/sys/fs/cgroup"}) {
+    std::ifstream procs(std::string(root) + cgroup_path_ + "/cgroup.procs");
+    if (!procs) continue;
+    long pid = 0;
+    return static_cast<bool>(procs >> pid);
+  }
+  return true;
 }
 
 std::optional<int> OciSandbox::WaitForExit(Deadline deadline) {
