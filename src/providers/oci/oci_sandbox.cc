@@ -137,11 +137,14 @@ bool OciSandbox::Healthy() const {
   // container whose every process was killed (from outside, or by its
   // memory cgroup) shows no hang-up; the init's pidfd may not have said so
   // yet either. Its cgroup, once readable and empty, does.
-  for (const char* root : {"/sys/fs/cgroup/pids", "/sys/fs/cgroup"}) {
+  // (Gone altogether, it was removed by a runtime about to exit.)
+  // The pids controller on cgroup v1, the unified tree on v2.
+  for (const auto& [root, marker] : {std::pair{"/sys/fs/cgroup/pids", "/cgroup.procs"},
+                                     std::pair{"/sys/fs/cgroup", "/cgroup.controllers"}}) {
+    if (access((std::string(root) + marker).c_str(), F_OK) != 0) continue;
     std::ifstream procs(std::string(root) + cgroup_path_ + "/cgroup.procs");
-    if (!procs) continue;
     long pid = 0;
-    return static_cast<bool>(procs >> pid);
+    return procs && static_cast<bool>(procs >> pid);
   }
   return true;
 }
