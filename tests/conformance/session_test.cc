@@ -2,6 +2,7 @@
 // every provider under test whose describe says it keeps sessions; every
 // other provider must refuse to open one as `unsupported` (nothing ran).
 // Neither part skips: a provider is in one or the other by what it claims.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -18,12 +19,18 @@ namespace {
 using namespace std::chrono_literals;
 
 // The providers under test whose description says they keep sessions
-// (construction and Describe are cheap and start nothing).
-std::vector<std::string> ProvidersKeepingSessions(bool keeping) {
+// (construction and Describe are cheap and start nothing); with
+// `os_level`, only those that also run projects (files and processes).
+std::vector<std::string> ProvidersKeepingSessions(bool keeping, bool os_level = false) {
   std::vector<std::string> chosen;
   for (const std::string& name : ProvidersUnderTest()) {
     auto sandbox = Sandbox::Open(name);
-    if (sandbox.ok() && sandbox->Describe().capabilities.sessions == keeping) {
+    if (!sandbox.ok()) continue;
+    Description description = sandbox->Describe();
+    const auto& payloads = description.capabilities.payloads;
+    bool projects =
+        std::find(payloads.begin(), payloads.end(), PayloadKind::kProject) != payloads.end();
+    if (description.capabilities.sessions == keeping && (!os_level || projects)) {
       chosen.push_back(name);
     }
   }
@@ -176,10 +183,11 @@ TEST_P(SessionConformanceTest, AFloorAboveTheSessionsTierIsRefusedBeforeAnything
   EXPECT_EQ(Cell(*session, "javascript", "typeof ran").cell->value, "'undefined'");
 }
 
-TEST_P(SessionConformanceTest, FilesInWorkAreKeptFromCallToCall) {
-  if (!Accepts(PayloadKind::kPython)) {
-    GTEST_SKIP() << "skipped: " << GetParam() << " keeps JavaScript cells only (no files)";
-  }
+// Sessions in an OS-level sandbox: files in /work and processes (the
+// embedded provider has neither, so it is not instantiated here).
+using OsSessionConformanceTest = SessionConformanceTest;
+
+TEST_P(OsSessionConformanceTest, FilesInWorkAreKeptFromCallToCall) {
   auto session = Open();
   ASSERT_TRUE(session);
   Result wrote = Cell(*session, "python", "open('kept.txt', 'w').write('from call 1')");
@@ -199,10 +207,7 @@ TEST_P(SessionConformanceTest, FilesInWorkAreKeptFromCallToCall) {
   if (!gvisor) EXPECT_GT(session->Info().disk_used_bytes, 0);
 }
 
-TEST_P(SessionConformanceTest, ABackgroundProcessOfOneCallIsGoneAtTheNext) {
-  if (!Accepts(PayloadKind::kPython)) {
-    GTEST_SKIP() << "skipped: " << GetParam() << " runs no processes (JavaScript cells only)";
-  }
+TEST_P(OsSessionConformanceTest, ABackgroundProcessOfOneCallIsGoneAtTheNext) {
   auto session = Open();
   ASSERT_TRUE(session);
   // Call 2 leaves `sleep 1000 &` behind (and one in a session of its own).
@@ -234,6 +239,9 @@ TEST_P(NoSessionsTest, OpeningASessionIsRefusedUnsupportedAndNothingRuns) {
 INSTANTIATE_TEST_SUITE_P(Providers, SessionConformanceTest,
                          ::testing::ValuesIn(ProvidersKeepingSessions(true)));
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(SessionConformanceTest);
+INSTANTIATE_TEST_SUITE_P(Providers, OsSessionConformanceTest,
+                         ::testing::ValuesIn(ProvidersKeepingSessions(true, /*os_level=*/true)));
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(OsSessionConformanceTest);
 INSTANTIATE_TEST_SUITE_P(Providers, NoSessionsTest,
                          ::testing::ValuesIn(ProvidersKeepingSessions(false)));
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(NoSessionsTest);
