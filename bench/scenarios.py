@@ -620,3 +620,88 @@ REGISTRY.add(sampler(
                 "warm-ups (the pool's first fill), at most 15 runs. Target (issue 7): p50 <= "
                 "150 ms.",
 ))
+
+
+# Issue 15 on the OS-level providers: a cell round trip in an open session (plimsoll-latency
+# --mode cell: one session opened untimed, its first cell sets x = 0, then each sample is the
+# cell `x += 1` and a print of x in the warm interpreter; the tool fails unless each printed the
+# next count, i.e. the state was kept), compared with the same provider's one-shot run in the
+# same bench run. Linux's one-shot baselines run through the same tool and API (Sandbox::Run);
+# the oci and microvm cells compare with their pooled one-shot rows above (the fastest one-shot
+# run each provider has). `sessions.linux.open` times Sandbox::OpenSession until the session can
+# take a call (its own container, the agent's ready frame); the close is untimed.
+_LINUX_ENV = ["--env", "PLIMSOLL_IMAGE={image}"]
+_LINUX_PROBES = [needs_root(), needs_path(_LATENCY_TOOL), _NEEDS_IMAGE_QJS]
+
+
+def _linux_session_tool(mode, language):
+    return [_LATENCY_TOOL, "--provider", "linux", *_LINUX_ENV, "--mode", mode, "--lang", language,
+            "--scenario", "{scenario}", "--runs", "{runs}", "--warmup", "{warmup}"]
+
+
+def _cell_tool(provider_argv):
+    """provider_argv: an unpaced plimsoll-latency argv of a one-shot row (its --code dropped:
+    cell mode runs its own); the same provider in cell mode."""
+    argv = [a for a in provider_argv if a not in ("--code", "console.log(6*7)")]
+    return argv + ["--mode", "cell", "--lang", "javascript"]
+
+
+_CELL_NOTE = ("One session opened (untimed) and kept; sample: the cell `x += 1; console.log(x)` "
+              "(`x += 1; print(x)` in Python) in its warm interpreter: the job over the kept "
+              "agent's channel, the interpreter woken, the cell, the sweep of every other "
+              "process, the interpreter stopped again, the sealed report and the chained record.")
+REGISTRY.add(sampler(
+    "sessions.linux.js_run", _linux_session_tool("run", "javascript"),
+    baseline=None, max_runs=200, timeout_s=600.0, probes=_LINUX_PROBES,
+    description="The linux provider's one-shot run of console.log(6*7) through Sandbox::Run "
+                "(plimsoll-latency, in-process): a container made, the agent, qjs, the report, "
+                "the record. The baseline of the linux session rows. At most 200 runs.",
+))
+REGISTRY.add(sampler(
+    "sessions.linux.js_cell", _linux_session_tool("cell", "javascript"),
+    baseline="sessions.linux.js_run", target_p50_ms=1.5, max_runs=500, timeout_s=600.0,
+    probes=_LINUX_PROBES,
+    description="linux, JavaScript (qjs --repl-server). " + _CELL_NOTE + " At most 500 runs. "
+                "Target (issue 15): p50 <= 1.5 ms; the ratio is to the one-shot run.",
+))
+REGISTRY.add(sampler(
+    "sessions.linux.py_run", _linux_session_tool("run", "python"),
+    baseline=None, max_runs=100, timeout_s=600.0, probes=_LINUX_PROBES,
+    description="The linux provider's one-shot run of print(6*7) through Sandbox::Run (a "
+                "fresh python3 each time). The baseline of the Python cell row. At most 100 "
+                "runs.",
+))
+REGISTRY.add(sampler(
+    "sessions.linux.py_cell", _linux_session_tool("cell", "python"),
+    baseline="sessions.linux.py_run", target_p50_ms=2.0, max_runs=500, timeout_s=600.0,
+    probes=_LINUX_PROBES,
+    description="linux, Python (python_repl.py in python3 -I). " + _CELL_NOTE + " At most 500 "
+                "runs. Target (issue 15): p50 <= 2 ms; the ratio is to the one-shot run.",
+))
+REGISTRY.add(sampler(
+    "sessions.linux.open", _linux_session_tool("open", "javascript"),
+    baseline="sessions.linux.js_run", target_ratio=1.0, max_runs=100, timeout_s=600.0,
+    probes=_LINUX_PROBES,
+    description="Sandbox::OpenSession on linux, timed until the session can take a call (its "
+                "own container and the session agent's ready frame; the interpreters start on "
+                "first use); the close is untimed. At most 100 runs. Target (issue 15): p50 <= "
+                "the one-shot run's p50 (ratio <= 1.0): sessions are not slower to start.",
+))
+for _runtime, _target in (("runc", 3.0), ("crun", None), ("runsc", 10.0)):
+    REGISTRY.add(sampler(
+        f"sessions.oci.{_runtime}.js_cell", _cell_tool(_oci_driver(_runtime, 0)),
+        baseline=f"oci.{_runtime}.js_console_log.pool", target_p50_ms=_target, max_runs=300,
+        timeout_s=600.0, probes=_oci_probes(_runtime, needs_path(_LATENCY_TOOL)),
+        description=f"oci on {_runtime}, JavaScript. The session's container is its own (never "
+                    "a pooled one). " + _CELL_NOTE + " At most 300 runs. " +
+                    (f"Target (issue 15): p50 <= {_target:g} ms; " if _target else "No target; ") +
+                    "the ratio is to the pooled one-shot run.",
+    ))
+REGISTRY.add(sampler(
+    "sessions.microvm.js_cell", _cell_tool(_microvm_driver(0, "{warmup}")),
+    baseline="microvm.js_console_log.pool", target_p50_ms=60.0, max_runs=50, timeout_s=600.0,
+    probes=[*_MICROVM_PROBES, needs_path(_LATENCY_TOOL)],
+    description="microvm, JavaScript: the session's VM is booted for it (untimed, with the "
+                "evidence). " + _CELL_NOTE + " At most 50 runs. Target (issue 15): p50 <= 60 ms "
+                "(under TCG here, tier kernel); the ratio is to the pooled one-shot run.",
+))

@@ -1,6 +1,7 @@
 // plimsoll-latency: Sandbox::Run of one snippet in a loop, in this process,
 // for any provider; the in-process baseline the daemon's HTTP rows are
-// compared with (bench/scenarios.py, daemon.*). Prints one sampler line:
+// compared with (bench/scenarios.py, daemon.*), and the session rows
+// (sessions.*: --mode cell / open). Prints one sampler line:
 //   {"scenario": NAME, "unit": "ms", "samples": [...]}
 //   {"scenario": NAME, "error": "..."}
 // (bench/run.py turns it into p50/p95/p99, ratios and targets.)
@@ -12,10 +13,19 @@
 // warm-ups, as plimsolld does at startup.
 //
 //   plimsoll-latency [--provider NAME] [--scenario NAME] [--runs N]
-//                    [--warmup N] [--code JS] [--env NAME=VALUE]...
+//                    [--warmup N] [--code CODE] [--env NAME=VALUE]...
 //                    [--interval-ms N] [--await-pool-ms N]
+//                    [--mode run|cell|open] [--lang javascript|python]
 //
-// Defaults: provider embedded, scenario "latency", code console.log(6*7);
+// --mode run (default): Sandbox::Run of a `--lang` payload (default
+// javascript) of CODE. --mode cell: one session opened (untimed) whose first
+// cell sets x = 0; each timed call is the cell `x += 1` and a print of x, in
+// the warm interpreter of --lang, and its stdout must be the count (the
+// state was kept). --mode open: each timed call is Sandbox::OpenSession
+// until the session can take a call (the close after it is untimed).
+//
+// Defaults: provider embedded, scenario "latency", code console.log(6*7)
+// (print(6*7) for python);
 // runs/warm-ups from --runs/--warmup, else $PLIMSOLL_BENCH_RUNS /
 // $PLIMSOLL_BENCH_WARMUP, else 1000 / 20. Exit status: 0; 1 when a run
 // fails (an "error" line says why); 2 for usage errors.
@@ -39,6 +49,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -46,6 +57,7 @@
 #include <vector>
 
 #include "plimsoll/sandbox.h"
+#include "plimsoll/session.h"
 #include "plimsoll/tier.h"
 #include "tools/sampler_output.h"
 
@@ -62,7 +74,7 @@ int Usage(const char* message) {
   std::fprintf(stderr,
                "plimsoll-latency: %s\nusage: plimsoll-latency [--provider NAME] [--scenario NAME] "
                "[--runs N] [--warmup N] [--code JS] [--env NAME=VALUE]... [--interval-ms N] "
-               "[--await-pool-ms N]\n",
+               "[--await-pool-ms N] [--mode run|cell|open] [--lang javascript|python]\n",
                message);
   return 2;
 }
@@ -72,7 +84,9 @@ int Usage(const char* message) {
 int main(int argc, char** argv) {
   std::string provider = "embedded";
   std::string scenario = "latency";
-  std::string code = "console.log(6*7)";
+  std::string code;
+  std::string mode = "run";
+  std::string language = "javascript";
   long runs = plimsoll::bench::EnvCount("PLIMSOLL_BENCH_RUNS", 1000);
   long warmup = plimsoll::bench::EnvCount("PLIMSOLL_BENCH_WARMUP", 20);
   long interval_ms = 0;
@@ -87,6 +101,14 @@ int main(int argc, char** argv) {
       scenario = value;
     } else if (flag == "--code") {
       code = value;
+    } else if (flag == "--mode") {
+      mode = value;
+      if (mode != "run" && mode != "cell" && mode != "open") return Usage("--mode: run|cell|open");
+    } else if (flag == "--lang") {
+      language = value;
+      if (language != "javascript" && language != "python") {
+        return Usage("--lang: javascript|python");
+      }
     } else if (flag == "--env") {
       std::string_view assignment = value;
       size_t equals = assignment.find('=');
@@ -113,8 +135,23 @@ int main(int argc, char** argv) {
   auto evidence = sandbox->CollectEvidence();
   if (!evidence.ok()) return Fail(scenario, "collecting evidence: " + evidence.error().ToString());
 
+  const bool python = language == "python";
+  if (code.empty()) code = python ? "print(6*7)" : "console.log(6*7)";
   plimsoll::Request request;
-  request.javascript = plimsoll::JavascriptPayload{code};
+  std::unique_ptr<plimsoll::Session> session;
+  if (mode == "cell") {
+    auto opened = sandbox->OpenSession(plimsoll::SessionOptions{});
+    if (!opened.ok()) return Fail(scenario, "opening the session: " + opened.error().ToString());
+    session = std::move(*opened);
+    request.cell = plimsoll::CellPayload{language, python ? "x = 0" : "var x = 0"};
+    auto first = session->Run(request);
+    if (!first.ok()) return Fail(scenario, "the first cell: " + first.error().ToString());
+    request.cell->code = python ? "x += 1; print(x)" : "x += 1; console.log(x)";
+  } else if (python) {
+    request.python = plimsoll::PythonPayload{code};
+  } else {
+    request.javascript = plimsoll::JavascriptPayload{code};
+  }
   std::vector<double> samples;
   samples.reserve(static_cast<size_t>(runs));
   long full_pool_runs = 0;
@@ -132,8 +169,22 @@ int main(int argc, char** argv) {
     }
     if (interval_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
     auto start = std::chrono::steady_clock::now();
-    auto result = sandbox->Run(request);
+    if (mode == "open") {
+      auto opened = sandbox->OpenSession(plimsoll::SessionOptions{});
+      auto elapsed = std::chrono::steady_clock::now() - start;
+      if (!opened.ok()) {
+        return Fail(scenario, "open " + std::to_string(i) + ": " + opened.error().ToString());
+      }
+      (*opened)->Close();
+      if (i >= warmup) samples.push_back(std::chrono::duration<double, std::milli>(elapsed).count());
+      continue;
+    }
+    auto result = session ? session->Run(request) : sandbox->Run(request);
     auto elapsed = std::chrono::steady_clock::now() - start;
+    if (session && result.ok() && result->stdout_bytes != std::to_string(i + 1) + "\n") {
+      return Fail(scenario, "cell " + std::to_string(i) + " printed \"" + result->stdout_bytes +
+                                "\", not " + std::to_string(i + 1) + ": the state was not kept");
+    }
     if (!result.ok())
       return Fail(scenario, "run " + std::to_string(i) + ": " + result.error().ToString());
     if (result->exit_code != 0) {
@@ -159,6 +210,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "plimsoll-latency: %s: pool %s\n", scenario.c_str(), detail.c_str());
     }
   }
+  if (session) session->Close();
   PrintSamples(scenario, "ms", samples, facts);
   return 0;
 }

@@ -76,6 +76,25 @@ class ToolsTest(unittest.TestCase):
         self.assertTrue(records["await"]["facts"]["await_pool"].startswith("0 of 2 "),
                         records["await"])
 
+    def test_in_process_latency_session_modes(self):
+        # Cell mode on the embedded provider (JavaScript sessions): the tool checks each cell
+        # printed the next count, so five samples mean the state was kept five times.
+        out, records = run("plimsoll-latency", "--provider", "embedded", "--mode", "cell",
+                           "--scenario", "cell", "--runs", "5", "--warmup", "2")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assert_samples(records, "cell", 5)
+        out, records = run("plimsoll-latency", "--provider", "embedded", "--mode", "open",
+                           "--scenario", "open", "--runs", "3", "--warmup", "0")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assert_samples(records, "open", 3)
+        # The embedded provider keeps JavaScript only: a Python cell is its refusal, reported.
+        out, records = run("plimsoll-latency", "--provider", "embedded", "--mode", "cell",
+                           "--lang", "python", "--scenario", "py", "--runs", "1")
+        self.assertEqual(out.returncode, 1)
+        self.assertIn("error", records["py"])
+        out, _ = run("plimsoll-latency", "--mode", "sometimes", "--runs", "1")
+        self.assertEqual(out.returncode, 2)
+
     def test_microvm_boot_tool_failures(self):
         # No VM is booted here: usage errors, and artifacts that do not exist (an "error" line
         # for both rows, exit 1). The real boots run in bench/run.py's microvm rows.

@@ -17,7 +17,8 @@ Expected<Result> SessionChannel::Call(int channel, const Request& request,
   }
   auto job = JobFromRequest(request, limits_, std::move(key));
   if (!job.ok()) return job.error();
-  if (nproc_) job->nproc = *nproc_;
+  if (extras_.nproc) job->nproc = *extras_.nproc;
+  job->seccomp_filter = extras_.seccomp_filter;
   if (job->cell) job->cell->number = ++cells_;
   auto start = std::chrono::steady_clock::now();
   Result result;

@@ -30,12 +30,23 @@
 
 namespace plimsoll::guest {
 
+// What a provider adds to each job it sends, as its one-shot runs do.
+struct SessionJobExtras {
+  // The steps' RLIMIT_NPROC where no cgroup counts them (runsc, microvm).
+  std::optional<int64_t> nproc;
+  // A compiled seccomp filter the agent installs in each step and
+  // interpreter (microvm: no host-side filter reaches inside the VM).
+  std::string seccomp_filter;
+};
+
 class SessionChannel {
  public:
-  // `nproc`: the steps' RLIMIT_NPROC when the provider sets one (runsc).
   SessionChannel(const Limits& limits, Tier tier, std::string environment,
-                 std::optional<int64_t> nproc = std::nullopt)
-      : limits_(limits), tier_(tier), environment_(std::move(environment)), nproc_(nproc) {}
+                 SessionJobExtras extras = {})
+      : limits_(limits),
+        tier_(tier),
+        environment_(std::move(environment)),
+        extras_(std::move(extras)) {}
 
   // Builds the job (a fresh report key; cells numbered from 1), sends it on
   // `channel` and reads the sealed report by `report_deadline`. A job that
@@ -54,7 +65,7 @@ class SessionChannel {
   const Limits limits_;
   const Tier tier_;
   const std::string environment_;
-  const std::optional<int64_t> nproc_;
+  const SessionJobExtras extras_;
   int64_t cells_ = 0;
   mutable std::mutex mutex_;
   std::vector<std::string> interpreters_;

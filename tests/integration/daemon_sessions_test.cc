@@ -201,6 +201,33 @@ TEST_F(DaemonSessions, AtTheOwnerCapTheLeastRecentlyUsedIdleSessionIsReplaced) {
   Open(alice_);
 }
 
+// The caps are the daemon's settings: per caller (refused `capacity`, 429)
+// and per owner (replaced), as plimsolld's flags give them.
+TEST_F(DaemonSessions, TheSessionCapsFollowTheDaemonsSettings) {
+  daemon_.reset();
+  DaemonOptions daemon_options;
+  daemon_options.dev = false;
+  daemon_options.callers = (directory_ / "callers.db").string();
+  daemon_options.tune = [](Settings& settings) {
+    settings.max_sessions_per_caller = 2;
+    settings.max_sessions_per_owner = 1;
+  };
+  daemon_.emplace(daemon_options);
+  const std::string owner = R"(, "owner": ")" + kOwner + "\"";
+  const std::string first = Open(alice_, owner)["session_id"];
+  const std::string second = Open(alice_, owner)["session_id"];  // replaces the first
+  EXPECT_EQ(Call(alice_, {.method = "GET", .target = "/v1/sessions/" + first}).status, 404u);
+  EXPECT_EQ(Call(alice_, {.method = "GET", .target = "/v1/sessions/" + second}).status, 200u);
+  Open(alice_);  // no owner: the caller's second
+  HttpReply refused = Call(alice_, {.method = "POST",
+                                    .target = "/v1/sessions",
+                                    .body = R"({"protocol": 1})"});
+  EXPECT_EQ(refused.status, 429u) << refused.body;
+  EXPECT_EQ(refused.Header("plimsoll-not-dispatched"), "capacity");
+  // Another caller has caps of its own.
+  Open(bob_);
+}
+
 TEST_F(DaemonSessions, TheSessionsScopeIsNeededAndBodiesAreChecked) {
   HttpReply no_scope =
       Call(runner_, {.method = "POST", .target = "/v1/sessions", .body = R"({"protocol": 1})"});

@@ -196,9 +196,9 @@ int DaemonMain(const std::vector<std::string>& args, const Environment& environm
       return kExitStartFailed;
     }
     hardened = std::move(*facts);
-    // Sessions are bounded by built-in caps (session_registry.h: lifetime at
-    // most 12 h, idle timeout, 1 GiB of disk, per caller, per owner, per
-    // daemon); none can be switched off.
+    // Sessions are always bounded (lifetime at most 12 h, idle timeout,
+    // 1 GiB of disk built in; per caller, per owner and per daemon by flags
+    // that take only positive values): none can be switched off.
     hardened.sessions_enabled = sandbox->Describe().capabilities.sessions;
     hardened.session_caps_set = true;
     std::vector<std::string> violations = HardenedViolations(*settings, hardened);

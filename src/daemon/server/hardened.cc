@@ -106,9 +106,9 @@ void CheckCallerLimits(const Settings& settings, const HardenedFacts& facts,
 }
 
 void CheckSessions(const HardenedFacts& facts, std::vector<std::string>& violations) {
-  // The daemon's caps are built in (session_registry.h), so session_caps_set
-  // holds whenever sessions are on; the rule stays so that a cap made
-  // optional later cannot be forgotten.
+  // The daemon's caps cannot be switched off (built in, or flags of at
+  // least 1), so session_caps_set holds whenever sessions are on; the rule
+  // stays so that a cap made optional later cannot be forgotten.
   if (!facts.sessions_enabled || facts.session_caps_set) return;
   violations.push_back(
       "Sessions are on without caps; hardened mode needs limits on session lifetime, idle time, "

@@ -213,6 +213,16 @@ void DeclareFlags(CLI::App& app, Settings& settings, RawFlags& raw) {
   app.add_option("--max-concurrent-runs", settings.max_concurrent_runs,
                  "Runs in flight across all callers (default: --run-workers).")
       ->check(CLI::Range(1, 100000));
+  app.add_option("--max-sessions", settings.max_sessions,
+                 "Sessions open at once in the daemon (default 256).")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--max-sessions-per-caller", settings.max_sessions_per_caller,
+                 "Sessions one caller may hold open (default 16; at most --max-sessions).")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--max-sessions-per-owner", settings.max_sessions_per_owner,
+                 "Sessions of one owner (default 4; at most --max-sessions-per-caller); at the cap "
+                 "the owner's least-recently-used idle session ends `replaced`.")
+      ->check(CLI::Range(1, 100000));
   app.add_option("--io-threads", settings.io_threads, "Event-loop threads.")
       ->check(CLI::Range(1, 64));
   app.add_option("--run-workers", settings.run_workers, "Run worker threads.")
@@ -323,6 +333,14 @@ Expected<Settings> ParseSettings(const std::vector<std::string>& args,
                    std::to_string(settings.max_connections_per_peer) +
                    ") must not be above --max-connections (" +
                    std::to_string(settings.max_connections) + ").");
+  }
+  if (settings.max_sessions_per_owner > settings.max_sessions_per_caller ||
+      settings.max_sessions_per_caller > settings.max_sessions) {
+    return Invalid("Session caps must nest: --max-sessions-per-owner (" +
+                   std::to_string(settings.max_sessions_per_owner) +
+                   ") <= --max-sessions-per-caller (" +
+                   std::to_string(settings.max_sessions_per_caller) + ") <= --max-sessions (" +
+                   std::to_string(settings.max_sessions) + ").");
   }
   PLIMSOLL_RETURN_IF_ERROR(CheckRunLimits(settings.run_limits, settings.run_ceiling));
   return settings;

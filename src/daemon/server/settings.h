@@ -79,6 +79,12 @@ struct Settings {
   std::string callers_path;
   // Runs admitted at once across all callers; 0 = run_workers.
   size_t max_concurrent_runs = 0;
+  // Open sessions (SPEC §9): in the daemon, of one caller, of one owner
+  // (at the owner cap its least-recently-used idle session is `replaced`);
+  // per owner <= per caller <= total.
+  size_t max_sessions = 256;
+  size_t max_sessions_per_caller = 16;
+  size_t max_sessions_per_owner = 4;
   bool hardened = false;
   // TLS on the TCP listeners: both paths or neither (http/tls.h).
   std::string tls_cert;

@@ -77,6 +77,31 @@ TEST(Settings, UnixSocketModeAndConnectionCaps) {
   EXPECT_NE(peer_above.error().message().find("--max-connections-per-peer"), std::string::npos);
 }
 
+TEST(Settings, SessionCapsAreFlagsThatNest) {
+  auto defaults = ParseSettings({"plimsolld"}, {});
+  ASSERT_TRUE(defaults.ok()) << defaults.error().ToString();
+  EXPECT_EQ(defaults->max_sessions, 256u);
+  EXPECT_EQ(defaults->max_sessions_per_caller, 16u);
+  EXPECT_EQ(defaults->max_sessions_per_owner, 4u);
+  auto given = ParseSettings({"plimsolld", "--max-sessions", "8", "--max-sessions-per-caller", "3",
+                              "--max-sessions-per-owner", "2"},
+                             {});
+  ASSERT_TRUE(given.ok()) << given.error().ToString();
+  EXPECT_EQ(given->max_sessions, 8u);
+  EXPECT_EQ(given->max_sessions_per_caller, 3u);
+  EXPECT_EQ(given->max_sessions_per_owner, 2u);
+  // A cap cannot be switched off, and an inner cap is never above an outer one.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"plimsolld", "--max-sessions", "0"},
+        {"plimsolld", "--max-sessions-per-owner", "17"},
+        {"plimsolld", "--max-sessions", "10", "--max-sessions-per-caller", "11"}}) {
+    auto refused = ParseSettings(args, {});
+    ASSERT_FALSE(refused.ok()) << args.back();
+    EXPECT_NE(refused.error().message().find("--max-sessions"), std::string::npos)
+        << refused.error().message();
+  }
+}
+
 TEST(Settings, BadValuesAreRefusedWithTheirName) {
   EXPECT_FALSE(ParseSettings({"plimsolld", "--listen", "localhost:80"}, {}).ok());
   EXPECT_FALSE(ParseSettings({"plimsolld", "--max-body-bytes", "9000000"}, {}).ok());

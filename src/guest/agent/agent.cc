@@ -116,12 +116,15 @@ Report RunJob(const Job& job, const AgentOptions& options, SessionState* session
   if (session) {
     session->FreezeAll();
     step_options.spared = session->Spared();
-    report.interpreters = session->Alive();
   }
   KillAndReapAll(-1, step_options.sweep_scope, SweepUntil(wrap_up), step_options.spared);
   // Killing a member of a stopped interpreter's orphaned process group may
-  // have continued it (SIGCONT, as gVisor sends): stop it again.
-  if (session) session->FreezeAll();
+  // have continued it (SIGCONT, as gVisor sends): stop it again. Only then
+  // is it known which interpreters live on.
+  if (session) {
+    session->FreezeAll();
+    report.interpreters = session->Alive();
+  }
 
   Collected collected = CollectArtifacts(work->get(), job.artifacts, job.max_artifact_bytes);
   report.artifacts = std::move(collected.artifacts);

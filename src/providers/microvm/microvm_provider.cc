@@ -9,6 +9,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -23,6 +24,7 @@
 #include "base/unique_fd.h"
 #include "guest/exchange.h"
 #include "guest/protocol.h"
+#include "guest/session_channel.h"
 #include "image/image.h"
 #include "os/cgroup.h"
 #include "os/held_bind.h"
@@ -221,6 +223,83 @@ KvmProbe ProbeKvm(VmConfig config) {
   return probe;
 }
 
+// A session's VM (SPEC §9): booted for the session (never from the pool:
+// pooled agents take one job), its agent started with --session, so /work
+// and the interpreters live as long as the VM does.
+class MicrovmSession final : public ProviderSession {
+ public:
+  MicrovmSession(std::shared_ptr<const Prepared> prepared, std::unique_ptr<MicrovmVm> vm,
+                 const Limits& limits)
+      : prepared_(std::move(prepared)),
+        vm_(std::move(vm)),
+        // vm only when QMP confirmed that KVM accelerates this very VM.
+        tier_(prepared_->config.accelerator == "kvm" && vm_->qmp().kvm_enabled ? Tier::kVm
+                                                                                : Tier::kKernel),
+        // No cgroup inside the VM: the steps' process limit is RLIMIT_NPROC,
+        // and the agent installs the host-compiled filter, as in RunJob.
+        channel_(limits, tier_, prepared_->identity, {limits.pids, prepared_->seccomp_filter}) {}
+
+  ~MicrovmSession() override {
+    Status destroyed = vm_->Destroy(Clock::now() + std::chrono::seconds(15));
+    (void)destroyed;  // Reconcile removes what a failed destroy left
+  }
+
+  Tier tier() const override { return tier_; }
+  std::string environment() const override { return prepared_->identity; }
+
+  Expected<Result> Run(const Request& request, Deadline deadline) override {
+    if (broken_) return BrokenRefusal();
+    Status failure = Status::Ok();
+    auto result = channel_.Call(vm_->channel(), request, deadline + kReportGrace, &failure);
+    if (failure.ok()) return result;
+    broken_ = true;
+    channel_.Forget();
+    std::string diagnostics = vm_->Diagnostics();
+    std::string message =
+        "The session's guest agent gave no valid report (" + failure.error().message() + ")" +
+        (diagnostics.empty() ? "" : "; QEMU and the console said: " + diagnostics.substr(0, 1500));
+    return guest::AnswerFailedExchange(request, failure.error(), message, std::move(*result));
+  }
+
+  // QEMU alive with the channel quiet between calls (an agent that wrote
+  // unasked or hung up has left its protocol), and QEMU still jailed as it
+  // was started: its uid, no capabilities, no_new_privs, its seccomp
+  // filter, its namespaces, its root and its cgroup (jail_evidence.h, read
+  // from /proc/<QEMU> now, not remembered).
+  Status CheckBoundary() override {
+    if (broken_) return BrokenRefusal();
+    std::string differs;
+    if (!vm_->Healthy()) {
+      differs = "QEMU has exited, or the agent wrote or hung up between calls";
+    } else {
+      for (const EvidenceCheck& check : microvm::InspectJail(*vm_)) {
+        if (!check.passed) differs += (differs.empty() ? "" : "; ") + check.name + ": " + check.detail;
+      }
+    }
+    if (differs.empty()) return Status::Ok();
+    broken_ = true;
+    return Failure(ErrorCode::kInternal, "The session's VM is not as it was left: " + differs + ".");
+  }
+
+  // The VM's /work is a tmpfs in guest memory, which the host cannot
+  // measure from outside; its size (Limits::work_bytes) still bounds it.
+  int64_t DiskUsedBytes() override { return 0; }
+
+  std::vector<std::string> InterpretersAlive() override { return channel_.InterpretersAlive(); }
+
+ private:
+  static Error BrokenRefusal() {
+    return Refusal(NotDispatched::kEnvironment,
+                   "The session's VM has ended (its agent or QEMU failed); open a new session.");
+  }
+
+  const std::shared_ptr<const Prepared> prepared_;
+  std::unique_ptr<MicrovmVm> vm_;
+  const Tier tier_;
+  guest::SessionChannel channel_;
+  std::atomic<bool> broken_{false};
+};
+
 class MicrovmProvider final : public Provider {
  public:
   MicrovmProvider(const Limits& limits, const MicrovmSettings& settings)
@@ -242,6 +321,7 @@ class MicrovmProvider final : public Provider {
     description.provider = "microvm";
     description.capabilities.payloads = {PayloadKind::kJavascript, PayloadKind::kPython,
                                          PayloadKind::kProject};
+    description.capabilities.sessions = true;
     description.limits = limits_;
     auto serving = generations_.Serving();
     std::shared_ptr<const Prepared> prepared = serving.config;
@@ -321,14 +401,29 @@ class MicrovmProvider final : public Provider {
 
   Expected<Result> Run(const Request& request, Deadline deadline) override {
     if (request.cell) {
-      return Refusal(NotDispatched::kUnsupported,
-                     "The microvm provider has no sessions yet, so no cells.");
+      return Refusal(NotDispatched::kUnsupported, "A cell runs only inside a session.");
     }
     auto serving = generations_.Serving();
     PLIMSOLL_RETURN_IF_ERROR(CheckServingEnvironment(static_cast<bool>(serving), "microvm",
                                                      serving ? serving.config->identity : "",
                                                      request.environment));
     return RunJob(*serving.config, serving.number, request, deadline, /*use_pool=*/true);
+  }
+
+  // A VM of its own, booted now with its agent in session mode.
+  Expected<std::unique_ptr<ProviderSession>> OpenSession(const SessionSpec& spec,
+                                                         Deadline deadline) override {
+    auto serving = generations_.Serving();
+    PLIMSOLL_RETURN_IF_ERROR(CheckServingEnvironment(static_cast<bool>(serving), "microvm",
+                                                     serving ? serving.config->identity : "",
+                                                     spec.environment));
+    if (serving.config->ArtifactsRemoved()) return ReplacedArtifactsRefusal();
+    VmConfig config = serving.config->config;
+    config.session = true;
+    auto started = MicrovmVm::Start(config, std::min(deadline, Clock::now() + kSetupBudget));
+    if (!started.ok()) return started.error();
+    return std::unique_ptr<ProviderSession>(
+        std::make_unique<MicrovmSession>(serving.config, std::move(*started), limits_));
   }
 
  private:
@@ -342,6 +437,12 @@ class MicrovmProvider final : public Provider {
         break;
     }
     return "auto";
+  }
+
+  static Error ReplacedArtifactsRefusal() {
+    return EnvironmentRefusal(
+        "The microvm artifacts this configuration was tested with have been replaced on the "
+        "host; the next smoke test prepares the new ones.");
   }
 
   static std::string QmpText(const microvm::QmpFacts& qmp) {
@@ -703,11 +804,7 @@ class MicrovmProvider final : public Provider {
                                     : use_pool ? pool_.Take(generation)
                                                : nullptr;
     if (!vm) {
-      if (prepared.ArtifactsRemoved()) {
-        return EnvironmentRefusal(
-            "The microvm artifacts this configuration was tested with have been replaced on the "
-            "host; the next smoke test prepares the new ones.");
-      }
+      if (prepared.ArtifactsRemoved()) return ReplacedArtifactsRefusal();
       auto started = MicrovmVm::Start(prepared.config, Clock::now() + kSetupBudget);
       if (!started.ok()) return started.error();
       vm = std::move(*started);

@@ -1,6 +1,10 @@
 // The `microvm` provider: plimsoll's agent in a QEMU microvm booting Debian's
 // cloud kernel and the guest image as a read-only disk (docs/microvm.md),
-// one VM per run, with a warm pool of booted VMs.
+// one VM per run, with a warm pool of booted VMs. A session (SPEC §9) gets a
+// VM of its own, booted when it opens (never a pooled one), whose agent
+// answers call after call; before each call the host re-reads QEMU's jail
+// from /proc (jail_evidence.h) and ends the session `boundary_failed` on any
+// difference.
 //
 // Tier: under KVM `vm`, only once the smoke test proved a hardware-virtualised
 // guest (QEMU started with -accel kvm and the guest sees the hypervisor CPU

@@ -229,13 +229,60 @@ TEST_F(MicrovmProviderTest, TimeoutEndsTheVmAndLeavesNothing) {
   EXPECT_EQ(VmDirectories(), 0u);
 }
 
-TEST_F(MicrovmProviderTest, CellsAreRefused) {
+// A session's VM is booted for it (no pool) and keeps its interpreters;
+// outside a session a cell is refused. Killing QEMU from the host ends the
+// session at its next boundary check: nothing runs in a VM that is gone.
+TEST_F(MicrovmProviderTest, ASessionKeepsItsVmAndEndsAtTheBoundaryWhenQemuDies) {
   auto provider = MakeMicrovmProvider(Limits{}, Settings(MicrovmAccel::kTcg, 0));
+  EXPECT_TRUE(provider->Describe().capabilities.sessions);
   Request cell;
-  cell.cell = CellPayload{"javascript", "1+1"};
-  auto run = provider->Run(cell, Clock::now() + seconds(5));
-  ASSERT_FALSE(run.ok());
-  EXPECT_EQ(run.error().not_dispatched(), NotDispatched::kUnsupported);
+  cell.cell = CellPayload{"python", "x = 41"};
+  cell.timeout_ms = 30'000;
+  auto outside = provider->Run(cell, Clock::now() + seconds(5));
+  ASSERT_FALSE(outside.ok());
+  EXPECT_EQ(outside.error().not_dispatched(), NotDispatched::kUnsupported);
+  auto evidence = provider->SmokeTest(Clock::now() + seconds(300));
+  ASSERT_TRUE(evidence.ok()) << evidence.error().ToString();
+  ASSERT_TRUE(evidence->AllChecksPassed()) << ChecksText(*evidence);
+
+  Clock::time_point start = Clock::now();
+  auto session = provider->OpenSession(SessionSpec{}, Clock::now() + seconds(60));
+  ASSERT_TRUE(session.ok()) << session.error().ToString();
+  std::cout << "session VM booted in "
+            << std::chrono::duration_cast<milliseconds>(Clock::now() - start).count() << " ms\n";
+  EXPECT_EQ((*session)->tier(), Tier::kKernel);
+  ASSERT_TRUE((*session)->CheckBoundary().ok());
+  auto first = (*session)->Run(cell, Clock::now() + seconds(30));
+  ASSERT_TRUE(first.ok()) << first.error().ToString();
+  ASSERT_TRUE(first->cell.has_value()) << first->stderr_bytes;
+  EXPECT_TRUE(first->cell->interpreter_started);
+  EXPECT_EQ(first->isolation, Tier::kKernel);
+  ASSERT_TRUE((*session)->CheckBoundary().ok());
+  cell.cell = CellPayload{"python", "x + 1"};
+  auto second = (*session)->Run(cell, Clock::now() + seconds(30));
+  ASSERT_TRUE(second.ok()) << second.error().ToString();
+  ASSERT_TRUE(second->cell.has_value());
+  EXPECT_EQ(second->cell->value, "42") << second->stderr_bytes;
+  EXPECT_FALSE(second->cell->interpreter_started);
+  EXPECT_EQ((*session)->InterpretersAlive(), std::vector<std::string>{"python"});
+
+  // Every QEMU of this test's state directory: the session's, and any the
+  // smoke test left powering off.
+  for (pid_t pid : microvm::ProcessesMentioning(state_dir_ + "/")) kill(pid, SIGKILL);
+  Status boundary = Status::Ok();
+  for (int i = 0; i < 500 && boundary.ok(); ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+    boundary = (*session)->CheckBoundary();
+  }
+  ASSERT_FALSE(boundary.ok()) << "the session's VM still looks healthy after QEMU was killed";
+  EXPECT_NE(boundary.error().message().find("QEMU"), std::string::npos)
+      << boundary.error().ToString();
+  auto after = (*session)->Run(cell, Clock::now() + seconds(5));
+  ASSERT_FALSE(after.ok());
+  EXPECT_TRUE(after.error().not_dispatched().has_value()) << after.error().ToString();
+  session->reset();
+  provider.reset();
+  EXPECT_EQ(VmDirectories(), 0u);
 }
 
 // A crashed provider's VM directories are removed; a live owner's are not.

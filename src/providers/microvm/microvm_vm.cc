@@ -163,6 +163,7 @@ std::vector<std::string> QemuArgv(const VmConfig& config, const std::string& con
       " no_timer_check "
       "plimsoll.tmp_mb=" +
       std::to_string(config.tmp_mib) + " plimsoll.work_mb=" + std::to_string(config.work_mib);
+  if (config.session) command_line += " plimsoll.session=1";
   // clang-format off
   std::vector<std::string> argv = {
       config.qemu, "-M", "microvm", "-accel", config.accelerator, "-cpu", "max",

@@ -1,6 +1,6 @@
 // One VM of the `microvm` provider: QEMU's microvm machine booting the guest
 // artifacts (docs/microvm.md), with plimsoll-guest waiting on a virtio-serial
-// port for exactly one job.
+// port for exactly one job (or, for a session's VM, one job after another).
 //
 // Start() makes the VM's directory (<state_dir>/vm-<owner>-<16 hex>, named in
 // QEMU's command line, so Reconcile finds it: the serial console
@@ -82,6 +82,9 @@ struct VmConfig {
   int64_t cpus = 1;          // -smp
   int64_t tmp_mib = 16;      // plimsoll.tmp_mb
   int64_t work_mib = 128;    // plimsoll.work_mb
+  // plimsoll.session=1: the agent answers job after job on its channel
+  // (a session's VM, SPEC §9) instead of exactly one.
+  bool session = false;
   std::string state_dir;     // where the VM's directory is made
   std::string jailer;        // plimsoll-vmm-jail; "": LocateJailer()
   UidRange uids;             // the jailed QEMUs' uids

@@ -146,7 +146,7 @@ class OciSession final : public ProviderSession {
       : prepared_(std::move(prepared)),
         sandbox_(std::move(sandbox)),
         channel_(limits, tier, prepared_->image->identity(),
-                 gvisor ? std::optional<int64_t>(limits.pids) : std::nullopt),
+                 {gvisor ? std::optional<int64_t>(limits.pids) : std::nullopt, ""}),
         tier_(tier),
         gvisor_(gvisor) {}
 
