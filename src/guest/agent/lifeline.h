@@ -22,6 +22,7 @@
 #include <atomic>
 #include <thread>
 
+#include "base/unique_fd.h"
 #include "guest/agent/reaper.h"
 
 namespace plimsoll::guest::agent {
@@ -34,6 +35,7 @@ class Lifeline {
   ~Lifeline();  // Stop()
 
   // From now on a hang-up is the provider reading the report and leaving.
+  // Returns at once: the watcher is woken (an eventfd), never waited out.
   void Stop();
 
  private:
@@ -42,8 +44,11 @@ class Lifeline {
   const int channel_;
   const SweepScope scope_;
   const int exit_code_;
+  // Written by Stop(), polled by the watcher beside the channel (invalid
+  // when no eventfd could be made: the watcher then wakes every kPollMs).
+  base::UniqueFd wake_;
   std::atomic<bool> stopping_{false};
-  std::thread watcher_;
+  std::thread watcher_;  // last: started once the members above exist
 };
 
 }  // namespace plimsoll::guest::agent
