@@ -176,7 +176,9 @@ int main(int argc, char** argv) {
         return Fail(scenario, "open " + std::to_string(i) + ": " + opened.error().ToString());
       }
       (*opened)->Close();
-      if (i >= warmup) samples.push_back(std::chrono::duration<double, std::milli>(elapsed).count());
+      if (i >= warmup) {
+        samples.push_back(std::chrono::duration<double, std::milli>(elapsed).count());
+      }
       continue;
     }
     auto result = session ? session->Run(request) : sandbox->Run(request);

@@ -219,9 +219,8 @@ TEST_F(DaemonSessions, TheSessionCapsFollowTheDaemonsSettings) {
   EXPECT_EQ(Call(alice_, {.method = "GET", .target = "/v1/sessions/" + first}).status, 404u);
   EXPECT_EQ(Call(alice_, {.method = "GET", .target = "/v1/sessions/" + second}).status, 200u);
   Open(alice_);  // no owner: the caller's second
-  HttpReply refused = Call(alice_, {.method = "POST",
-                                    .target = "/v1/sessions",
-                                    .body = R"({"protocol": 1})"});
+  HttpReply refused =
+      Call(alice_, {.method = "POST", .target = "/v1/sessions", .body = R"({"protocol": 1})"});
   EXPECT_EQ(refused.status, 429u) << refused.body;
   EXPECT_EQ(refused.Header("plimsoll-not-dispatched"), "capacity");
   // Another caller has caps of its own.

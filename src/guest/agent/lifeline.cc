@@ -4,9 +4,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include <cstdint>
-
 #include <chrono>
+#include <cstdint>
 
 namespace plimsoll::guest::agent {
 namespace {

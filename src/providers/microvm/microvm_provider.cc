@@ -234,7 +234,7 @@ class MicrovmSession final : public ProviderSession {
         vm_(std::move(vm)),
         // vm only when QMP confirmed that KVM accelerates this very VM.
         tier_(prepared_->config.accelerator == "kvm" && vm_->qmp().kvm_enabled ? Tier::kVm
-                                                                                : Tier::kKernel),
+                                                                               : Tier::kKernel),
         // No cgroup inside the VM: the steps' process limit is RLIMIT_NPROC,
         // and the agent installs the host-compiled filter, as in RunJob.
         channel_(limits, tier_, prepared_->identity, {limits.pids, prepared_->seccomp_filter}) {}
@@ -273,12 +273,15 @@ class MicrovmSession final : public ProviderSession {
       differs = "QEMU has exited, or the agent wrote or hung up between calls";
     } else {
       for (const EvidenceCheck& check : microvm::InspectJail(*vm_)) {
-        if (!check.passed) differs += (differs.empty() ? "" : "; ") + check.name + ": " + check.detail;
+        if (!check.passed) {
+          differs += (differs.empty() ? "" : "; ") + check.name + ": " + check.detail;
+        }
       }
     }
     if (differs.empty()) return Status::Ok();
     broken_ = true;
-    return Failure(ErrorCode::kInternal, "The session's VM is not as it was left: " + differs + ".");
+    return Failure(ErrorCode::kInternal,
+                   "The session's VM is not as it was left: " + differs + ".");
   }
 
   // The VM's /work is a tmpfs in guest memory, which the host cannot
