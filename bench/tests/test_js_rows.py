@@ -235,7 +235,7 @@ class DefaultRegistryTest(unittest.TestCase):
     def test_js_rows_and_their_baselines(self):
         registry = load_registry(os.path.join(BENCH, "scenarios.py"))
         registry.validate()
-        names = [s.name for s in registry.select("linux")]
+        names = [s.name for s in registry.select("^linux")]
         # The linux row right after its own baseline; runc-qjs after it (scenarios.py says why).
         self.assertEqual(names, ["unshare-qjs", "linux.js_console_log", "runc-qjs",
                                  "linux.js_console_log.vs_runc"])
@@ -246,6 +246,31 @@ class DefaultRegistryTest(unittest.TestCase):
         self.assertEqual((versus.target_ratio, registry.baseline_of(versus)), (0.5, "runc-qjs"))
         self.assertEqual(registry.get("unshare-qjs").stdin, "{qjs_script}")
         self.assertEqual(registry.get("runc-qjs").stdin, "{qjs_script}")
+
+    def test_session_rows_compare_with_their_providers_one_shot_runs(self):
+        # Issue 15: each cell row against the same provider's one-shot run, with its target.
+        registry = load_registry(os.path.join(BENCH, "scenarios.py"))
+        registry.validate()
+        expected = {
+            "sessions.embedded_cell": ("sessions.embedded_run", 0.3, None),
+            "sessions.linux.js_cell": ("sessions.linux.js_run", 1.5, None),
+            "sessions.linux.py_cell": ("sessions.linux.py_run", 2.0, None),
+            "sessions.linux.open": ("sessions.linux.js_run", None, 1.0),
+            "sessions.oci.runc.js_cell": ("oci.runc.js_console_log.pool", 3.0, None),
+            "sessions.oci.crun.js_cell": ("oci.crun.js_console_log.pool", None, None),
+            "sessions.oci.runsc.js_cell": ("oci.runsc.js_console_log.pool", 10.0, None),
+            "sessions.microvm.js_cell": ("microvm.js_console_log.pool", 60.0, None),
+        }
+        for name, (baseline, p50, ratio) in expected.items():
+            row = registry.get(name)
+            self.assertEqual((registry.baseline_of(row), row.target_p50_ms, row.target_ratio),
+                             (baseline, p50, ratio), name)
+        for name in expected:
+            if name != "sessions.embedded_cell":
+                self.assertIn("--mode", registry.get(name).argv, name)
+        # Selecting the session rows brings their baselines along.
+        selected = {s.name for s in registry.select(r"^sessions\.")}
+        self.assertTrue({b for b, _, _ in expected.values()} <= selected, selected)
 
 
 if __name__ == "__main__":

@@ -51,7 +51,7 @@ class MicrovmRegistryTest(unittest.TestCase):
         self.registry.validate()
 
     def test_selection_is_the_raw_boot_then_the_provider_rows(self):
-        self.assertEqual([s.name for s in self.registry.select("microvm")], ROWS)
+        self.assertEqual([s.name for s in self.registry.select("^microvm")], ROWS)
 
     def test_baselines_and_targets(self):
         get, base = self.registry.get, self.registry.baseline_of

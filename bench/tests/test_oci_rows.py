@@ -23,7 +23,7 @@ class OciRegistryTest(unittest.TestCase):
         self.registry.validate()
 
     def test_selection_is_each_baseline_then_its_rows(self):
-        names = [s.name for s in self.registry.select("oci")]
+        names = [s.name for s in self.registry.select("^oci")]
         expected = []
         for runtime in RUNTIMES:
             expected += [f"{runtime}-qjs-equivalent", f"oci.{runtime}.js_console_log.cold",
