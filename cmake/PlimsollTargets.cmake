@@ -9,8 +9,13 @@ set(PLIMSOLL_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
     -Wimplicit-fallthrough -Werror=return-type)
 
 if(PLIMSOLL_SANITIZE)
-  set(PLIMSOLL_SANITIZER_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=undefined
-      -fno-omit-frame-pointer)
+  # No vptr check: UBSan probes the object's vtable through a pipe, so in a
+  # process out of file descriptors (the EMFILE fault test, a daemon under
+  # descriptor exhaustion) every checked virtual call is reported "invalid
+  # vptr" whatever the object (docs/reliability.md, "Faults"). A check that
+  # fails by the fd table, not by the code, cannot gate `make test`.
+  set(PLIMSOLL_SANITIZER_FLAGS -fsanitize=address,undefined -fno-sanitize=vptr
+      -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
   add_compile_options(${PLIMSOLL_SANITIZER_FLAGS})
   add_link_options(${PLIMSOLL_SANITIZER_FLAGS})
 endif()
