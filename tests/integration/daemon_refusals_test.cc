@@ -100,6 +100,16 @@ TEST(DaemonRefusals, FloorAboveTheEvidenceRunsNothing) {
   EXPECT_EQ(daemon.provider().runs(), 0);
 }
 
+// No broker yet (issue 19): a named profile is refused as an unknown one would
+// be, and the code does not run without the grant it asked for.
+TEST(DaemonRefusals, AGrantProfileNoDaemonServesRunsNothing) {
+  DaemonUnderTest daemon;
+  ExpectRefusal(
+      SendOnce(daemon.port(), PostRun(RunBody("console.log(1)", R"("grant_profile": "crm-read")"))),
+      403, "permission_denied", "permission");
+  EXPECT_EQ(daemon.provider().runs(), 0);
+}
+
 TEST(DaemonRefusals, UnsupportedPayloadRunsNothing) {
   DaemonUnderTest daemon;
   ExpectRefusal(
