@@ -1,0 +1,304 @@
+package plimsoll
+
+import (
+	"encoding/hex"
+	"math"
+	"os"
+	"testing"
+)
+
+type vectorFile struct {
+	root    *jsonValue
+	vectors map[string]*jsonValue
+}
+
+func loadVectors(t *testing.T) vectorFile {
+	t.Helper()
+	data, err := os.ReadFile(testdataFile(t, "PLIMSOLL_TEST_VECTORS", "testdata/records/vectors.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := parseJSON(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, _ := asString(root.get("format"), "format"); f != "plimsoll.record-vectors.v1" {
+		t.Fatalf("unexpected format %q", f)
+	}
+	vf := vectorFile{root: root, vectors: map[string]*jsonValue{}}
+	for _, v := range root.get("vectors").items {
+		name, _ := asString(v.get("name"), "name")
+		vf.vectors[name] = v
+	}
+	return vf
+}
+
+func wantString(t *testing.T, v *jsonValue, key string) string {
+	t.Helper()
+	s, err := asString(v.get(key), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestVectors recomputes every digest of every vector in testdata/records/vectors.json.
+func TestVectors(t *testing.T) {
+	vf := loadVectors(t)
+	checked := 0
+	for name, v := range vf.vectors {
+		t.Run(name, func(t *testing.T) {
+			if enc := v.get("encoding"); enc != nil {
+				e := encoder{}
+				e.value(wantString(t, enc, "domain"))
+				for _, f := range enc.get("fields").items {
+					fname := wantString(t, f, "name")
+					value := f.get("value")
+					switch kind := wantString(t, f, "type"); kind {
+					case "integer", "count":
+						n, err := asInt(value, fname)
+						if err != nil {
+							t.Fatal(err)
+						}
+						e.integer(fname, n)
+					case "boolean":
+						b, err := asBool(value, fname)
+						if err != nil {
+							t.Fatal(err)
+						}
+						e.boolean(fname, b)
+					case "bytes", "string":
+						b, err := asBytes(value, fname)
+						if err != nil {
+							t.Fatal(err)
+						}
+						e.bytes(fname, b)
+					case "float":
+						x, err := asFloat(value, fname)
+						if err != nil {
+							t.Fatal(err)
+						}
+						e.float(fname, x)
+					default:
+						t.Fatalf("unknown field type %q", kind)
+					}
+				}
+				if got, want := hex.EncodeToString(e.buf), wantString(t, v, "encoding_hex"); got != want {
+					t.Errorf("encoding_hex:\n got %s\nwant %s", got, want)
+				}
+				if got, want := e.sum(), wantString(t, v, "encoding_sha256"); got != want {
+					t.Errorf("encoding_sha256 = %s, want %s", got, want)
+				}
+				checked++
+			}
+			if req := v.get("request"); req != nil {
+				got, err := requestDigest(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := wantString(t, v, "request_sha256"); got != want {
+					t.Errorf("request_sha256 = %s, want %s", got, want)
+				}
+				checked++
+			}
+			if res := v.get("result"); res != nil {
+				got, err := resultDigest(res)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := wantString(t, v, "result_sha256"); got != want {
+					t.Errorf("result_sha256 = %s, want %s", got, want)
+				}
+				record := res.get("record")
+				gotRecord, err := recordDigest(record)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := wantString(t, v, "record_sha256"); gotRecord != want {
+					t.Errorf("record_sha256 = %s, want %s", gotRecord, want)
+				}
+				if inRecord := wantString(t, record, "record_sha256"); inRecord != gotRecord {
+					t.Errorf("result.record.record_sha256 = %s, recomputed %s", inRecord, gotRecord)
+				}
+				if wantString(t, record, "result_sha256") != got {
+					t.Errorf("the record's result_sha256 is not the result digest")
+				}
+				if v.get("request") != nil && wantString(t, record, "request_sha256") != wantString(t, v, "request_sha256") {
+					t.Errorf("the record's request_sha256 is not the vector's")
+				}
+				// The whole exchange passes the client's check.
+				if v.get("request") != nil && record.get("session") == nil {
+					if _, err := checkAnswer(v.get("request"), res, nil); err != nil {
+						t.Errorf("checkAnswer: %v", err)
+					}
+				}
+				checked++
+			}
+			if limits := v.get("limits"); limits != nil {
+				got, err := policyDigest(limits)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := wantString(t, v, "policy_sha256"); got != want {
+					t.Errorf("policy_sha256 = %s, want %s", got, want)
+				}
+				checked++
+			}
+			if id := v.get("session_id"); id != nil {
+				if got, want := sessionDigest(wantString(t, v, "session_id")), wantString(t, v, "session_sha256"); got != want {
+					t.Errorf("session_sha256 = %s, want %s", got, want)
+				}
+				checked++
+			}
+		})
+	}
+	if checked < len(vf.vectors) {
+		t.Errorf("checked %d digests over %d vectors", checked, len(vf.vectors))
+	}
+}
+
+// TestChains runs every chain of the vectors through the session chain check.
+func TestChains(t *testing.T) {
+	vf := loadVectors(t)
+	chains := vf.root.get("chains").items
+	if len(chains) == 0 {
+		t.Fatal("no chains in the vectors")
+	}
+	for _, c := range chains {
+		name := wantString(t, c, "name")
+		t.Run(name, func(t *testing.T) {
+			chain := &chainState{session: sessionDigest(wantString(t, c, "session_id"))}
+			for i, vn := range c.get("vectors").items {
+				v := vf.vectors[vn.text]
+				if v == nil {
+					t.Fatalf("chain names an unknown vector %q", vn.text)
+				}
+				req := v.get("request")
+				if _, err := checkAnswer(req, v.get("result"), chain); err != nil {
+					t.Fatalf("call %d (%s): %v", i+1, vn.text, err)
+				}
+				if chain.sequence != int64(i+1) {
+					t.Fatalf("the chain did not advance")
+				}
+			}
+			// Replaying the first call after the chain fails the check, and leaves the chain as it was.
+			first := vf.vectors[c.get("vectors").items[0].text]
+			before := *chain
+			if _, err := checkAnswer(first.get("request"), first.get("result"), chain); err == nil {
+				t.Fatal("a replayed first call passed the chain check")
+			}
+			if *chain != before {
+				t.Fatal("a failed check advanced the chain")
+			}
+		})
+	}
+}
+
+// TestDigestsChange: changing an input changes the digest (a check of the coverage).
+func TestDigestsChange(t *testing.T) {
+	vf := loadVectors(t)
+	v := vf.vectors["project-full"]
+	if v == nil {
+		t.Skip("skipped: no project-full vector")
+	}
+	base, _ := resultDigest(v.get("result"))
+	var walk func(x *jsonValue, path string)
+	mutated := 0
+	walk = func(x *jsonValue, path string) {
+		switch x.kind {
+		case jsonObject:
+			for _, m := range x.members {
+				if path == "" && m.key == "record" {
+					continue
+				}
+				walk(m.value, path+"."+m.key)
+			}
+		case jsonArray:
+			for i, item := range x.items {
+				walk(item, indexed(path, i))
+			}
+		case jsonString:
+			old := x.text
+			x.text = old + "x"
+			if x.text == "x" || path == ".outcome" || path == ".kind" || path == ".isolation" {
+				x.text = old + "y"
+			}
+			got, err := resultDigest(v.get("result"))
+			x.text = old
+			if err == nil && got == base {
+				t.Errorf("changing %s left the result digest unchanged", path)
+			}
+			mutated++
+		case jsonBool:
+			x.boolean = !x.boolean
+			got, _ := resultDigest(v.get("result"))
+			x.boolean = !x.boolean
+			if got == base {
+				t.Errorf("changing %s left the result digest unchanged", path)
+			}
+			mutated++
+		case jsonNumber:
+			old := x.text
+			x.text = "7" + old
+			got, _ := resultDigest(v.get("result"))
+			x.text = old
+			if got == base {
+				t.Errorf("changing %s left the result digest unchanged", path)
+			}
+			mutated++
+		}
+	}
+	walk(v.get("result"), "")
+	if mutated < 10 {
+		t.Errorf("only %d leaves mutated", mutated)
+	}
+}
+
+func TestFloatEncoding(t *testing.T) {
+	cases := map[string]string{"1.5": "3ff8000000000000", "-0.0": "8000000000000000",
+		`"Infinity"`: "7ff0000000000000", `"-Infinity"`: "fff0000000000000",
+		`"NaN"`: "7ff8000000000000", "5e-324": "0000000000000001", "5": "4014000000000000"}
+	for text, want := range cases {
+		v, err := parseJSON([]byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := asFloat(v, "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := encoder{}
+		e.float("", f)
+		if got := hex.EncodeToString(e.buf[len(e.buf)-8:]); got != want {
+			t.Errorf("%s encodes as %s, want %s", text, got, want)
+		}
+	}
+	if !math.Signbit(mustFloat(t, "-0.0")) {
+		t.Error("-0.0 lost its sign")
+	}
+}
+
+func mustFloat(t *testing.T, text string) float64 {
+	v, _ := parseJSON([]byte(text))
+	f, err := asFloat(v, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestParserRefuses(t *testing.T) {
+	for _, bad := range []string{`{"a":1,"a":2}`, `{"a":"\ud800"}`, "\"\xff\"", `[1,]`, `01`, `{"a":1} x`, `"\u00"`} {
+		if _, err := parseJSON([]byte(bad)); err == nil {
+			t.Errorf("parseJSON(%q) passed", bad)
+		}
+	}
+	v, err := parseJSON([]byte(`{"a":"\ud83d\ude00\u0000\n","b":[true,false,null,-12,1.5e3]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.get("a").text != "😀\x00\n" {
+		t.Errorf("decoded %q", v.get("a").text)
+	}
+}
+

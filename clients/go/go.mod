@@ -1,0 +1,3 @@
+module plimsoll.dev/client
+
+go 1.22
