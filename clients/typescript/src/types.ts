@@ -1,0 +1,214 @@
+// The typed shapes of requests and answers (camelCase). Wire names are in api/openapi.yaml.
+
+import type { BytesLike, WireBytes } from "./bytes.js";
+
+/** process < container < kernel < vm; `none` runs nothing; `unknown` meets no floor. */
+export type Tier = "none" | "unknown" | "process" | "container" | "kernel" | "vm";
+export const TIERS: readonly Tier[] = ["none", "unknown", "process", "container", "kernel", "vm"];
+export type Kind = "javascript" | "python" | "project" | "cell";
+export type Outcome = "completed" | "setup_failed" | "timed_out" | "protocol_error";
+export type Language = "javascript" | "python";
+
+const RANK: Record<string, number> = { process: 1, container: 2, kernel: 3, vm: 4 };
+
+/** Whether `tier` meets `floor` (an empty floor is met by any tier; an unknown floor never). */
+export function meetsFloor(tier: string, floor: string | null | undefined): boolean {
+  if (!floor) return true;
+  const f = RANK[floor];
+  const t = RANK[tier];
+  return f !== undefined && t !== undefined && t >= f;
+}
+
+/** Options shared by every run call. */
+export interface RunOptions {
+  /** The floor: nothing runs on a weaker tier (refused `isolation`). */
+  minimumIsolation?: string;
+  /** Bounds this one run; the daemon enforces it (exit code 124, `timedOut`). */
+  timeoutMs?: number;
+  /** The exact environment identity (`sha256:…`) required. */
+  environment?: string;
+  /** A grant profile by name (SPEC §8). */
+  grantProfile?: string;
+  /** `[A-Za-z0-9._:-]{1,64}`, for the operator's logs. */
+  traceId?: string;
+  /** Aborts the call (before sending: refused `request`; after: `deadline_exceeded`, may have run). */
+  signal?: AbortSignal;
+}
+
+export interface ProjectFile {
+  path: string;
+  content: BytesLike;
+}
+
+export interface ProjectSpec {
+  files?: ProjectFile[];
+  /** Argv lists, run in order; a failing step stops the rest. */
+  steps?: string[][];
+  /** Paths (relative to /work) to bring back. */
+  artifacts?: string[];
+}
+
+/** Bytes in a hand-built request: text, bytes, or the wire's {"base64": ...}. */
+export type RequestBytes = BytesLike | { base64: string };
+
+/** A run request built by hand, in wire names (api/openapi.yaml RunRequest). */
+export interface WireRequest {
+  protocol?: number;
+  minimum_isolation?: string | null;
+  timeout_ms?: number | null;
+  trace_id?: string | null;
+  grant_profile?: string | null;
+  environment?: string | null;
+  javascript?: { code: RequestBytes } | null;
+  python?: { code: RequestBytes } | null;
+  project?: {
+    files?: { path: string; content: RequestBytes }[] | null;
+    steps?: string[][] | null;
+    artifacts?: string[] | null;
+  } | null;
+  cell?: { language: string; code: RequestBytes } | null;
+}
+
+/** The request exactly as sent (bytes in wire form). */
+export interface SentRequest {
+  protocol: number;
+  minimum_isolation?: string;
+  timeout_ms?: number;
+  trace_id?: string;
+  grant_profile?: string;
+  environment?: string;
+  javascript?: { code: WireBytes };
+  python?: { code: WireBytes };
+  project?: { files: { path: string; content: WireBytes }[]; steps: string[][]; artifacts: string[] };
+  cell?: { language: string; code: WireBytes };
+}
+
+export interface RunRecord {
+  version: number;
+  requestSha256: string;
+  resultSha256: string;
+  provider: string;
+  isolation: Tier;
+  environment: string;
+  policy: string;
+  startedUnixMs: number;
+  endedUnixMs: number;
+  /** Session calls: SHA-256 of the session ID, the call's sequence (from 1), the previous digest. */
+  session?: string;
+  sequence?: number;
+  previousSha256?: string;
+  recordSha256: string;
+}
+
+export interface StepResult {
+  command: string[];
+  exitCode: number;
+  timedOut: boolean;
+  stdout: Uint8Array;
+  stderr: Uint8Array;
+  stdoutText: string;
+  stderrText: string;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  durationMs: number;
+}
+
+export interface Artifact {
+  path: string;
+  content: Uint8Array;
+  contentText: string;
+  truncated: boolean;
+}
+
+export interface BrokerSummary {
+  profile: string;
+  calls: number;
+  denied: number;
+}
+
+export interface Advice {
+  pattern: string;
+  route: string;
+  message: string;
+  extraCalls: number;
+  addedLatencyMs: number;
+  bytes: number;
+}
+
+export interface Limits {
+  memoryBytes: number;
+  cpusMillis: number;
+  pids: number;
+  tmpBytes: number;
+  workBytes: number;
+  outputCapBytes: number;
+  snippetTimeoutDefaultMs: number;
+  snippetTimeoutMaxMs: number;
+  projectTimeoutDefaultMs: number;
+  projectTimeoutMaxMs: number;
+  runCeilingMs: number;
+  maxCodeBytes: number;
+  maxProjectFiles: number;
+  maxProjectBytes: number;
+  maxArtifacts: number;
+  maxArtifactBytes: number;
+}
+
+export interface Capabilities {
+  payloads: Kind[];
+  languages: Language[];
+  projects: boolean;
+  sessions: boolean;
+  grants: boolean;
+}
+
+/** What `describe()` answers. `wire` is the whole answer as received. */
+export interface Description {
+  protocol: number;
+  provider: string;
+  tier: Tier;
+  claimedTier: Tier;
+  environment: string;
+  capabilities: Capabilities;
+  limits: Limits;
+  sessionsEnabled: boolean;
+  /** Grant profile names, when the daemon lists them (today's daemons do not). */
+  grantProfiles?: string[];
+  wire: Record<string, unknown>;
+}
+
+export interface SessionOptions {
+  minimumIsolation?: string;
+  environment?: string;
+  /** The end user's name; only its HMAC-SHA256 under the client's `ownerKey` is sent. */
+  owner?: string;
+  /** Bounds the session's whole life (not one run: that is a call's `timeoutMs`). */
+  lifetimeMs?: number;
+  /** The session ends after this long without a call. */
+  idleTimeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface SessionState {
+  sessionId: string;
+  provider: string;
+  isolation: Tier;
+  environment: string;
+  createdUnixMs: number;
+  expiresUnixMs: number;
+  idleTimeoutMs: number;
+  calls: number;
+  busy: boolean;
+  queued: boolean;
+  lastUsedUnixMs: number;
+  diskUsedBytes: number;
+  diskBytes: number;
+  interpreters: Language[];
+  lastRecordSha256: string;
+}
+
+export interface SessionClosed {
+  ended: string;
+  calls: number;
+  lastRecordSha256: string;
+}
