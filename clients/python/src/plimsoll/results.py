@@ -1,0 +1,211 @@
+"""Typed answers: frozen dataclasses built from checked wire answers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping, Optional, Tuple
+
+__all__ = ["Record", "Step", "Artifact", "Broker", "Advice", "Result", "Describe",
+           "SessionInfo", "SessionState", "SessionEnd", "TIERS", "tier_meets"]
+
+#: Tier names from weakest to strongest; ``none`` and ``unknown`` meet no floor.
+TIERS = ("none", "unknown", "process", "container", "kernel", "vm")
+_RANK = {"process": 1, "container": 2, "kernel": 3, "vm": 4}
+
+
+def tier_meets(tier: str, floor: str) -> bool:
+    """Whether ``tier`` is at least ``floor`` (an empty floor is met by every tier)."""
+    if not floor:
+        return True
+    wanted = _RANK.get(floor)
+    return wanted is not None and _RANK.get(tier, 0) >= wanted
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """The run record (SPEC §5) that binds the request sent to the answer received."""
+
+    version: int
+    request_sha256: str
+    result_sha256: str
+    provider: str
+    isolation: str
+    environment: str
+    policy: str
+    started_unix_ms: int
+    ended_unix_ms: int
+    record_sha256: str
+    session: Optional[str] = None
+    sequence: Optional[int] = None
+    previous_sha256: Optional[str] = None
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step of a project run."""
+
+    command: Tuple[str, ...]
+    exit_code: int
+    timed_out: bool
+    stdout: bytes
+    stderr: bytes
+    stdout_truncated: bool
+    stderr_truncated: bool
+    duration_ms: int
+
+    @property
+    def stdout_text(self) -> str:
+        return _text(self.stdout)
+
+    @property
+    def stderr_text(self) -> str:
+        return _text(self.stderr)
+
+
+@dataclass(frozen=True, slots=True)
+class Artifact:
+    """A file a project run brought back (``truncated`` when cut at the daemon's cap)."""
+
+    path: str
+    content: bytes
+    truncated: bool
+
+    @property
+    def content_text(self) -> str:
+        return _text(self.content)
+
+
+@dataclass(frozen=True, slots=True)
+class Broker:
+    """The broker call summary of a granted run."""
+
+    profile: str
+    calls: int
+    denied: int
+
+
+@dataclass(frozen=True, slots=True)
+class Advice:
+    """One advisor finding."""
+
+    pattern: str
+    route: str
+    message: str
+    extra_calls: int
+    added_latency_ms: float
+    bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What a run did and where it ran. A non-zero exit code is a result, never an error."""
+
+    exit_code: int
+    timed_out: bool
+    stdout: bytes
+    stderr: bytes
+    stdout_truncated: bool
+    stderr_truncated: bool
+    duration_ms: int
+    provider: str
+    isolation: str
+    environment: str
+    kind: str
+    record: Record
+    outcome: Optional[str] = None
+    steps: Tuple[Step, ...] = ()
+    artifacts: Tuple[Artifact, ...] = ()
+    value: Optional[bytes] = None
+    value_truncated: Optional[bool] = None
+    interpreter_started: Optional[bool] = None
+    state_kept: Optional[bool] = None
+    broker: Optional[Broker] = None
+    advice: Tuple[Advice, ...] = ()
+
+    @property
+    def ran(self) -> Literal[True]:
+        """Always ``True``: a result means the code ran."""
+        return True
+
+    @property
+    def killed_for_memory(self) -> bool:
+        """Exit code 137: the run was killed at its memory bound."""
+        return self.exit_code == 137
+
+    @property
+    def stdout_text(self) -> str:
+        return _text(self.stdout)
+
+    @property
+    def stderr_text(self) -> str:
+        return _text(self.stderr)
+
+    @property
+    def value_text(self) -> Optional[str]:
+        return None if self.value is None else _text(self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class Describe:
+    """What a daemon runs and how strong its wall is (``GET /v1/describe``)."""
+
+    protocol: int
+    provider: str
+    tier: str
+    claimed_tier: str
+    environment: str
+    payloads: Tuple[str, ...]
+    languages: Tuple[str, ...]
+    projects: bool
+    sessions: bool
+    grants: bool
+    limits: Mapping[str, int]
+    raw: Mapping[str, Any] = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """A session as opened (``POST /v1/sessions``). The ID is a bearer secret: not in repr."""
+
+    session_id: str = field(repr=False)
+    provider: str
+    isolation: str
+    environment: str
+    created_unix_ms: int
+    expires_unix_ms: int
+    idle_timeout_ms: int
+    limits: Mapping[str, int] = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionState:
+    """A session's state (``GET /v1/sessions/{id}``)."""
+
+    session_id: str = field(repr=False)
+    provider: str
+    isolation: str
+    environment: str
+    created_unix_ms: int
+    expires_unix_ms: int
+    idle_timeout_ms: int
+    calls: int
+    busy: bool
+    queued: bool
+    last_used_unix_ms: int
+    disk_used_bytes: int
+    disk_bytes: int
+    interpreters: Tuple[str, ...]
+    last_record_sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEnd:
+    """How a session ended (``DELETE /v1/sessions/{id}``)."""
+
+    ended: str
+    calls: int
+    last_record_sha256: str
