@@ -138,3 +138,13 @@ export async function checkRun(sent: SentRequest, requestSha256: string, body: u
 }
 
 export { requestDigest, sessionDigest };
+
+/**
+ * CheckExchange on a stored exchange: `request` as sent and `answer` as received (wire JSON).
+ * Resolves to the checked Result, or rejects with DataLossError. With `chain`, the record must
+ * continue it (and `chain` advances).
+ */
+export async function checkExchange(request: Record<string, unknown>, answer: unknown, chain?: ChainState): Promise<Result> {
+  const sent = request as unknown as SentRequest;
+  return checkRun(sent, await requestDigest(request), answer, "", 200, chain);
+}

@@ -19,3 +19,4 @@ export type {
 } from "./types.js";
 export type { BytesLike, WireBytes } from "./bytes.js";
 export * as digest from "./digest-api.js";
+export { checkExchange, type ChainState } from "./exchange.js";

@@ -93,7 +93,7 @@ export class Pool {
 
   async #place<T>(needs: Needs, call: (client: Client) => Promise<T>): Promise<T> {
     let last: PlimsollError | undefined;
-    let skipped: Reason | undefined;
+    const skipped = new Set<Reason>();
     for (const client of this.clients) {
       let d: Description;
       try {
@@ -107,7 +107,7 @@ export class Pool {
       }
       const why = unfit(d, needs);
       if (why) {
-        skipped ??= why;
+        skipped.add(why);
         continue;
       }
       try {
@@ -122,10 +122,12 @@ export class Pool {
       }
     }
     if (last) throw last;
+    // The most telling reason among the daemons passed over (a disabled daemon says little).
+    const reason = (["isolation", "environment", "unsupported"] as const).find((r) => skipped.has(r)) ?? "unsupported";
     throw new RefusedError(
       "failed_precondition",
-      `No daemon in the pool can take this request (${skipped ?? "unsupported"}): ${this.clients.map((c) => c.url).join(", ")}.`,
-      { notDispatched: skipped ?? "unsupported" },
+      `No daemon in the pool can take this request (${reason}): ${this.clients.map((c) => c.url).join(", ")}.`,
+      { notDispatched: reason },
     );
   }
 }

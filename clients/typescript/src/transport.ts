@@ -75,6 +75,9 @@ export class Transport {
   }
 
   send(call: Call): Promise<RawAnswer> {
+    if (call.signal?.aborted) {
+      return Promise.reject(new RefusedError("deadline_exceeded", `The call to ${this.target.display} was aborted before it was sent.`, { requestId: call.requestId, notDispatched: "request" }));
+    }
     return new Promise<RawAnswer>((resolve, reject) => {
       const t = this.target;
       const { requestId } = call;
@@ -126,10 +129,7 @@ export class Transport {
             : new RefusedError("deadline_exceeded", `Could not connect to ${t.display} within ${call.timeoutMs} ms.`, { requestId, notDispatched: "capacity" }),
         );
       }, call.timeoutMs);
-      if (call.signal) {
-        if (call.signal.aborted) return onAbort();
-        call.signal.addEventListener("abort", onAbort, { once: true });
-      }
+      call.signal?.addEventListener("abort", onAbort, { once: true });
 
       req.on("socket", (socket: Socket) => {
         const markConnected = () => {

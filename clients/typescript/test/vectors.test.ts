@@ -1,0 +1,98 @@
+// Every digest of testdata/records/vectors.json recomputed by this client's own implementation
+// (docs/run-records.md), CheckExchange on every exchange, and every chain followed.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { checkExchange, digest, type ChainState } from "@plimsoll/client";
+import { env, readJson, repo } from "./env.js";
+
+const file = env("PLIMSOLL_TEST_VECTORS") || `${repo}/testdata/records/vectors.json`;
+const vectors = readJson(file);
+const byName = new Map<string, any>(vectors.vectors.map((v: any) => [v.name, v]));
+
+test("the vectors file is the expected format", () => {
+  assert.equal(vectors.format, "plimsoll.record-vectors.v1");
+  assert.ok(vectors.vectors.length >= 20);
+});
+
+for (const v of vectors.vectors) {
+  test(`vector ${v.name}`, async () => {
+    let checked = 0;
+    if (v.encoding) {
+      const e = new digest.Encoder(v.encoding.domain);
+      for (const f of v.encoding.fields) {
+        if (f.type === "integer" || f.type === "count") e.fieldInt(f.name, f.value);
+        else if (f.type === "boolean") e.fieldBool(f.name, f.value);
+        else if (f.type === "bytes") e.fieldWireBytes(f.name, f.value);
+        else if (f.type === "string") e.fieldString(f.name, f.value);
+        else if (f.type === "float") e.fieldFloat(f.name, digest.wireFloat(f.value));
+        else assert.fail(`unknown field type ${f.type}`);
+      }
+      assert.equal(digest.hex(e.encoded()), v.encoding_hex);
+      assert.equal(await e.digest(), v.encoding_sha256);
+      checked++;
+    }
+    if (v.request) {
+      assert.equal(await digest.requestDigest(v.request), v.request_sha256);
+      checked++;
+    }
+    if (v.result) {
+      assert.equal(await digest.resultDigest(v.result), v.result_sha256);
+      assert.equal(await digest.recordDigest(v.result.record), v.record_sha256);
+      assert.equal(v.result.record.record_sha256, v.record_sha256);
+      checked += 2;
+    }
+    if (v.request && v.result && !v.result.record.session) {
+      const r = await checkExchange(v.request, v.result);
+      assert.equal(r.record.recordSha256, v.record_sha256);
+      assert.equal(v.result.record.request_sha256, v.request_sha256);
+      checked++;
+    }
+    if (v.limits) {
+      assert.equal(await digest.policyDigest(v.limits), v.policy_sha256);
+      checked++;
+    }
+    if (v.session_id) {
+      assert.equal(await digest.sessionDigest(v.session_id), v.session_sha256);
+      checked++;
+    }
+    assert.ok(checked > 0, `vector ${v.name} has nothing this test knows how to check`);
+  });
+}
+
+for (const chain of vectors.chains) {
+  test(`chain ${chain.name}`, async () => {
+    const state: ChainState = { session: await digest.sessionDigest(chain.session_id), sequence: 0, previous: "" };
+    for (const name of chain.vectors) {
+      const v = byName.get(name);
+      assert.ok(v, `chain names a missing vector ${name}`);
+      const r = await checkExchange(v.request, v.result, state);
+      assert.equal(r.record.sequence, state.sequence);
+      assert.equal(state.previous, v.record_sha256);
+    }
+    assert.equal(state.sequence, chain.vectors.length);
+    // Out of order is refused: the second call alone does not continue an empty chain.
+    const fresh: ChainState = { session: state.session, sequence: 0, previous: "" };
+    const second = byName.get(chain.vectors[1]);
+    await assert.rejects(checkExchange(second.request, second.result, fresh), { name: "DataLossError" });
+    assert.equal(fresh.sequence, 0, "a failed check must not advance the chain");
+  });
+}
+
+test("one changed byte of stdout fails the exchange", async () => {
+  const v = byName.get("javascript-minimal");
+  const answer = structuredClone(v.result);
+  answer.stdout = typeof answer.stdout === "string" ? answer.stdout + "x" : "x";
+  await assert.rejects(checkExchange(v.request, answer), /result_sha256/);
+});
+
+test("NaN is normalised and -0.0 keeps its sign", () => {
+  const a = new digest.Encoder("d");
+  a.fieldFloat("f", NaN);
+  const b = new digest.Encoder("d");
+  b.fieldFloat("f", -NaN);
+  assert.equal(digest.hex(a.encoded()), digest.hex(b.encoded()));
+  assert.ok(digest.hex(a.encoded()).endsWith("7ff8000000000000"));
+  const z = new digest.Encoder("d");
+  z.fieldFloat("f", -0);
+  assert.ok(digest.hex(z.encoded()).endsWith("8000000000000000"));
+});
