@@ -301,4 +301,3 @@ func TestParserRefuses(t *testing.T) {
 		t.Errorf("decoded %q", v.get("a").text)
 	}
 }
-

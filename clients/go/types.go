@@ -3,6 +3,7 @@ package plimsoll
 import (
 	"fmt"
 	"strconv"
+	"time"
 	"unicode/utf8"
 )
 
@@ -314,30 +315,30 @@ type Record struct {
 
 // Description is a daemon's describe answer: what it runs and how strong its wall is.
 type Description struct {
-	Protocol     int64
-	Provider     string
-	Tier         string
-	ClaimedTier  string
-	Environment  string
-	Payloads     []string // capabilities.payloads
-	Languages    []string // capabilities.languages
-	Projects     bool
-	Sessions     bool // capabilities.sessions and sessions.enabled
-	Grants       bool
-	Limits       map[string]int64
-	Details      map[string]string
-	Raw          []byte // the whole answer body, for fields this client does not read
-	RequestID    string
+	Protocol    int64
+	Provider    string
+	Tier        string
+	ClaimedTier string
+	Environment string
+	Payloads    []string // capabilities.payloads
+	Languages   []string // capabilities.languages
+	Projects    bool
+	Sessions    bool // capabilities.sessions and sessions.enabled
+	Grants      bool
+	Limits      map[string]int64
+	Details     map[string]string
+	Raw         []byte // the whole answer body, for fields this client does not read
+	RequestID   string
 }
 
-// SessionOptions opens a session. LifetimeMS and IdleTimeoutMS bound the session itself; a run's
-// TimeoutMS bounds one call.
+// SessionOptions opens a session. Lifetime and IdleTimeout bound the session itself; a run's
+// timeout (the Timeout option, Request.TimeoutMS) bounds one call.
 type SessionOptions struct {
 	MinimumIsolation string
 	Environment      string
-	Owner            string // the end user's name; only its HMAC-SHA256 under the owner key is sent
-	LifetimeMS       int64  // 0: 30 min
-	IdleTimeoutMS    int64  // 0: 5 min
+	Owner            string        // the end user's name; only its HMAC-SHA256 under WithOwnerKey is sent
+	Lifetime         time.Duration // 0: 30 min; at most 12 h
+	IdleTimeout      time.Duration // 0: 5 min; at most the lifetime
 }
 
 // SessionInfo is a session's state (GET /v1/sessions/{id}).
