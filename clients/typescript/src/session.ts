@@ -96,14 +96,17 @@ export class Session implements AsyncDisposable {
     return this.run(withOptions({ project: projectWire(project) }, options), options);
   }
 
-  /** Writes files into /work (a project payload with files and no steps). */
+  /**
+   * Writes files into /work: a project payload with the files and one step, `true` (the daemon
+   * wants at least one). A call of the chain like any other.
+   */
   upload(files: ProjectFile[], options: RunOptions = {}): Promise<Result> {
-    return this.runProject({ files }, options);
+    return this.runProject({ files, steps: [["true"]] }, options);
   }
 
-  /** Reads files from /work (a project payload asking for them as artifacts). */
+  /** Reads files from /work: a project payload (one step, `true`) asking for them as artifacts. */
   async download(paths: string[], options: RunOptions = {}): Promise<Artifact[]> {
-    const result = await this.runProject({ artifacts: paths }, options);
+    const result = await this.runProject({ steps: [["true"]], artifacts: paths }, options);
     return result.artifacts;
   }
 
