@@ -590,5 +590,6 @@ func (c *Client) run(ctx context.Context, path string, request *Request, chain *
 			"; the call may have run.")
 	}
 	result.RequestID = a.requestID
+	result.URL = c.url
 	return result, nil
 }

@@ -234,6 +234,7 @@ type Result struct {
 
 	Record    Record
 	RequestID string // the Plimsoll-Request-Id this answer echoed
+	URL       string // the URL of the daemon that answered (which one, in a Pool)
 }
 
 // KilledForMemory reports exit code 137.
