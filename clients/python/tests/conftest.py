@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import Any, Optional
 
 import pytest
 
@@ -26,3 +26,12 @@ def part() -> str:
 
 def embedded_url() -> Optional[str]:
     return os.environ.get("PLIMSOLL_TEST_EMBEDDED_URL") or None
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Each skipped test as `skipped: <test>: <reason>` (the harness's convention)."""
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(
+            report.longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        terminalreporter.write_line(f"skipped: {report.nodeid.split('::')[-1]}: {reason}")

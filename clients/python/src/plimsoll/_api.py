@@ -98,8 +98,11 @@ def why_not(description: Describe, request: Mapping[str, Any],
 
 
 def nobody_can(skipped: List[Tuple[str, Reason, str]]) -> PlimsollError:
+    # The most telling reason: a floor or an environment no daemon meets says more than a daemon
+    # that is down (capacity) or cannot run the payload at all (unsupported).
     reasons = {reason for _, reason, _ in skipped}
-    reason = reasons.pop() if len(reasons) == 1 else Reason.UNSUPPORTED
+    reason = next((r for r in (Reason.ISOLATION, Reason.ENVIRONMENT, Reason.CAPACITY)
+                   if r in reasons), Reason.UNSUPPORTED)
     listing = "; ".join(f"{url}: {why}" for url, _, why in skipped) or "the pool is empty"
     return PlimsollError("failed_precondition",
                          f"No daemon in the pool can take this request ({listing}). Nothing "

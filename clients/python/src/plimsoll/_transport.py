@@ -10,9 +10,9 @@ import ssl
 import time
 from typing import Any, List, Optional, Tuple
 
-from ._core import Answer, DaemonUrl, PlimsollError, Settings, cleartext_refused, is_loopback
+from ._core import Answer, DaemonUrl, Settings, cleartext_refused, is_loopback
 from ._http import BodyTooLarge, HttpError, ResponseParser
-from .errors import Reason
+from .errors import PlimsollError, Reason
 
 logger = logging.getLogger("plimsoll")
 
@@ -118,20 +118,20 @@ class SyncConnection:
         bound = min(settings.connect_timeout, max(deadline - time.monotonic(), 0.0))
         connect_deadline = time.monotonic() + bound
         if url.transport == "unix":
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            unix_sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
-                sock.settimeout(bound)
-                sock.connect(url.socket_path)
+                unix_sock.settimeout(bound)
+                unix_sock.connect(url.socket_path)
             except socket.timeout:
-                sock.close()
+                unix_sock.close()
                 raise connect_timed_out(url, bound) from None
             except OSError as error:
-                sock.close()
+                unix_sock.close()
                 raise not_connected(url, error.strerror or str(error)) from None
-            return sock
+            return unix_sock
         infos = resolve(url, settings)
         last: Optional[BaseException] = None
-        sock = None
+        sock: Optional[socket.socket] = None
         for family, kind, proto, _, address in infos:
             remaining = connect_deadline - time.monotonic()
             if remaining <= 0:
