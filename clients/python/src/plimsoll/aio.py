@@ -215,10 +215,10 @@ class AsyncSession:
                                                     trace_id))
 
     async def upload(self, files: Files) -> Result:
-        return await self.run_project(files)
+        return await self.run_project(files, [["true"]])
 
     async def download(self, paths: Sequence[str]) -> Tuple[Artifact, ...]:
-        return (await self.run_project(artifacts=list(paths))).artifacts
+        return (await self.run_project(steps=[["true"]], artifacts=list(paths))).artifacts
 
     async def info(self) -> SessionState:
         request_id, answer = await self._client._exchange(

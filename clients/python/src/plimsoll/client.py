@@ -200,12 +200,12 @@ class Session:
                                               timeout_ms, environment, grant_profile, trace_id))
 
     def upload(self, files: Files) -> Result:
-        """Writes ``files`` into the session's /work (a project payload with no steps)."""
-        return self.run_project(files)
+        """Writes ``files`` into the session's /work (a project payload whose one step is ``true``)."""
+        return self.run_project(files, [["true"]])
 
     def download(self, paths: Sequence[str]) -> Tuple[Artifact, ...]:
         """Reads files from the session's /work (a project payload's artifacts)."""
-        return self.run_project(artifacts=list(paths)).artifacts
+        return self.run_project(steps=[["true"]], artifacts=list(paths)).artifacts
 
     def info(self) -> SessionState:
         """``GET /v1/sessions/{id}``: calls, busy, disk use, interpreters."""
