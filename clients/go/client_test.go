@@ -240,3 +240,52 @@ func TestBytesTravel(t *testing.T) {
 		t.Fatal("no record")
 	}
 }
+
+// TestPostNeverResent: a POST written on a kept connection that then dies is reported (data_loss)
+// and never re-sent on a fresh connection, though net/http retries idempotent requests there.
+func TestPostNeverResent(t *testing.T) {
+	listener, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer listener.Close()
+	posts := make(chan string, 10)
+	go func() {
+		for {
+			conn, err := listener.Accept()
+			if err != nil {
+				return
+			}
+			go func(conn net.Conn) {
+				defer conn.Close()
+				buf := make([]byte, 8192)
+				for {
+					n, err := conn.Read(buf)
+					if err != nil {
+						return
+					}
+					request := string(buf[:n])
+					if strings.HasPrefix(request, "POST ") {
+						posts <- request
+						return // read it, then hang up without an answer
+					}
+					// Any GET: a complete answer on a kept connection (no echo: data_loss).
+					_, _ = conn.Write([]byte("HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\n{}"))
+				}
+			}(conn)
+		}
+	}()
+	c, _ := plimsoll.New("http://"+listener.Addr().String(), plimsoll.WithToken(""))
+	ctx := context.Background()
+	if _, err := c.Describe(ctx); !errors.Is(err, plimsoll.ErrDataLoss) {
+		t.Fatalf("describe: %v", err)
+	}
+	_, err := c.RunJavascript(ctx, "1")
+	if !errors.Is(err, plimsoll.ErrDataLoss) || err.(*plimsoll.Error).Ran() != plimsoll.RanUnknown {
+		t.Fatalf("want data_loss, got %v", err)
+	}
+	if c.ConnectionsOpened() != 1 {
+		t.Fatalf("the POST did not go on the kept connection (%d connections)", c.ConnectionsOpened())
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := len(posts); n != 1 {
+		t.Fatalf("the POST reached the server %d times", n)
+	}
+}
