@@ -705,3 +705,36 @@ REGISTRY.add(sampler(
                 "evidence). " + _CELL_NOTE + " At most 50 runs. Target (issue 15): p50 <= 60 ms "
                 "(under TCG here, tier kernel); the ratio is to the pooled one-shot run.",
 ))
+
+
+# Issue 16: what each client adds to a run, against its own language's standard library making the
+# same request in the same process (bench/adapters/client_bench.py starts an embedded plimsolld and
+# runs clients/<lang>'s bench program once; it prints the three rows as summaries: n and p50).
+_CLIENT_ADAPTER = ["{python}", "{bench}/adapters/client_bench.py", "--plimsolld", _PLIMSOLLD,
+                   "--runs", "{runs}", "--state", "{state}"]
+for _lang, _tool, _how in (
+        ("python", "python3", "http.client"),
+        ("typescript", "node", "node:http"),
+        ("go", "go", "net/http")):
+    REGISTRY.add(sampler(
+        f"clients.{_lang}.raw_run", _CLIENT_ADAPTER + ["--lang", _lang], baseline=None,
+        min_runs=2000, max_runs=2000, timeout_s=900.0,
+        probes=[needs_executable(_tool), needs_path(_PLIMSOLLD)],
+        produces=[f"clients.{_lang}.run", f"clients.{_lang}.cell"],
+        description=f"POST /v1/runs of console.log(6*7) to an embedded plimsolld made with {_how} "
+                    "alone: a fresh Plimsoll-Request-Id, one keep-alive connection, the answer "
+                    "read whole, nothing checked. The baseline of the client rows below, measured "
+                    "in the same process. 2000 runs after a warm-up.",
+    ))
+    REGISTRY.add(produced(
+        f"clients.{_lang}.run", baseline=f"clients.{_lang}.raw_run", target_added_p50_ms=0.2,
+        description=f"The same run through the {_lang} client: the request built and digested, "
+                    "the echo and the mark checked, the answer read strictly, the result and "
+                    "record digests recomputed and the record checked (tier, floor, environment). "
+                    "Target (issue 16): at most +0.2 ms over the raw request (+p50, same run).",
+    ))
+    REGISTRY.add(produced(
+        f"clients.{_lang}.cell", baseline=None,
+        description=f"A session cell `1+1` through the {_lang} client on embedded, in an open "
+                    "session: the chained record checked on every answer. No target.",
+    ))

@@ -67,6 +67,13 @@ def make_tls_files(directory):
     return ca_cert, cert, key
 
 
+def client_tools(lang):
+    """Where scripts/bootstrap installs the client's pinned dev tools (shared by both parts)."""
+    cache = os.environ.get("PLIMSOLL_CACHE") or os.path.join(os.path.expanduser("~"), ".cache",
+                                                             "plimsoll")
+    return os.path.join(cache, f"clients-{lang}-tools")
+
+
 def scenarios_file(part, scratch):
     """The scenario file, or for the linux part a copy holding only what needs linux."""
     path = os.path.join(REPO, "testdata", "clients", "scenarios.json")
@@ -171,6 +178,7 @@ def main():
             "LANG": "C.UTF-8",
             "PLIMSOLL_REPO": REPO,
             "PLIMSOLL_CLIENT_WORK": os.path.abspath(options.work),
+            "PLIMSOLL_CLIENT_TOOLS": client_tools(options.lang),
             "PLIMSOLL_TEST_EMBEDDED_URL": url(embedded),
             "PLIMSOLL_TEST_EMBEDDED_UNIX": f"unix:{socket_path}",
             "PLIMSOLL_TEST_LINUX_URL": url(linux) if linux else "",
