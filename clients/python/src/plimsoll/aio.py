@@ -8,10 +8,11 @@ from __future__ import annotations
 import asyncio
 import time
 from types import TracebackType
-from typing import (Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Tuple,
+from typing import (Any, Awaitable, Callable, Dict, List, Optional, Sequence, Tuple,
                     Type, TypeVar, Union)
 
 from . import _api
+from ._calls import AsyncRunCalls
 from ._core import (Answer, Base, ChainState, Data, Files, check_describe_answer,
                     check_run_answer, check_session_close_answer, check_session_open_answer,
                     check_session_state_answer, encode_json)
@@ -25,7 +26,7 @@ _RAN = "the code may have run"
 T = TypeVar("T")
 
 
-class AsyncClient(Base):
+class AsyncClient(Base, AsyncRunCalls):
     """The asyncio twin of :class:`plimsoll.Client`; one call at a time per client."""
 
     def __init__(self, url: str, *, token: Optional[str] = None, allow_cleartext: bool = False,
@@ -71,40 +72,14 @@ class AsyncClient(Base):
                                                   _RAN)
         return check_run_answer(request, request_id, answer, chain)
 
+    async def _send(self, request: Dict[str, Any]) -> Result:
+        return await self._run_at("/v1/runs", request)
+
     async def describe(self) -> Describe:
         request_id, answer = await self._exchange("GET", "/v1/describe", None,
                                                   self._settings.call_timeout,
                                                   "the daemon may have answered")
         return check_describe_answer(request_id, answer)
-
-    async def run(self, request: Mapping[str, Any]) -> Result:
-        return await self._run_at("/v1/runs", _api.hand_request(request))
-
-    async def run_javascript(self, code: Data, *, minimum_isolation: Optional[str] = None,
-                             timeout_ms: Optional[int] = None, environment: Optional[str] = None,
-                             grant_profile: Optional[str] = None,
-                             trace_id: Optional[str] = None) -> Result:
-        return await self._run_at("/v1/runs", _api.code_request(
-            "javascript", code, minimum_isolation, timeout_ms, environment, grant_profile,
-            trace_id))
-
-    async def run_python(self, code: Data, *, minimum_isolation: Optional[str] = None,
-                         timeout_ms: Optional[int] = None, environment: Optional[str] = None,
-                         grant_profile: Optional[str] = None,
-                         trace_id: Optional[str] = None) -> Result:
-        return await self._run_at("/v1/runs", _api.code_request(
-            "python", code, minimum_isolation, timeout_ms, environment, grant_profile, trace_id))
-
-    async def run_project(self, files: Optional[Files] = None,
-                          steps: Optional[Sequence[Sequence[str]]] = None,
-                          artifacts: Optional[Sequence[str]] = None, *,
-                          minimum_isolation: Optional[str] = None,
-                          timeout_ms: Optional[int] = None, environment: Optional[str] = None,
-                          grant_profile: Optional[str] = None,
-                          trace_id: Optional[str] = None) -> Result:
-        return await self._run_at("/v1/runs", _api.project_request(
-            files, steps, artifacts, minimum_isolation, timeout_ms, environment, grant_profile,
-            trace_id))
 
     async def open_session(self, *, minimum_isolation: Optional[str] = None,
                            environment: Optional[str] = None, owner: Optional[str] = None,
@@ -141,7 +116,7 @@ class _Opening:
             await self._session.__aexit__(kind, value, traceback)
 
 
-class AsyncSession:
+class AsyncSession(AsyncRunCalls):
     """The asyncio twin of :class:`plimsoll.Session`."""
 
     def __init__(self, client: AsyncClient, opened: SessionInfo) -> None:
@@ -178,41 +153,12 @@ class AsyncSession:
         except PlimsollError:
             pass
 
-    async def _run(self, request: Dict[str, Any]) -> Result:
+    async def _send(self, request: Dict[str, Any]) -> Result:
         return await self._client._run_at(self._path + "/runs", request, self._chain)
 
     async def run_cell(self, language: str, code: Data, *, timeout_ms: Optional[int] = None,
                        trace_id: Optional[str] = None) -> Result:
-        return await self._run(_api.cell_request(language, code, timeout_ms, trace_id))
-
-    async def run(self, request: Mapping[str, Any]) -> Result:
-        return await self._run(_api.hand_request(request))
-
-    async def run_javascript(self, code: Data, *, minimum_isolation: Optional[str] = None,
-                             timeout_ms: Optional[int] = None, environment: Optional[str] = None,
-                             grant_profile: Optional[str] = None,
-                             trace_id: Optional[str] = None) -> Result:
-        return await self._run(_api.code_request("javascript", code, minimum_isolation,
-                                                 timeout_ms, environment, grant_profile,
-                                                 trace_id))
-
-    async def run_python(self, code: Data, *, minimum_isolation: Optional[str] = None,
-                         timeout_ms: Optional[int] = None, environment: Optional[str] = None,
-                         grant_profile: Optional[str] = None,
-                         trace_id: Optional[str] = None) -> Result:
-        return await self._run(_api.code_request("python", code, minimum_isolation, timeout_ms,
-                                                 environment, grant_profile, trace_id))
-
-    async def run_project(self, files: Optional[Files] = None,
-                          steps: Optional[Sequence[Sequence[str]]] = None,
-                          artifacts: Optional[Sequence[str]] = None, *,
-                          minimum_isolation: Optional[str] = None,
-                          timeout_ms: Optional[int] = None, environment: Optional[str] = None,
-                          grant_profile: Optional[str] = None,
-                          trace_id: Optional[str] = None) -> Result:
-        return await self._run(_api.project_request(files, steps, artifacts, minimum_isolation,
-                                                    timeout_ms, environment, grant_profile,
-                                                    trace_id))
+        return await self._send(_api.cell_request(language, code, timeout_ms, trace_id))
 
     async def upload(self, files: Files) -> Result:
         return await self.run_project(files, [["true"]])
@@ -245,7 +191,7 @@ class _AsyncDaemon:
         self.expires = 0.0
 
 
-class AsyncPool:
+class AsyncPool(AsyncRunCalls):
     """The asyncio twin of :class:`plimsoll.Pool`."""
 
     def __init__(self, urls: Sequence[str], *, describe_ttl: float = 30.0,
@@ -310,35 +256,8 @@ class AsyncPool:
             raise last
         raise _api.nobody_can(skipped)
 
-    async def run(self, request: Mapping[str, Any]) -> Result:
-        sent = _api.hand_request(request)
-        return await self._place(sent, False, lambda c: c._run_at("/v1/runs", dict(sent)))
-
-    async def run_javascript(self, code: Data, *, minimum_isolation: Optional[str] = None,
-                             timeout_ms: Optional[int] = None, environment: Optional[str] = None,
-                             grant_profile: Optional[str] = None,
-                             trace_id: Optional[str] = None) -> Result:
-        return await self.run(_api.code_request("javascript", code, minimum_isolation,
-                                                timeout_ms, environment, grant_profile,
-                                                trace_id))
-
-    async def run_python(self, code: Data, *, minimum_isolation: Optional[str] = None,
-                         timeout_ms: Optional[int] = None, environment: Optional[str] = None,
-                         grant_profile: Optional[str] = None,
-                         trace_id: Optional[str] = None) -> Result:
-        return await self.run(_api.code_request("python", code, minimum_isolation, timeout_ms,
-                                                environment, grant_profile, trace_id))
-
-    async def run_project(self, files: Optional[Files] = None,
-                          steps: Optional[Sequence[Sequence[str]]] = None,
-                          artifacts: Optional[Sequence[str]] = None, *,
-                          minimum_isolation: Optional[str] = None,
-                          timeout_ms: Optional[int] = None, environment: Optional[str] = None,
-                          grant_profile: Optional[str] = None,
-                          trace_id: Optional[str] = None) -> Result:
-        return await self.run(_api.project_request(files, steps, artifacts, minimum_isolation,
-                                                   timeout_ms, environment, grant_profile,
-                                                   trace_id))
+    async def _send(self, request: Dict[str, Any]) -> Result:
+        return await self._place(request, False, lambda c: c._run_at("/v1/runs", dict(request)))
 
     async def open_session(self, *, minimum_isolation: Optional[str] = None,
                            environment: Optional[str] = None, owner: Optional[str] = None,

@@ -5,9 +5,10 @@ from __future__ import annotations
 import threading
 import time
 from types import TracebackType
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Type, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Type, Union
 
 from . import _api
+from ._calls import RunCalls
 from ._core import (Base, ChainState, Data, Files, check_describe_answer, check_run_answer,
                     check_session_close_answer, check_session_id, check_session_open_answer,
                     check_session_state_answer, encode_json)
@@ -20,7 +21,7 @@ __all__ = ["Client", "Session", "Pool"]
 _RAN = "the code may have run"
 
 
-class Client(Base):
+class Client(Base, RunCalls):
     """A client of one plimsolld. Thread-safe: one call at a time uses its kept connection.
 
     ``url`` is ``http://HOST[:PORT][/PREFIX]``, ``https://...`` or ``unix:/PATH``. ``token``
@@ -73,44 +74,15 @@ class Client(Base):
         request_id, answer = self._exchange("POST", path, body, self._run_budget(request), _RAN)
         return check_run_answer(request, request_id, answer, chain)
 
+    def _send(self, request: Dict[str, Any]) -> Result:
+        return self._run_at("/v1/runs", request)
+
     def describe(self) -> Describe:
         """``GET /v1/describe``: provider, tier, capabilities, environment, limits."""
         request_id, answer = self._exchange("GET", "/v1/describe", None,
                                             self._settings.call_timeout,
                                             "the daemon may have answered")
         return check_describe_answer(request_id, answer)
-
-    def run(self, request: Mapping[str, Any]) -> Result:
-        """Sends a wire request built by hand (``{"protocol": 1, "javascript": {...}}``)."""
-        return self._run_at("/v1/runs", _api.hand_request(request))
-
-    def run_javascript(self, code: Data, *, minimum_isolation: Optional[str] = None,
-                       timeout_ms: Optional[int] = None, environment: Optional[str] = None,
-                       grant_profile: Optional[str] = None,
-                       trace_id: Optional[str] = None) -> Result:
-        """Runs a JavaScript snippet in a fresh sandbox."""
-        return self._run_at("/v1/runs", _api.code_request(
-            "javascript", code, minimum_isolation, timeout_ms, environment, grant_profile,
-            trace_id))
-
-    def run_python(self, code: Data, *, minimum_isolation: Optional[str] = None,
-                   timeout_ms: Optional[int] = None, environment: Optional[str] = None,
-                   grant_profile: Optional[str] = None, trace_id: Optional[str] = None) -> Result:
-        """Runs a Python snippet in a fresh sandbox."""
-        return self._run_at("/v1/runs", _api.code_request(
-            "python", code, minimum_isolation, timeout_ms, environment, grant_profile, trace_id))
-
-    def run_project(self, files: Optional[Files] = None,
-                    steps: Optional[Sequence[Sequence[str]]] = None,
-                    artifacts: Optional[Sequence[str]] = None, *,
-                    minimum_isolation: Optional[str] = None, timeout_ms: Optional[int] = None,
-                    environment: Optional[str] = None, grant_profile: Optional[str] = None,
-                    trace_id: Optional[str] = None) -> Result:
-        """Writes ``files`` into /work, runs the argv ``steps`` in order, brings back
-        ``artifacts``."""
-        return self._run_at("/v1/runs", _api.project_request(
-            files, steps, artifacts, minimum_isolation, timeout_ms, environment, grant_profile,
-            trace_id))
 
     def open_session(self, *, minimum_isolation: Optional[str] = None,
                      environment: Optional[str] = None, owner: Optional[str] = None,
@@ -129,7 +101,7 @@ class Client(Base):
         return Session(self, check_session_open_answer(request, request_id, answer))
 
 
-class Session:
+class Session(RunCalls):
     """One session on one daemon. Every answer must continue the session's record chain."""
 
     def __init__(self, client: Client, opened: SessionInfo) -> None:
@@ -166,38 +138,13 @@ class Session:
         except PlimsollError:
             pass  # the error in flight matters more
 
-    def _run(self, request: Dict[str, Any]) -> Result:
+    def _send(self, request: Dict[str, Any]) -> Result:
         return self._client._run_at(self._path + "/runs", request, self._chain)
 
     def run_cell(self, language: str, code: Data, *, timeout_ms: Optional[int] = None,
                  trace_id: Optional[str] = None) -> Result:
         """Runs a cell in the session's kept interpreter of ``language``."""
-        return self._run(_api.cell_request(language, code, timeout_ms, trace_id))
-
-    def run(self, request: Mapping[str, Any]) -> Result:
-        return self._run(_api.hand_request(request))
-
-    def run_javascript(self, code: Data, *, minimum_isolation: Optional[str] = None,
-                       timeout_ms: Optional[int] = None, environment: Optional[str] = None,
-                       grant_profile: Optional[str] = None,
-                       trace_id: Optional[str] = None) -> Result:
-        return self._run(_api.code_request("javascript", code, minimum_isolation, timeout_ms,
-                                           environment, grant_profile, trace_id))
-
-    def run_python(self, code: Data, *, minimum_isolation: Optional[str] = None,
-                   timeout_ms: Optional[int] = None, environment: Optional[str] = None,
-                   grant_profile: Optional[str] = None, trace_id: Optional[str] = None) -> Result:
-        return self._run(_api.code_request("python", code, minimum_isolation, timeout_ms,
-                                           environment, grant_profile, trace_id))
-
-    def run_project(self, files: Optional[Files] = None,
-                    steps: Optional[Sequence[Sequence[str]]] = None,
-                    artifacts: Optional[Sequence[str]] = None, *,
-                    minimum_isolation: Optional[str] = None, timeout_ms: Optional[int] = None,
-                    environment: Optional[str] = None, grant_profile: Optional[str] = None,
-                    trace_id: Optional[str] = None) -> Result:
-        return self._run(_api.project_request(files, steps, artifacts, minimum_isolation,
-                                              timeout_ms, environment, grant_profile, trace_id))
+        return self._send(_api.cell_request(language, code, timeout_ms, trace_id))
 
     def upload(self, files: Files) -> Result:
         """Writes ``files`` into the session's /work (a project payload whose one step is ``true``)."""
@@ -234,7 +181,7 @@ class _Daemon:
         self.expires = 0.0
 
 
-class Pool:
+class Pool(RunCalls):
     """Placement across daemons (SPEC §12): each call goes to the first daemon, in the order
     given, whose ``describe`` says it can take it; it moves on only on a retryable refusal."""
 
@@ -306,32 +253,10 @@ class Pool:
             raise last
         raise _api.nobody_can(skipped)
 
-    def run(self, request: Mapping[str, Any]) -> Result:
-        sent = _api.hand_request(request)
-        result: Result = self._place(sent, False, lambda c: c._run_at("/v1/runs", dict(sent)))
+    def _send(self, request: Dict[str, Any]) -> Result:
+        result: Result = self._place(request, False,
+                                     lambda c: c._run_at("/v1/runs", dict(request)))
         return result
-
-    def run_javascript(self, code: Data, *, minimum_isolation: Optional[str] = None,
-                       timeout_ms: Optional[int] = None, environment: Optional[str] = None,
-                       grant_profile: Optional[str] = None,
-                       trace_id: Optional[str] = None) -> Result:
-        return self.run(_api.code_request("javascript", code, minimum_isolation, timeout_ms,
-                                          environment, grant_profile, trace_id))
-
-    def run_python(self, code: Data, *, minimum_isolation: Optional[str] = None,
-                   timeout_ms: Optional[int] = None, environment: Optional[str] = None,
-                   grant_profile: Optional[str] = None, trace_id: Optional[str] = None) -> Result:
-        return self.run(_api.code_request("python", code, minimum_isolation, timeout_ms,
-                                          environment, grant_profile, trace_id))
-
-    def run_project(self, files: Optional[Files] = None,
-                    steps: Optional[Sequence[Sequence[str]]] = None,
-                    artifacts: Optional[Sequence[str]] = None, *,
-                    minimum_isolation: Optional[str] = None, timeout_ms: Optional[int] = None,
-                    environment: Optional[str] = None, grant_profile: Optional[str] = None,
-                    trace_id: Optional[str] = None) -> Result:
-        return self.run(_api.project_request(files, steps, artifacts, minimum_isolation,
-                                             timeout_ms, environment, grant_profile, trace_id))
 
     def open_session(self, *, minimum_isolation: Optional[str] = None,
                      environment: Optional[str] = None, owner: Optional[str] = None,
