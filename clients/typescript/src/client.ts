@@ -51,7 +51,14 @@ const DENO_INSPECT = Symbol.for("Deno.customInspect");
 
 function envToken(): string | undefined {
   const proc = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process;
-  const value = proc?.env?.PLIMSOLL_TOKEN;
+  let value: string | undefined;
+  try {
+    value = proc?.env?.PLIMSOLL_TOKEN;
+  } catch {
+    // Deno without --allow-env(=PLIMSOLL_TOKEN) throws NotCapable here: to this program the
+    // variable is not set (a daemon that wants a token then answers permission_denied).
+    return undefined;
+  }
   return value === "" ? undefined : value;
 }
 

@@ -120,7 +120,15 @@ export class Transport {
         options.port = t.port;
         if (this.lookup) options.lookup = this.lookup;
       }
-      const req = (t.scheme === "https" ? https : http).request(options);
+      let req: http.ClientRequest;
+      try {
+        req = (t.scheme === "https" ? https : http).request(options);
+      } catch (e) {
+        // Node reports a failed connect as an 'error' event; Deno throws here when its permissions
+        // do not allow the address (NotCapable), before anything was sent. Either way: a refusal.
+        const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+        return reject(new RefusedError("failed_precondition", `Cannot connect to ${t.display}: ${message}.`, { requestId: null, notDispatched: "capacity" }));
+      }
 
       const callTimer = setTimeout(() => {
         abortWith(
