@@ -19,22 +19,22 @@ import pytest
 pytest.importorskip("google.adk", reason="google-adk is not installed here: "
                     "clients/python/integrations/run-integration-tests adk runs this file")
 
-from conftest import need  # noqa: E402
-from google.adk.agents import LlmAgent  # type: ignore[import-not-found, unused-ignore]  # noqa: E402
-from google.adk.agents.base_agent import BaseAgent  # type: ignore[import-not-found, unused-ignore]  # noqa: E402
-from google.adk.agents.invocation_context import InvocationContext  # type: ignore[import-not-found, unused-ignore]  # noqa: E402
-from google.adk.code_executors.code_execution_utils import (  # type: ignore[import-not-found, unused-ignore]  # noqa: E402
+from conftest import need
+from google.adk.agents import LlmAgent  # type: ignore[import-not-found, unused-ignore]
+from google.adk.agents.base_agent import BaseAgent  # type: ignore[import-not-found, unused-ignore]
+from google.adk.agents.invocation_context import InvocationContext  # type: ignore[import-not-found, unused-ignore]
+from google.adk.code_executors.code_execution_utils import (  # type: ignore[import-not-found, unused-ignore]
     CodeExecutionInput, File)
-from google.adk.models.base_llm import BaseLlm  # type: ignore[import-not-found, unused-ignore]  # noqa: E402
-from google.adk.models.llm_request import LlmRequest  # type: ignore[import-not-found, unused-ignore]  # noqa: E402
-from google.adk.models.llm_response import LlmResponse  # type: ignore[import-not-found, unused-ignore]  # noqa: E402
-from google.adk.runners import InMemoryRunner  # type: ignore[import-not-found, unused-ignore]  # noqa: E402
-from google.adk.sessions.base_session_service import BaseSessionService  # type: ignore[import-not-found, unused-ignore]  # noqa: E402
-from google.adk.sessions.session import Session  # type: ignore[import-not-found, unused-ignore]  # noqa: E402
-from google.genai import types  # type: ignore[import-not-found, unused-ignore]  # noqa: E402
+from google.adk.models.base_llm import BaseLlm  # type: ignore[import-not-found, unused-ignore]
+from google.adk.models.llm_request import LlmRequest  # type: ignore[import-not-found, unused-ignore]
+from google.adk.models.llm_response import LlmResponse  # type: ignore[import-not-found, unused-ignore]
+from google.adk.runners import InMemoryRunner  # type: ignore[import-not-found, unused-ignore]
+from google.adk.sessions.base_session_service import BaseSessionService  # type: ignore[import-not-found, unused-ignore]
+from google.adk.sessions.session import Session  # type: ignore[import-not-found, unused-ignore]
+from google.genai import types  # type: ignore[import-not-found, unused-ignore]
 
-from plimsoll import Client  # noqa: E402
-from plimsoll.integrations.adk import PlimsollCodeExecutor  # noqa: E402
+from plimsoll import Client
+from plimsoll.integrations.adk import PlimsollCodeExecutor
 
 
 def linux_url() -> str:
@@ -104,7 +104,8 @@ def test_python_with_input_and_output_files_on_linux() -> None:
                   "open('out/report.txt', 'w').write(str(len(rows)))\nprint(rows[1])"),
             input_files=[File(name="data.csv", content=csv, mime_type="text/csv"),
                          File(name="raw.bin", content=b"\x00\x01")]))
-        assert executor.runner.close_session("any") is None  # nothing kept: the one-call session is closed
+        # Nothing kept: the one-call session is already closed.
+        assert executor.runner.close_session("any") is None
     assert result.stderr == "" and result.exit_code == 0 and result.stdout == "1,2\n"
     assert [(f.name, f.content, f.mime_type) for f in result.output_files] == [
         ("out/report.txt", b"2", "text/plain")]
