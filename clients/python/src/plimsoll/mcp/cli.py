@@ -75,6 +75,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     try:
         app = PlimsollMCP(url, floor=floor, timeout_ms=options.timeout_ms,
+                          transport=options.transport,
                           log_level=options.log_level, ca_file=options.ca_file)
     except Exception as error:  # a bad URL or option: say which, never the token
         print(f"plimsoll-mcp: {error}", file=sys.stderr)

@@ -11,7 +11,10 @@ Tools: ``run_code`` (a fresh sandbox per call), ``open_session`` / ``run_cell`` 
 A plimsoll session belongs to the MCP session that opened it: its handle means nothing in any
 other MCP session, and it is closed when its MCP session ends (the client hangs up, an HTTP
 client's DELETE, the SDK's idle timeout) and at server shutdown. Each MCP session has its own
-:class:`~plimsoll.Client`, so one session's long run does not hold up another's.
+:class:`~plimsoll.Client`, so one session's long run does not hold up another's. The stateless
+protocol revision (2026-07-28) has no MCP session: over stdio the one client process stands for
+it (its sessions close when stdin closes); over HTTP ``open_session`` is refused, ``run_code``
+and ``describe`` work as ever.
 
 The daemon's address and token come from the operator (``PLIMSOLL_URL``, ``PLIMSOLL_TOKEN``), never
 from the model, and the token is never printed. The floor is ``container`` unless the operator
@@ -30,6 +33,7 @@ import anyio.to_thread  # type: ignore[import-not-found, unused-ignore]
 from typing_extensions import NotRequired, TypedDict
 
 from mcp.server.mcpserver import Context, MCPServer  # type: ignore[import-not-found, unused-ignore]
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS  # type: ignore[import-not-found, unused-ignore]
 from pydantic import Field  # type: ignore[import-not-found, unused-ignore]
 from typing_extensions import Annotated
 
@@ -145,6 +149,7 @@ class _Binding:
     runner: CodeRunner
     handles: Dict[str, str] = field(default_factory=dict)  # handle -> provider
     closed: bool = False
+    sessions: bool = True  # False: no MCP session to bind a sandbox session to
 
     def close(self) -> None:
         if self.closed:
@@ -175,6 +180,7 @@ class PlimsollMCP:
     """
 
     def __init__(self, url: str, *, token: Optional[str] = None, floor: Optional[str] = None,
+                 transport: Literal["stdio", "http"] = "stdio",
                  timeout_ms: Optional[int] = None, log_level: LogLevel = "WARNING",
                  **client_options: Any) -> None:
         self.floor = floor or DEFAULT_FLOOR
@@ -187,7 +193,9 @@ class PlimsollMCP:
         self._client_options = client_options
         # The URL and options are checked now, not at the first tool call.
         Client(url, token=token, **client_options).close()
+        self.transport = transport
         self._live: Dict[int, _Binding] = {}
+        self._stateless: Optional[_Binding] = None
         self._lock = threading.Lock()
         self.server: Any = MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS,
                                           log_level=log_level)
@@ -217,7 +225,10 @@ class PlimsollMCP:
         unwinds when that session ends: the binding lives in the one and its close is pushed
         on the other.
         """
-        connection = ctx.request_context.session._connection
+        session = ctx.request_context.session
+        if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return self._stateless_binding()
+        connection = session._connection
         binding = connection.state.get(_STATE_KEY)
         if isinstance(binding, _Binding):
             return binding
@@ -227,6 +238,21 @@ class PlimsollMCP:
             self._live[id(made)] = made
         connection.exit_stack.push_async_callback(self._end, made)
         return made
+
+    def _stateless_binding(self) -> _Binding:
+        """2026-07-28 requests carry no MCP session: one binding stands for them all.
+
+        Over stdio that is the one client at the other end of the pipe, so its sessions work
+        and close with the server; over HTTP anyone may send the next request, so
+        ``open_session`` refuses there (``_Binding.sessions`` is false).
+        """
+        if self._stateless is None:
+            made = self._new_binding()
+            made.sessions = self.transport == "stdio"
+            with self._lock:
+                self._live[id(made)] = made
+            self._stateless = made
+        return self._stateless
 
     async def _end(self, binding: _Binding) -> None:
         """The MCP session ended: close its sandbox sessions (off the event loop)."""
@@ -254,6 +280,10 @@ class PlimsollMCP:
         return cast(RunResult, runner.run(language, code, _file_list(files)))
 
     def open_session(self, binding: _Binding) -> SessionOpened:
+        if not binding.sessions:
+            return cast(SessionOpened, {"opened": False, **_refusal(
+                "failed_precondition", "this MCP connection has no session to keep a sandbox "
+                "session in (stateless HTTP): use run_code")})
         handle = "s-" + secrets.token_hex(12)
         try:
             session = binding.runner.session(handle)
