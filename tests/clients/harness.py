@@ -28,7 +28,7 @@ REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "tests", "common"))
 import plimsolld  # noqa: E402
 
-RUN_TIMEOUT_SECONDS = 900
+RUN_TIMEOUT_SECONDS = 1400
 
 
 def linux_precondition(image):

@@ -195,7 +195,7 @@ TEST_P(OciProviderTest, SmokeTestClaimsTheRuntimesTierWithEveryCheckPassed) {
   EXPECT_EQ(description.tier, ExpectedTier(kind_));
   EXPECT_FALSE(description.environment.empty());
   provider.reset();
-  EXPECT_EQ(Left(5s), "");
+  EXPECT_EQ(Left(15s), "");
 }
 
 TEST_P(OciProviderTest, RunsJavascriptPythonAndAProjectWithAFailingStep) {
@@ -239,7 +239,7 @@ TEST_P(OciProviderTest, RunsJavascriptPythonAndAProjectWithAFailingStep) {
 
   // The finished containers go in the background; the destructor drains.
   provider.reset();
-  EXPECT_EQ(Left(5s), "");
+  EXPECT_EQ(Left(15s), "");
 }
 
 TEST_P(OciProviderTest, TimeoutEndsTheRunAndLeavesNothingBehind) {
@@ -254,7 +254,7 @@ TEST_P(OciProviderTest, TimeoutEndsTheRunAndLeavesNothingBehind) {
   // While the provider still lives.
   EXPECT_EQ(Left(10s), "");
   provider.reset();
-  EXPECT_EQ(Left(5s), "");
+  EXPECT_EQ(Left(15s), "");
 }
 
 // Under runsc the memory cgroup holds gVisor and the guest together, so a
@@ -280,7 +280,7 @@ TEST_P(OciProviderTest, AProjectKilledAsAWholeStillNamesItsOutcome) {
     EXPECT_EQ(result.steps[0].exit_code, kExitOutOfMemory);
   }
   provider.reset();
-  EXPECT_EQ(Left(5s), "");
+  EXPECT_EQ(Left(15s), "");
 }
 
 TEST_P(OciProviderTest, PoolIsDisabledAndStartsNothingBeforeTheSmokeTest) {
@@ -335,7 +335,7 @@ TEST_P(OciProviderTest, PoolFillsAfterTheSmokeTestAndServesRuns) {
       << detail;
   // Destroying the provider destroys the idle pooled containers too.
   provider.reset();
-  EXPECT_EQ(Left(5s), "");
+  EXPECT_EQ(Left(15s), "");
 }
 
 // The chosen behaviour when the pool is empty: a run starts its own
@@ -370,7 +370,7 @@ TEST_P(OciProviderTest, AnEmptyPoolMakesRunsStartTheirOwnContainers) {
   EXPECT_GE(counts.handed_out, 1) << PoolDetail(*provider);
   EXPECT_EQ(counts.handed_out + counts.empty, kRuns) << PoolDetail(*provider);
   provider.reset();
-  EXPECT_EQ(Left(5s), "");
+  EXPECT_EQ(Left(15s), "");
 }
 
 // SIGKILLs every process in `cgroup` until it is empty (or removed by the
@@ -483,7 +483,7 @@ void OciProviderTest::RunAfterThePooledSandboxDied(bool stop_runtime) {
       << detail;
   EXPECT_NE(detail.find("discarded as unhealthy"), std::string::npos);
   provider.reset();
-  EXPECT_EQ(Left(5s), "");
+  EXPECT_EQ(Left(15s), "");
 }
 
 TEST_P(OciProviderTest, APooledSandboxThatDiedIsNeverHandedOut) {
