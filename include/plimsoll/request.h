@@ -113,6 +113,13 @@ bool IsWellFormedTraceId(std::string_view trace_id);
 Expected<Request> ValidateRequest(const Request& request, const Limits& limits,
                                   bool in_session = false);
 
+// No grant profile is served yet (the broker, SPEC §8, is issue 19): a request
+// naming one is refused `permission` (nothing ran), the answer an unknown
+// profile will get, so no code ever runs without the grant it asked for.
+// Sandbox::Run and Session::Run make this check, so the daemon, the CLI and
+// the library refuse alike. Ok for a request naming none.
+Status RefuseUnservedGrant(const Request& request);
+
 // Checks one relative path the way project files and artifacts are checked.
 // Returns an error message (nullopt when the path is acceptable).
 std::optional<std::string> CheckRelativePath(std::string_view path);

@@ -261,4 +261,10 @@ Expected<Request> ValidateRequest(const Request& request, const Limits& limits, 
   return out;
 }
 
+Status RefuseUnservedGrant(const Request& request) {
+  if (request.grant_profile.empty()) return {};
+  return Refusal(NotDispatched::kPermission, ErrorCode::kPermissionDenied,
+                 "No grant profile of that name is served to this caller, so nothing ran.");
+}
+
 }  // namespace plimsoll

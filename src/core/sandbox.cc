@@ -189,6 +189,7 @@ Expected<Result> Sandbox::Run(const Request& request) {
   DispatchFacts facts = CurrentFacts();
   auto validated = ValidateRequest(request, facts.limits);
   if (!validated.ok()) return validated.error();
+  PLIMSOLL_RETURN_IF_ERROR(RefuseUnservedGrant(*validated));
 
   std::optional<Tier> floor;
   if (!validated->minimum_isolation.empty()) floor = ParseTier(validated->minimum_isolation);

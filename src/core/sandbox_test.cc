@@ -113,6 +113,20 @@ TEST(SandboxTest, RunsAndBindsTheResultToTheRequest) {
   EXPECT_TRUE(CheckExchange(request, *result).ok());
 }
 
+// No broker yet (issue 19): the library refuses a named grant as the daemon
+// does, before evidence, and nothing runs without the grant it asked for.
+TEST(SandboxTest, AGrantProfileNoneServesIsRefusedPermissionAndNothingRuns) {
+  auto [fake, sandbox] = Make();
+  Request request = Snippet();
+  request.grant_profile = "crm-read";
+  auto result = sandbox.Run(request);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().code(), ErrorCode::kPermissionDenied);
+  EXPECT_EQ(NotDispatchedReason(result.error()), NotDispatched::kPermission);
+  EXPECT_EQ(fake->runs, 0);
+  EXPECT_EQ(fake->smoke_tests, 0);
+}
+
 TEST(SandboxTest, FloorAboveTheClaimIsRefusedBeforeAnyEvidence) {
   auto [fake, sandbox] = Make();
   auto result = sandbox.Run(Snippet("vm"));

@@ -137,6 +137,7 @@ SessionInfo Session::Info() const {
 Expected<Result> Session::Run(const Request& request) {
   auto validated = ValidateRequest(request, facts_.limits, /*in_session=*/true);
   if (!validated.ok()) return validated.error();
+  PLIMSOLL_RETURN_IF_ERROR(RefuseUnservedGrant(*validated));
   if (!validated->minimum_isolation.empty()) {
     Tier floor = *ParseTier(validated->minimum_isolation);
     if (!MeetsFloor(facts_.tier, floor)) {

@@ -168,6 +168,18 @@ TEST_F(SessionTest, ACallOnAClosedSessionIsRefusedAndNothingRuns) {
   EXPECT_EQ(session->End(SessionEndReason::kShutdown).ended, SessionEndReason::kClosed);
 }
 
+TEST_F(SessionTest, ACellNamingAGrantProfileIsRefusedPermissionAndNothingRuns) {
+  auto session = Open();
+  ASSERT_TRUE(session);
+  Request cell = Cell("python", "1");
+  cell.grant_profile = "crm-read";
+  auto result = session->Run(cell);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(NotDispatchedReason(result.error()), NotDispatched::kPermission);
+  EXPECT_EQ(control_->runs, 0);
+  EXPECT_EQ(session->Info().calls, 0);
+}
+
 TEST_F(SessionTest, OneCallRunsOneWaitsAndAThirdIsRefusedCapacity) {
   auto session = Open();
   ASSERT_TRUE(session);

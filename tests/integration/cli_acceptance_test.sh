@@ -14,6 +14,9 @@ expect "unknown provider lists the valid names" 3 'Unknown provider "nope"; vali
   -- env SANDBOX_PROVIDER=nope "$plimsoll" run -e 'console.log(1)'
 expect "json refusal carries the mark" 3 '"not_dispatched":"unsupported"' \
   -- "$plimsoll" run --json -e 'console.log(1)'
+# The library path refuses a grant no broker serves, as the daemon does (issue 19 brings one).
+expect "a grant profile nothing serves: nothing ran, permission" 3 '^nothing ran: permission: ' \
+  -- "$plimsoll" run --provider embedded --grant crm-read -e 'console.log(1)'
 expect "usage error" 2 'plimsoll: ' -- "$plimsoll" run --timeout soon -e 1
 expect_joined "a run names its tier and the evidence's reason" 0 'isolation: +process why: +Tier process' \
   -- "$plimsoll" run --provider embedded -e 'console.log(1)'

@@ -118,16 +118,6 @@ boost::asio::awaitable<http::Answer> AdmitAndRun(ApiServices& services,
                                                  nlohmann::ordered_json extra_audit) {
   // (A local named as before, so the body below reads as it did.)
   std::optional<Request> request(std::move(request_in));
-  // No grant profile is served yet (the broker is issue 19): a request naming
-  // one is refused as SPEC §8 refuses an unknown profile, before admission,
-  // never run without the grant it asked for. Unknown and forbidden profiles
-  // will share this one answer.
-  if (!request->grant_profile.empty()) {
-    co_return http::ErrorAnswer(
-        Refusal(NotDispatched::kPermission, ErrorCode::kPermissionDenied,
-                "This daemon serves no grant profile of that name to this caller, so nothing ran."),
-        context.request_id, services.log);
-  }
   nlohmann::ordered_json run_audit = RunAuditFields(*request, services.sandbox.provider().name());
   for (auto& [key, value] : extra_audit.items()) run_audit[key] = value;
 
