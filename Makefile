@@ -10,6 +10,8 @@
 #   make soak    release build, then SOAK_RUNS (default 10000) runs per OS-level
 #                provider through one daemon each (SOAK_MICROVM_RUNS, default 300,
 #                for microvm), failing on growth or leftovers (docs/reliability.md)
+#   make replays the agent integrations' examples run and recorded (debug build),
+#                then their replay pages in build/debug/replays, checked in Chromium
 #   make fmt     clang-format the tree
 #   make lint    clang-format check + clang-tidy
 
@@ -19,10 +21,10 @@ JOBS ?= $(shell nproc)
 
 CXX_SOURCES = $(shell git ls-files '*.cc' '*.h' 2>/dev/null | grep -v '^third_party/')
 
-.PHONY: help bootstrap debug release demo test test-unit fuzz bench soak fmt lint clean
+.PHONY: help bootstrap debug release demo test test-unit fuzz bench soak replays fmt lint clean
 
 help:
-	@echo "make demo | test | fuzz | bench | soak | fmt | lint | clean"
+	@echo "make demo | test | fuzz | bench | soak | replays | fmt | lint | clean"
 
 bootstrap:
 	@scripts/bootstrap
@@ -72,6 +74,11 @@ fuzz: bootstrap
 
 bench: release
 	@python3 bench/run.py --plimsoll-bin build/release/bin
+
+replays: debug
+	@cd build/debug && PLIMSOLL_REQUIRE_PROVIDERS=$$(../../scripts/hosted-providers) \
+	  ctest --output-on-failure -R '^(clients_python|clients_python_linux|clients_typescript|integration_replay_pages)$$'
+	@echo "replay pages: build/debug/replays/index.html"
 
 # A provider this machine cannot host prints "skipped: PROVIDER: <reason>";
 # SOAK_PROVIDERS narrows the list (e.g. SOAK_PROVIDERS="embedded linux").

@@ -211,7 +211,7 @@ func TestReasons(t *testing.T) {
 
 // TestKeepAlive: many runs on one client use one connection.
 func TestKeepAlive(t *testing.T) {
-	url := requireEnv(t, "PLIMSOLL_TEST_EMBEDDED_URL")
+	url := plimsoll.HarnessEnv(t, "PLIMSOLL_TEST_EMBEDDED_URL")
 	c, _ := plimsoll.New(url, plimsoll.WithToken(""))
 	defer c.Close()
 	ctx := context.Background()
@@ -230,7 +230,7 @@ func TestKeepAlive(t *testing.T) {
 
 // TestBytesTravel: non-UTF-8 code travels as base64 and the request digest covers the bytes.
 func TestBytesTravel(t *testing.T) {
-	url := requireEnv(t, "PLIMSOLL_TEST_EMBEDDED_URL")
+	url := plimsoll.HarnessEnv(t, "PLIMSOLL_TEST_EMBEDDED_URL")
 	c, _ := plimsoll.New(url, plimsoll.WithToken(""))
 	r, err := c.RunJavascript(context.Background(), "console.log('\xff'.length) // \xfe")
 	if err != nil {

@@ -39,3 +39,10 @@ func testdataFile(t testing.TB, variable, relative string) string {
 	}
 	return harnessEnv(t, variable)
 }
+
+// HarnessEnv is harnessEnv for the external test package (plimsoll_test), the way export_test.go
+// files hand a package's internals to its external tests.
+func HarnessEnv(t testing.TB, name string) string {
+	t.Helper()
+	return harnessEnv(t, name)
+}

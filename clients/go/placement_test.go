@@ -17,8 +17,8 @@ import (
 // TestPlacement runs a Pool against the harness's three daemons (embedded; linux or a second
 // embedded; disabled), stopping the first one mid-test.
 func TestPlacement(t *testing.T) {
-	urls := strings.Split(requireEnv(t, "PLIMSOLL_TEST_PLACEMENT_URLS"), ",")
-	pid, err := strconv.Atoi(requireEnv(t, "PLIMSOLL_TEST_PLACEMENT_STOP_PID"))
+	urls := strings.Split(plimsoll.HarnessEnv(t, "PLIMSOLL_TEST_PLACEMENT_URLS"), ",")
+	pid, err := strconv.Atoi(plimsoll.HarnessEnv(t, "PLIMSOLL_TEST_PLACEMENT_STOP_PID"))
 	if err != nil || len(urls) != 3 {
 		t.Fatalf("PLIMSOLL_TEST_PLACEMENT_URLS must list three daemons and the pid be a number")
 	}
@@ -121,8 +121,8 @@ func TestPlacement(t *testing.T) {
 // TestPlacementMovesOnlyOnEchoedRetryableRefusals uses the adversarial proxy: a refusal marked
 // isolation with a correct echo moves the call on; a refusal whose echo was dropped does not.
 func TestPlacementMovesOnlyOnEchoedRetryableRefusals(t *testing.T) {
-	adversary := requireEnv(t, "PLIMSOLL_TEST_ADVERSARY_URL")
-	embedded := requireEnv(t, "PLIMSOLL_TEST_EMBEDDED_URL")
+	adversary := plimsoll.HarnessEnv(t, "PLIMSOLL_TEST_ADVERSARY_URL")
+	embedded := plimsoll.HarnessEnv(t, "PLIMSOLL_TEST_EMBEDDED_URL")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	pool, err := plimsoll.NewPool([]string{adversary + "/refuse_isolation/placement", embedded},

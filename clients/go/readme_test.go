@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	plimsoll "plimsoll.dev/client"
 )
 
 type readmeExample struct {
@@ -74,7 +76,7 @@ func TestReadmeExamples(t *testing.T) {
 	if len(examples) < 4 {
 		t.Fatalf("README.md has %d go examples; the first run, a session, a refusal and a pool are expected", len(examples))
 	}
-	url := requireEnv(t, "PLIMSOLL_TEST_EMBEDDED_URL")
+	url := plimsoll.HarnessEnv(t, "PLIMSOLL_TEST_EMBEDDED_URL")
 	here, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)

@@ -46,29 +46,23 @@ func lookupEnv(name string) (string, bool) {
 	return v, ok && v != ""
 }
 
-// requireEnv skips (or, under run-tests, fails) when a harness variable is absent.
-func requireEnv(t *testing.T, name string) string {
+// requireLinux returns the variable (the linux daemon's URL or its proxy's), or skips the test
+// when this host cannot run the linux provider (PLIMSOLL_TEST_LINUX_SKIP names what it lacks);
+// absent for any other reason, it is requireEnv's failure.
+func requireLinux(t *testing.T, name string) string {
 	t.Helper()
-	v, ok := lookupEnv(name)
-	if !ok {
-		if os.Getenv("PLIMSOLL_CLIENT_REQUIRE_HARNESS") == "1" {
-			t.Fatalf("%s is not set (tests/clients/harness.py sets it)", name)
-		}
-		t.Skipf("skipped: %s is not set (run under tests/clients/harness.py)", name)
+	if v, ok := lookupEnv(name); ok {
+		return v
 	}
-	return v
-}
-
-func linuxSkipReason() string {
-	if r := os.Getenv("PLIMSOLL_TEST_LINUX_SKIP"); r != "" {
-		return r
+	if reason := os.Getenv("PLIMSOLL_TEST_LINUX_SKIP"); reason != "" {
+		t.Skipf("skipped: %s: %s", t.Name(), reason)
 	}
-	return "PLIMSOLL_TEST_LINUX_URL is empty"
+	return plimsoll.HarnessEnv(t, name)
 }
 
 func TestScenarios(t *testing.T) {
-	path := requireEnv(t, "PLIMSOLL_TEST_SCENARIOS")
-	requireEnv(t, "PLIMSOLL_TEST_EMBEDDED_URL")
+	path := plimsoll.HarnessEnv(t, "PLIMSOLL_TEST_SCENARIOS")
+	plimsoll.HarnessEnv(t, "PLIMSOLL_TEST_EMBEDDED_URL")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -100,9 +94,8 @@ func TestScenarios(t *testing.T) {
 // connection) is what every step then reports.
 func scenarioClient(t *testing.T, file *scenarioFile, sc *scenario) (*plimsoll.Client, error) {
 	t.Helper()
-	linux, haveLinux := lookupEnv("PLIMSOLL_TEST_LINUX_URL")
-	if sc.Needs == "linux" && !haveLinux {
-		t.Skipf("skipped: %s: %s", sc.Name, linuxSkipReason())
+	if sc.Needs == "linux" {
+		requireLinux(t, "PLIMSOLL_TEST_LINUX_URL")
 	}
 	if sc.Needs != "" && sc.Needs != "linux" {
 		t.Fatalf("unknown needs %q", sc.Needs)
@@ -112,32 +105,25 @@ func scenarioClient(t *testing.T, file *scenarioFile, sc *scenario) (*plimsoll.C
 	var url string
 	switch target {
 	case "embedded":
-		url = requireEnv(t, "PLIMSOLL_TEST_EMBEDDED_URL")
+		url = plimsoll.HarnessEnv(t, "PLIMSOLL_TEST_EMBEDDED_URL")
 	case "embedded_unix":
-		url = requireEnv(t, "PLIMSOLL_TEST_EMBEDDED_UNIX")
+		url = plimsoll.HarnessEnv(t, "PLIMSOLL_TEST_EMBEDDED_UNIX")
 	case "linux":
-		if !haveLinux {
-			t.Skipf("skipped: %s: %s", sc.Name, linuxSkipReason())
-		}
-		url = linux
+		url = requireLinux(t, "PLIMSOLL_TEST_LINUX_URL")
 	case "tls":
-		url = requireEnv(t, "PLIMSOLL_TEST_TLS_URL")
-		opts = append(opts, plimsoll.WithCAFile(requireEnv(t, "PLIMSOLL_TEST_TLS_CA")))
+		url = plimsoll.HarnessEnv(t, "PLIMSOLL_TEST_TLS_URL")
+		opts = append(opts, plimsoll.WithCAFile(plimsoll.HarnessEnv(t, "PLIMSOLL_TEST_TLS_CA")))
 	case "unreachable":
-		url = requireEnv(t, "PLIMSOLL_TEST_UNREACHABLE_URL")
+		url = plimsoll.HarnessEnv(t, "PLIMSOLL_TEST_UNREACHABLE_URL")
 	case "non_loopback":
 		url = file.Constants["non_loopback_url"]
 		if url == "" {
 			t.Fatal("the scenario file has no constants.non_loopback_url")
 		}
 	case "adversary":
-		url = requireEnv(t, "PLIMSOLL_TEST_ADVERSARY_URL") + "/" + mode + "/" + sc.Name
+		url = plimsoll.HarnessEnv(t, "PLIMSOLL_TEST_ADVERSARY_URL") + "/" + mode + "/" + sc.Name
 	case "adversary_linux":
-		base, ok := lookupEnv("PLIMSOLL_TEST_ADVERSARY_LINUX_URL")
-		if !ok {
-			t.Skipf("skipped: %s: %s", sc.Name, linuxSkipReason())
-		}
-		url = base + "/" + mode + "/" + sc.Name
+		url = requireLinux(t, "PLIMSOLL_TEST_ADVERSARY_LINUX_URL") + "/" + mode + "/" + sc.Name
 	default:
 		t.Fatalf("unknown target %q", sc.Target)
 	}
@@ -150,7 +136,7 @@ func scenarioClient(t *testing.T, file *scenarioFile, sc *scenario) (*plimsoll.C
 		case "token":
 			switch value {
 			case "tls":
-				token = requireEnv(t, "PLIMSOLL_TEST_TLS_TOKEN")
+				token = plimsoll.HarnessEnv(t, "PLIMSOLL_TEST_TLS_TOKEN")
 			case "wrong":
 				token = strings.Repeat("0123456789abcdef", 4)
 			default:

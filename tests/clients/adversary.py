@@ -6,8 +6,11 @@ path could: drops the echo, swaps answers, changes one byte of stdout, lowers th
 the record's digests are plain SHA-256, recomputes them so that they all match), replays an old
 session answer, or sends a body of 10 GiB. The first path segment picks the mode; a second
 segment that is not an API route is a key that scopes the mode's state (the previous answer).
+One mode changes nothing: `record/KEY` passes every exchange through and appends it (method,
+route, request and answer bodies) as a JSON line to RECORD_DIR/KEY.jsonl, for the replay pages
+of the agent integrations (tests/clients/examples.py).
 
-    adversary.py --upstream 127.0.0.1:PORT [--listen 127.0.0.1:0]
+    adversary.py --upstream 127.0.0.1:PORT [--listen 127.0.0.1:0] [--record-dir DIR]
 
 prints "adversary: serving 127.0.0.1:PORT" as its first line, then serves until SIGTERM.
 Standard library only; the digests come from tests/records/digest.py.
@@ -25,7 +28,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "records"))
 import digest  # noqa: E402  (tests/records/digest.py)
 
-MODES = ("pass", "drop_echo", "swap", "flip_stdout", "lower_tier", "replay_session", "huge_body",
+MODES = ("pass", "record", "drop_echo", "swap", "flip_stdout", "lower_tier", "replay_session", "huge_body",
          "huge_chunked", "refuse_isolation")
 API_ROOTS = ("v1", "healthz", "readyz")
 ECHO = "Plimsoll-Request-Id"
@@ -77,9 +80,31 @@ def split_path(path):
 
 
 class State:
-    def __init__(self):
+    def __init__(self, record_dir=None):
         self.lock = threading.Lock()
         self.previous = {}  # key -> Answer
+        self.record_dir = record_dir
+
+    def record(self, key, method, path, body, answer):
+        """Appends one exchange to RECORD_DIR/NAME.jsonl (key "record/NAME"); False if it cannot."""
+        name = key.partition("/")[2]
+        if not self.record_dir or not name or not all(c.isalnum() or c in "._-" for c in name):
+            return False
+        line = {"method": method, "path": path, "status": answer.status,
+                "request": decoded(body), "answer": decoded(answer.body)}
+        with self.lock, open(os.path.join(self.record_dir, name + ".jsonl"), "a") as out:
+            out.write(json.dumps(line) + "\n")
+        return True
+
+
+def decoded(body):
+    """A body as JSON when it is JSON, else as text (None when empty)."""
+    if not body:
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return body.decode("utf-8", "replace")
 
 
 def lower_tier(answer):
@@ -176,6 +201,10 @@ def make_handler(upstream, state):
                 self.send(refusal(request_id))
                 return
             answer = self.forward(path, body)
+            if mode == "record" and not state.record(key, self.command, path, body, answer):
+                answer = Answer(500, "Internal Server Error", [("Content-Type", "text/plain")],
+                                f"adversary: cannot record {key!r} (--record-dir, a plain name)\n"
+                                .encode())
             if mode == "drop_echo":
                 answer = answer.with_echo(None)
             elif mode == "flip_stdout":
@@ -232,10 +261,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--upstream", required=True, help="HOST:PORT of the daemon")
     parser.add_argument("--listen", default="127.0.0.1:0")
+    parser.add_argument("--record-dir", help="where mode `record` writes its exchanges")
     options = parser.parse_args()
     host, port = options.listen.rsplit(":", 1)
     server = http.server.ThreadingHTTPServer((host, int(port)),
-                                             make_handler(options.upstream, State()))
+                                             make_handler(options.upstream,
+                                                          State(options.record_dir)))
     server.daemon_threads = True
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
     print(f"adversary: serving {host}:{server.server_address[1]}", flush=True)

@@ -6,11 +6,13 @@
 
 tests/clients/README.md lists what is started and the environment the client's
 `clients/<lang>/run-tests` gets. The linux daemon needs root and the guest image (PLIMSOLL_IMAGE);
-without them its scenarios are skipped with the reason, unless PLIMSOLL_REQUIRE_PROVIDERS lists
-linux, and then that is a failure. `--part` splits the suite for CTest: `nolinux` starts no linux
-daemon (its scenarios are skipped, naming the part that runs them), `linux` gives the client only
-the scenarios that need linux (a filtered copy of the file) and a linux daemon in the placement
-pool; `all` (the default) is both at once. Exit status: the client's, or 1 when a daemon misbehaved.
+without them its scenarios are skipped with the reason (the only skip a client test may make),
+unless PLIMSOLL_REQUIRE_PROVIDERS lists linux, and then that is a failure. `--part` splits the
+suite for CTest: `nolinux` starts no linux daemon and gives the client only the scenarios that do
+not need linux (a filtered copy of the file; its tests that need linux are not run, the linux part
+runs them), `linux` gives the client only the scenarios that need linux and a linux daemon in the
+placement pool; `all` (the default) is both at once. Exit status: the client's, or 1 when a daemon
+misbehaved; 77 (CTest's skip) for the linux part on a host that cannot run linux.
 """
 import argparse
 import contextlib
@@ -75,14 +77,15 @@ def client_tools(lang):
 
 
 def scenarios_file(part, scratch):
-    """The scenario file, or for the linux part a copy holding only what needs linux."""
+    """The scenario file; for a part, a copy holding only its scenarios (needs linux or not)."""
     path = os.path.join(REPO, "testdata", "clients", "scenarios.json")
-    if part != "linux":
+    if part == "all":
         return path
     with open(path) as source:
         document = json.load(source)
-    document["scenarios"] = [s for s in document["scenarios"] if s.get("needs") == "linux"]
-    filtered = os.path.join(scratch, "scenarios-linux.json")
+    document["scenarios"] = [s for s in document["scenarios"]
+                             if (s.get("needs") == "linux") == (part == "linux")]
+    filtered = os.path.join(scratch, f"scenarios-{part}.json")
     with open(filtered, "w") as out:
         json.dump(document, out)
     return filtered
@@ -91,9 +94,9 @@ def scenarios_file(part, scratch):
 class Proxy:
     """tests/clients/adversary.py in front of one daemon."""
 
-    def __init__(self, upstream_port):
+    def __init__(self, upstream_port, record_dir):
         self.command = [sys.executable, os.path.join(HERE, "adversary.py"),
-                        "--upstream", f"127.0.0.1:{upstream_port}"]
+                        "--upstream", f"127.0.0.1:{upstream_port}", "--record-dir", record_dir]
         self.process = None
         self.url = ""
 
@@ -127,10 +130,10 @@ def main():
 
     image = os.environ.get("PLIMSOLL_IMAGE", "")
     required = {p for p in os.environ.get("PLIMSOLL_REQUIRE_PROVIDERS", "").split(",") if p}
-    linux_skip = linux_precondition(image)
-    if options.part == "nolinux":
-        linux_skip = f"run by clients_{options.lang}_linux, which holds the sandbox lock"
-    elif linux_skip and "linux" in required:
+    # The one skip: this host cannot run the linux provider. The nolinux part needs none (its
+    # client is given no linux scenario and runs no test that needs linux), so it has no skip.
+    linux_skip = "" if options.part == "nolinux" else linux_precondition(image)
+    if linux_skip and "linux" in required:
         print(f"clients: linux is required (PLIMSOLL_REQUIRE_PROVIDERS) but: {linux_skip}")
         return 1
     if linux_skip:
@@ -152,7 +155,8 @@ def main():
                                                         env=daemon_env))
 
         embedded = daemon("--provider", "embedded", "--dev", "--unix-socket", socket_path)
-        linux = None if linux_skip else daemon("--provider", "linux", "--dev")
+        wants_linux = options.part != "nolinux" and not linux_skip
+        linux = daemon("--provider", "linux", "--dev") if wants_linux else None
 
         ca, cert, key = make_tls_files(scratch)
         store = os.path.join(scratch, "callers")
@@ -166,8 +170,11 @@ def main():
         placement_second = linux or daemon("--provider", "embedded", "--dev")
         placement_third = daemon("--provider", "disabled", "--dev")
 
-        adversary = stack.enter_context(Proxy(embedded.port))
-        adversary_linux = stack.enter_context(Proxy(linux.port)) if linux else None
+        # The agent integrations' examples run through mode `record` (tests/clients/examples.py).
+        replays = os.path.join(os.path.abspath(options.work), "replays")
+        os.makedirs(replays, exist_ok=True)
+        adversary = stack.enter_context(Proxy(embedded.port, replays))
+        adversary_linux = stack.enter_context(Proxy(linux.port, replays)) if linux else None
 
         def url(d):
             return f"http://127.0.0.1:{d.port}"
@@ -194,6 +201,9 @@ def main():
             "PLIMSOLL_TEST_PLACEMENT_STOP_PID": str(placement_first.pid),
             "PLIMSOLL_TEST_SCENARIOS": scenarios_file(options.part, scratch),
             "PLIMSOLL_TEST_PART": options.part,
+            # A variable above that a test finds absent fails it: it never skips.
+            "PLIMSOLL_CLIENT_REQUIRE_HARNESS": "1",
+            "PLIMSOLL_TEST_REPLAYS": replays,
             "PLIMSOLL_TEST_VECTORS": os.path.join(REPO, "testdata", "records", "vectors.json"),
         }
         for passed in ("PLIMSOLL_CACHE", "TMPDIR", "GOFLAGS", "GOPROXY", "npm_config_cache",

@@ -1,9 +1,17 @@
-"""Shared test helpers: the harness environment (tests/clients/README.md)."""
+"""Shared test helpers: the harness environment (tests/clients/README.md).
+
+What a test may skip: the linux provider when this host cannot run it (the harness names the
+missing precondition in PLIMSOLL_TEST_LINUX_SKIP: not root, no guest image). Nothing else. A
+variable the harness sets that is absent is a failure under run-tests (which exports
+PLIMSOLL_CLIENT_REQUIRE_HARNESS=1) and a skip only when a developer runs pytest by hand. The
+nolinux part of the CTest split does not run the tests marked `linux` at all (deselected, not
+skipped): the linux part of the same run does.
+"""
 
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 import pytest
 
@@ -12,12 +20,29 @@ def env(name: str) -> str:
     return os.environ.get(name, "")
 
 
+def under_harness() -> bool:
+    return os.environ.get("PLIMSOLL_CLIENT_REQUIRE_HARNESS") == "1"
+
+
 def need(name: str) -> str:
-    """The variable's value, or skip the test saying what is missing."""
+    """The variable's value; when it is absent, a failure under run-tests, else a skip."""
     value = os.environ.get(name, "")
     if not value:
+        if under_harness():
+            pytest.fail(f"{name} is not set (tests/clients/harness.py sets it)")
         pytest.skip(f"{name} is not set (run through tests/clients/harness.py)")
     return value
+
+
+def linux_url() -> str:
+    """The linux daemon's URL, or a skip naming what this host lacks to run one."""
+    url = os.environ.get("PLIMSOLL_TEST_LINUX_URL", "")
+    if url:
+        return url
+    host_reason = os.environ.get("PLIMSOLL_TEST_LINUX_SKIP", "")
+    if host_reason:
+        pytest.skip(host_reason)
+    return need("PLIMSOLL_TEST_LINUX_URL")
 
 
 def part() -> str:
@@ -26,6 +51,20 @@ def part() -> str:
 
 def embedded_url() -> Optional[str]:
     return os.environ.get("PLIMSOLL_TEST_EMBEDDED_URL") or None
+
+
+def pytest_configure(config: Any) -> None:
+    config.addinivalue_line("markers", "linux: needs the linux daemon (run by the linux part)")
+
+
+def pytest_collection_modifyitems(config: Any, items: List[Any]) -> None:
+    if part() != "nolinux":
+        return
+    kept = [item for item in items if item.get_closest_marker("linux") is None]
+    deselected = [item for item in items if item.get_closest_marker("linux") is not None]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

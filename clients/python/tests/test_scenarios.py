@@ -13,6 +13,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import pytest
 
+from conftest import linux_url, need, under_harness
+
 import plimsoll
 from plimsoll import (AsyncClient, AsyncSession, Client, DataLossError, PlimsollError,
                       RefusedError, Result, Session)
@@ -44,10 +46,7 @@ def _target_url(scenario: Dict[str, Any], flavour: str) -> Tuple[str, Dict[str, 
     target: str = scenario["target"]
     options: Dict[str, Any] = {}
     if scenario.get("needs") == "linux" or target.startswith(("linux", "adversary_linux:")):
-        if not os.environ.get("PLIMSOLL_TEST_LINUX_URL"):
-            reason = os.environ.get("PLIMSOLL_TEST_LINUX_SKIP") or "no linux daemon"
-            print(f"skipped: {scenario['name']}: {reason}")
-            pytest.skip(reason)
+        linux_url()  # a skip only when this host cannot run the linux provider
     simple = {"embedded": "PLIMSOLL_TEST_EMBEDDED_URL", "embedded_unix":
               "PLIMSOLL_TEST_EMBEDDED_UNIX", "linux": "PLIMSOLL_TEST_LINUX_URL",
               "tls": "PLIMSOLL_TEST_TLS_URL", "unreachable": "PLIMSOLL_TEST_UNREACHABLE_URL"}
@@ -65,6 +64,8 @@ def _target_url(scenario: Dict[str, Any], flavour: str) -> Tuple[str, Dict[str, 
     else:
         raise ScenarioError(f"unknown target {target!r}")
     if not url:
+        if under_harness():
+            pytest.fail(f"no URL for target {target!r} (tests/clients/harness.py sets one)")
         pytest.skip(f"no URL for target {target!r} (run through tests/clients/harness.py)")
     for key, value in scenario.get("client", {}).items():
         if key not in CLIENT_OPTIONS:
@@ -351,8 +352,7 @@ def test_scenario(scenario: Dict[str, Any], flavour: str) -> None:
 
 
 def test_scenarios_present() -> None:
-    if not os.environ.get("PLIMSOLL_TEST_SCENARIOS"):
-        pytest.skip("PLIMSOLL_TEST_SCENARIOS is not set (run through tests/clients/harness.py)")
+    need("PLIMSOLL_TEST_SCENARIOS")
     assert SCENARIOS, "the scenario file holds no scenario"
 
 

@@ -10,16 +10,10 @@ import os
 
 import pytest
 
-from conftest import need
+from conftest import linux_url, need
 from plimsoll import Client
 from plimsoll.tools import DEFAULT_FLOOR, OUTPUT_CAP_CHARS, CodeRunner, error_result
 
-
-def linux_url() -> str:
-    url = os.environ.get("PLIMSOLL_TEST_LINUX_URL", "")
-    if not url:
-        pytest.skip(os.environ.get("PLIMSOLL_TEST_LINUX_SKIP") or "no linux daemon")
-    return url
 
 
 def test_the_default_floor_is_container_and_a_weaker_daemon_runs_nothing() -> None:
@@ -86,6 +80,7 @@ def test_a_conversation_keeps_its_session_and_its_variables() -> None:
     assert ended is not None and ended["ended"] == "closed" and ended["calls"] == 2
 
 
+@pytest.mark.linux
 def test_input_files_travel_with_a_fresh_run() -> None:
     with Client(linux_url()) as client:
         shaped = CodeRunner(client).run(
@@ -95,6 +90,7 @@ def test_input_files_travel_with_a_fresh_run() -> None:
     assert shaped["isolation"] == "container"
 
 
+@pytest.mark.linux
 def test_input_files_reach_a_kept_session() -> None:
     with Client(linux_url()) as client:
         runner = CodeRunner(client, keep_sessions=True)

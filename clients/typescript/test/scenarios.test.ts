@@ -7,11 +7,10 @@ import {
   Client, DataLossError, PlimsollError, RefusedError, type ClientOptions, type Result, type Session,
   digest,
 } from "@plimsoll/client";
-import { env, readJson, repo, skipped } from "./env.js";
+import { env, linuxSkip, readJson, repo } from "./env.js";
 
 const file = env("PLIMSOLL_TEST_SCENARIOS") || `${repo}/testdata/clients/scenarios.json`;
 const doc = readJson(file);
-const linuxSkip = env("PLIMSOLL_TEST_LINUX_URL") ? "" : env("PLIMSOLL_TEST_LINUX_SKIP") || "PLIMSOLL_TEST_LINUX_URL is empty";
 
 function targetUrl(target: string, scenario: string): string {
   const need = (name: string) => {
@@ -202,7 +201,7 @@ const SCENARIO_KEYS = new Set(["name", "target", "steps", "client", "needs", "ab
 
 for (const scenario of doc.scenarios) {
   const needsLinux = scenario.needs === "linux" || String(scenario.target).startsWith("adversary_linux") || scenario.target === "linux";
-  const skip = needsLinux && linuxSkip ? skipped(`scenario ${scenario.name}`, linuxSkip) : undefined;
+  const skip = needsLinux ? linuxSkip(`scenario ${scenario.name}`) : undefined;
   test(`scenario ${scenario.name}`, skip ? { skip } : {}, async () => {
     for (const k of Object.keys(scenario)) if (!SCENARIO_KEYS.has(k)) throw new Error(`unknown scenario key ${JSON.stringify(k)}`);
     if (scenario.needs !== undefined && scenario.needs !== "linux") throw new Error(`unknown needs ${JSON.stringify(scenario.needs)}`);

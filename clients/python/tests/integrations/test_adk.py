@@ -16,10 +16,7 @@ from unittest.mock import MagicMock
 
 import pytest
 
-pytest.importorskip("google.adk", reason="google-adk is not installed here: "
-                    "clients/python/integrations/run-integration-tests adk runs this file")
-
-from conftest import need
+from conftest import linux_url, need
 from google.adk.agents import LlmAgent  # type: ignore[import-not-found, unused-ignore]
 from google.adk.agents.base_agent import BaseAgent  # type: ignore[import-not-found, unused-ignore]
 from google.adk.agents.invocation_context import InvocationContext  # type: ignore[import-not-found, unused-ignore]
@@ -36,12 +33,6 @@ from google.genai import types  # type: ignore[import-not-found, unused-ignore]
 from plimsoll import Client
 from plimsoll.integrations.adk import PlimsollCodeExecutor
 
-
-def linux_url() -> str:
-    url = os.environ.get("PLIMSOLL_TEST_LINUX_URL", "")
-    if not url:
-        pytest.skip(os.environ.get("PLIMSOLL_TEST_LINUX_SKIP") or "no linux daemon")
-    return url
 
 
 def context(session_id: str = "adk-session-1") -> Any:
@@ -94,6 +85,7 @@ def test_stateful_keeps_variables_per_adk_session_and_close_ends_them() -> None:
     assert end is not None and end["ended"] and end["calls"] == 2
 
 
+@pytest.mark.linux
 def test_python_with_input_and_output_files_on_linux() -> None:
     with Client(linux_url()) as client:
         executor = PlimsollCodeExecutor(client, output_files=["out/report.txt", "absent.txt"])
@@ -111,6 +103,7 @@ def test_python_with_input_and_output_files_on_linux() -> None:
         ("out/report.txt", b"2", "text/plain")]
 
 
+@pytest.mark.linux
 def test_python_stateful_on_linux_at_the_default_floor() -> None:
     with Client(linux_url()) as client:
         executor = PlimsollCodeExecutor(client, stateful=True)
@@ -182,6 +175,7 @@ def test_an_in_memory_runner_shows_a_refusal_as_a_failed_execution() -> None:
     assert executed[0].output == "nothing ran: isolation"
 
 
+@pytest.mark.linux
 def test_an_in_memory_runner_with_python_on_linux() -> None:
     model = ScriptedLlm(model="scripted", replies=[
         "```python\nimport platform\nprint(sum(range(10)))\n```", "45."])

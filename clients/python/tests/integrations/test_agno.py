@@ -16,10 +16,7 @@ from typing import Any, AsyncIterator, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
-pytest.importorskip("agno", reason="agno is not installed here: "
-                    "clients/python/integrations/run-integration-tests agno runs this file")
-
-from conftest import need
+from conftest import linux_url, need
 from agno.agent import Agent  # type: ignore[import-not-found, unused-ignore]
 from agno.models.base import Model  # type: ignore[import-not-found, unused-ignore]
 from agno.models.response import ModelResponse  # type: ignore[import-not-found, unused-ignore]
@@ -28,12 +25,6 @@ from agno.run import RunContext  # type: ignore[import-not-found, unused-ignore]
 from plimsoll import Client
 from plimsoll.integrations.agno import PlimsollTools
 
-
-def linux_url() -> str:
-    url = os.environ.get("PLIMSOLL_TEST_LINUX_URL", "")
-    if not url:
-        pytest.skip(os.environ.get("PLIMSOLL_TEST_LINUX_SKIP") or "no linux daemon")
-    return url
 
 
 @dataclass
@@ -140,6 +131,7 @@ def test_an_async_agent_keeps_cells_per_agno_session_and_sees_a_refusal() -> Non
     assert results(refused)[0]["summary"] == "nothing ran: isolation"
 
 
+@pytest.mark.linux
 def test_python_with_files_and_a_session_on_linux() -> None:
     with Client(linux_url()) as client:
         tools = PlimsollTools(client)

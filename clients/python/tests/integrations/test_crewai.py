@@ -18,22 +18,13 @@ import pytest
 
 os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("OTEL_SDK_DISABLED", "true")
-pytest.importorskip("crewai", reason="crewai is not installed here: "
-                    "clients/python/integrations/run-integration-tests crewai runs this file")
-
-from conftest import need
+from conftest import linux_url, need
 from crewai import Agent, Crew, Task  # type: ignore[import-not-found, unused-ignore]
 from crewai.llms.base_llm import BaseLLM  # type: ignore[import-not-found, unused-ignore]
 
 from plimsoll import Client
 from plimsoll.integrations.crewai import PlimsollRunCodeTool, RunCodeInput
 
-
-def linux_url() -> str:
-    url = os.environ.get("PLIMSOLL_TEST_LINUX_URL", "")
-    if not url:
-        pytest.skip(os.environ.get("PLIMSOLL_TEST_LINUX_SKIP") or "no linux daemon")
-    return url
 
 
 class ScriptedLLM(BaseLLM):  # type: ignore[misc, unused-ignore]
@@ -108,6 +99,7 @@ def test_a_crew_sees_a_refusal_as_nothing_ran() -> None:
     assert shaped["ran"] is False and shaped["refused"] == "isolation"
 
 
+@pytest.mark.linux
 def test_a_crew_runs_python_with_files_and_a_session_on_linux() -> None:
     with Client(linux_url()) as client:
         tool = PlimsollRunCodeTool(client)

@@ -26,9 +26,14 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
+from conftest import linux_url, need, under_harness
+
 PEER_DIR = os.environ.get("PLIMSOLL_MCP_PEER_DIR", "")
 PYTHON = os.environ.get("PLIMSOLL_MCP_PYTHON", "")
 if not PEER_DIR or not PYTHON:
+    if under_harness():
+        raise RuntimeError("PLIMSOLL_MCP_PEER_DIR / PLIMSOLL_MCP_PYTHON are not set: "
+                           "clients/python/integrations/mcp/run-mcp-tests sets them")
     pytest.skip("the MCP peer tests run through clients/python/integrations/mcp/run-mcp-tests",
                 allow_module_level=True)
 
@@ -37,17 +42,8 @@ TOOLS = {"run_code", "open_session", "run_cell", "close_session", "describe"}
 
 
 def embedded_url() -> str:
-    url = os.environ.get("PLIMSOLL_TEST_EMBEDDED_URL", "")
-    if not url:
-        pytest.skip("PLIMSOLL_TEST_EMBEDDED_URL is not set (run through tests/clients/harness.py)")
-    return url
+    return need("PLIMSOLL_TEST_EMBEDDED_URL")
 
-
-def linux_url() -> str:
-    url = os.environ.get("PLIMSOLL_TEST_LINUX_URL", "")
-    if not url:
-        pytest.skip(os.environ.get("PLIMSOLL_TEST_LINUX_SKIP") or "no linux daemon")
-    return url
 
 
 # -- the daemon, seen through a recording proxy ------------------------------------------------
@@ -285,6 +281,7 @@ def test_the_default_floor_container_refuses_the_embedded_daemon(transport: str)
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.linux
 def test_a_session_keeps_state_is_bound_to_its_mcp_session_and_ends_with_it(
         transport: str) -> None:
     url = linux_url()
@@ -327,6 +324,7 @@ def test_a_session_keeps_state_is_bound_to_its_mcp_session_and_ends_with_it(
     assert kept_after == (404, "not_found")
 
 
+@pytest.mark.linux
 def test_stopping_the_http_server_closes_the_sessions_left_open() -> None:
     url = linux_url()
     with RecordingProxy(url) as proxy:

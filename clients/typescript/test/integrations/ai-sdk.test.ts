@@ -1,17 +1,16 @@
 // @plimsoll/client/ai-sdk with the AI SDK (ai 7) itself: generateText driving a real tool loop
 // with the SDK's MockLanguageModelV4 (a tool call, then a final text), execute called directly,
 // and the Experimental_SandboxSession implementation on a linux session. Real daemons only.
-import { test } from "node:test";
 import assert from "node:assert/strict";
 import { generateText, stepCountIs, tool, type ToolExecutionOptions } from "ai";
 import { z } from "zod";
 import { Client } from "@plimsoll/client";
 import { executeCodeTool, PlimsollSandboxSession, type ToolResult } from "@plimsoll/client/ai-sdk";
-import { embedded, embeddedUrl, linux, linuxUrl, scriptedModel, shown } from "./env.js";
+import { embeddedTest, embeddedUrl, linuxTest, linuxUrl, scriptedModel, shown } from "./env.js";
 
 const call = (over: Partial<ToolExecutionOptions<any>> = {}): ToolExecutionOptions<any> => ({ toolCallId: "c", messages: [], context: {}, ...over });
 
-test("ai-sdk: generateText runs the model's code through executeCode and hands back the result", embedded("ai-sdk: tool loop"), async () => {
+embeddedTest("ai-sdk: generateText runs the model's code through executeCode and hands back the result", async () => {
   const client = new Client(embeddedUrl);
   const executeCode = executeCodeTool({ client, minimumIsolation: "process" });
   const { model, prompts } = scriptedModel([[{ toolName: "executeCode", input: { language: "javascript", code: "console.log(6*7)" } }]], "it printed 42");
@@ -28,7 +27,7 @@ test("ai-sdk: generateText runs the model's code through executeCode and hands b
   assert.match(shown(prompts.slice(1)), /ran: exit 0/, "the model is shown the tool result");
 });
 
-test("ai-sdk: the default floor refuses the embedded daemon, and the model is told nothing ran", embedded("ai-sdk: floor"), async () => {
+embeddedTest("ai-sdk: the default floor refuses the embedded daemon, and the model is told nothing ran", async () => {
   const client = new Client(embeddedUrl);
   const executeCode = executeCodeTool({ client });
   const { model, prompts } = scriptedModel([[{ toolName: "executeCode", input: { language: "python", code: "print(1)" } }]]);
@@ -40,7 +39,7 @@ test("ai-sdk: the default floor refuses the embedded daemon, and the model is to
   assert.match(shown(prompts.slice(1)), /nothing ran: isolation/);
 });
 
-test("ai-sdk: execute called directly; a conversation key keeps the session", embedded("ai-sdk: execute"), async () => {
+embeddedTest("ai-sdk: execute called directly; a conversation key keeps the session", async () => {
   const client = new Client(embeddedUrl);
   const fresh = executeCodeTool({ client, minimumIsolation: "process" });
   const failed = (await fresh.execute!({ language: "javascript", code: "throw new Error('no')" }, call())) as ToolResult;
@@ -57,7 +56,7 @@ test("ai-sdk: execute called directly; a conversation key keeps the session", em
   assert.equal(other.value, "'undefined'");
 });
 
-test("ai-sdk: PlimsollSandboxSession runs commands and moves files in one linux session", linux("ai-sdk: sandbox session"), async () => {
+linuxTest("ai-sdk: PlimsollSandboxSession runs commands and moves files in one linux session", async () => {
   const client = new Client(linuxUrl);
   await using sandbox = new PlimsollSandboxSession(client);
   assert.match(sandbox.description, /\/work/);
@@ -93,7 +92,7 @@ test("ai-sdk: PlimsollSandboxSession runs commands and moves files in one linux 
   client.close();
 });
 
-test("ai-sdk: a tool that uses experimental_sandbox runs in plimsoll", linux("ai-sdk: experimental_sandbox"), async () => {
+linuxTest("ai-sdk: a tool that uses experimental_sandbox runs in plimsoll", async () => {
   const client = new Client(linuxUrl);
   const sandbox = new PlimsollSandboxSession(client);
   const shell = tool({

@@ -2,6 +2,7 @@
 // scripted model every framework test drives: the AI SDK's own MockLanguageModelV4 (ai/test),
 // answering with the tool calls it is given, one step at a time, then a final text. No model is
 // ever called.
+import { test } from "node:test";
 import { MockLanguageModelV4, convertArrayToReadableStream } from "ai/test";
 
 export const env = (name: string): string => process.env[name] ?? "";
@@ -10,22 +11,42 @@ export const embeddedUrl = env("PLIMSOLL_TEST_EMBEDDED_URL");
 export const adversaryUrl = env("PLIMSOLL_TEST_ADVERSARY_URL");
 export const linuxUrl = env("PLIMSOLL_TEST_LINUX_URL");
 
-function skipped(what: string, reason: string): string {
-  console.log(`skipped: ${what}: ${reason}`);
-  return reason;
+/**
+ * A test of this part, or none: the nolinux part registers no test that needs linux and the
+ * linux part none of the embedded ones (the other part of the same run registers them). A daemon
+ * the harness should have started and did not is a failure; the one skip is a host that cannot
+ * run the linux provider (PLIMSOLL_TEST_LINUX_SKIP names what it lacks).
+ */
+type Body = () => Promise<void>;
+
+function required(name: string, value: string): void {
+  if (!value && env("PLIMSOLL_CLIENT_REQUIRE_HARNESS") === "1") {
+    throw new Error(`${name} is not set (tests/clients/harness.py sets it)`);
+  }
 }
 
-/** `{ skip: reason }` unless the embedded daemon is for this part. */
-export function embedded(what: string): { skip?: string } {
-  if (part === "linux") return { skip: skipped(what, "embedded checks run in the nolinux part") };
-  if (!embeddedUrl) return { skip: skipped(what, "PLIMSOLL_TEST_EMBEDDED_URL is not set") };
-  return {};
+export function embeddedTest(name: string, body: Body): void {
+  if (part === "linux") return;
+  required("PLIMSOLL_TEST_EMBEDDED_URL", embeddedUrl);
+  test(name, embeddedUrl ? {} : { skip: "PLIMSOLL_TEST_EMBEDDED_URL is not set" }, body);
 }
 
-/** `{ skip: reason }` unless the linux daemon is for this part. */
-export function linux(what: string): { skip?: string } {
-  if (!linuxUrl) return { skip: skipped(what, env("PLIMSOLL_TEST_LINUX_SKIP") || "PLIMSOLL_TEST_LINUX_URL is empty") };
-  return {};
+export function adversaryTest(name: string, body: Body): void {
+  if (part === "linux") return;
+  required("PLIMSOLL_TEST_ADVERSARY_URL", adversaryUrl);
+  test(name, adversaryUrl ? {} : { skip: "PLIMSOLL_TEST_ADVERSARY_URL is not set" }, body);
+}
+
+export function linuxTest(name: string, body: Body): void {
+  if (part === "nolinux") return;
+  const host = env("PLIMSOLL_TEST_LINUX_SKIP");
+  if (!linuxUrl && host) {
+    console.log(`skipped: ${name}: ${host}`);
+    test(name, { skip: host }, body);
+    return;
+  }
+  required("PLIMSOLL_TEST_LINUX_URL", linuxUrl);
+  test(name, linuxUrl ? {} : { skip: "PLIMSOLL_TEST_LINUX_URL is not set" }, body);
 }
 
 export type ScriptedCall = { toolName: string; input: unknown };

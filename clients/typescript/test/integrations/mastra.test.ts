@@ -2,15 +2,14 @@
 // SDK's MockLanguageModelV4 (Mastra's own mocks answer only with text) calling the createTool
 // tool, the tool's execute called directly, and the WorkspaceSandbox implementation, alone and
 // inside a Mastra Workspace. Real daemons only.
-import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Agent } from "@mastra/core/agent";
 import { Workspace } from "@mastra/core/workspace";
 import { Client } from "@plimsoll/client";
 import { executeCodeTool, PlimsollSandbox, type ToolResult } from "@plimsoll/client/mastra";
-import { embedded, embeddedUrl, linux, linuxUrl, scriptedModel, shown } from "./env.js";
+import { embeddedTest, embeddedUrl, linuxTest, linuxUrl, scriptedModel, shown } from "./env.js";
 
-test("mastra: an Agent runs the model's code through the tool and is shown the result", embedded("mastra: agent"), async () => {
+embeddedTest("mastra: an Agent runs the model's code through the tool and is shown the result", async () => {
   const client = new Client(embeddedUrl);
   const { model, prompts } = scriptedModel([[{ toolName: "executeCode", input: { language: "javascript", code: "console.log([1,2,3].map(x => x * 2).join())" } }]], "2,4,6");
   const agent = new Agent({
@@ -28,7 +27,7 @@ test("mastra: an Agent runs the model's code through the tool and is shown the r
   assert.match(shown(prompts.slice(1)), /ran: exit 0/);
 });
 
-test("mastra: the default floor refuses the embedded daemon: nothing ran", embedded("mastra: floor"), async () => {
+embeddedTest("mastra: the default floor refuses the embedded daemon: nothing ran", async () => {
   const client = new Client(embeddedUrl);
   const tool = executeCodeTool({ client });
   const output = (await tool.execute!({ language: "javascript", code: "1" }, {} as any)) as ToolResult;
@@ -38,7 +37,7 @@ test("mastra: the default floor refuses the embedded daemon: nothing ran", embed
   assert.equal(output.summary, "nothing ran: isolation");
 });
 
-test("mastra: execute directly; keepSessions keys the session by the agent's thread", embedded("mastra: execute"), async () => {
+embeddedTest("mastra: execute directly; keepSessions keys the session by the agent's thread", async () => {
   const client = new Client(embeddedUrl);
   const tool = executeCodeTool({ client, minimumIsolation: "process", keepSessions: true });
   const ctx = (threadId: string) => ({ agent: { threadId, agentId: "a", toolCallId: "c", messages: [], suspend: async () => {} } }) as any;
@@ -54,7 +53,7 @@ test("mastra: execute directly; keepSessions keys the session by the agent's thr
   assert.notEqual(failed.exit_code, 0);
 });
 
-test("mastra: PlimsollSandbox is a WorkspaceSandbox on one linux session", linux("mastra: sandbox"), async () => {
+linuxTest("mastra: PlimsollSandbox is a WorkspaceSandbox on one linux session", async () => {
   const client = new Client(linuxUrl);
   const sandbox = new PlimsollSandbox(client);
   assert.equal(sandbox.status, "pending");
@@ -76,7 +75,7 @@ test("mastra: PlimsollSandbox is a WorkspaceSandbox on one linux session", linux
   client.close();
 });
 
-test("mastra: a Workspace with PlimsollSandbox runs its commands in plimsoll", linux("mastra: workspace"), async () => {
+linuxTest("mastra: a Workspace with PlimsollSandbox runs its commands in plimsoll", async () => {
   const client = new Client(linuxUrl);
   const sandbox = new PlimsollSandbox(client);
   const workspace = new Workspace({ id: "ws", name: "ws", sandbox });

@@ -6,9 +6,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Client, PlimsollError, RefusedError } from "@plimsoll/client";
 import { CodeRunner, DEFAULT_FLOOR, OUTPUT_CAP_CHARS, errorResult } from "@plimsoll/client/tools";
-import { adversaryUrl, embedded, embeddedUrl, linux, linuxUrl } from "./env.js";
+import { adversaryTest, adversaryUrl, embeddedTest, embeddedUrl, linuxTest, linuxUrl } from "./env.js";
 
-test("the default floor is container and a weaker daemon runs nothing", embedded("tools: default floor"), async () => {
+embeddedTest("the default floor is container and a weaker daemon runs nothing", async () => {
   const client = new Client(embeddedUrl);
   const runner = new CodeRunner(client);
   assert.equal(runner.minimumIsolation, DEFAULT_FLOOR);
@@ -21,7 +21,7 @@ test("the default floor is container and a weaker daemon runs nothing", embedded
   assert.ok(!("exit_code" in shaped) && !("stdout" in shaped));
 });
 
-test("a result is shaped whatever its exit code", embedded("tools: exit codes"), async () => {
+embeddedTest("a result is shaped whatever its exit code", async () => {
   const client = new Client(embeddedUrl);
   const runner = new CodeRunner(client, { minimumIsolation: "process" });
   const ok = await runner.run("javascript", "console.log(6*7)");
@@ -41,7 +41,7 @@ test("a result is shaped whatever its exit code", embedded("tools: exit codes"),
   assert.equal(failed.summary, "ran: exit 1");
 });
 
-test("outputs are capped at 16000 characters and say so", embedded("tools: cap"), async () => {
+embeddedTest("outputs are capped at 16000 characters and say so", async () => {
   const client = new Client(embeddedUrl);
   const shaped = await new CodeRunner(client, { minimumIsolation: "process" }).run("javascript", "console.log('\u00e9'.repeat(20000))");
   client.close();
@@ -49,7 +49,7 @@ test("outputs are capped at 16000 characters and say so", embedded("tools: cap")
   assert.equal(shaped.stdout_truncated, true);
 });
 
-test("an unknown language runs nothing", embedded("tools: language"), async () => {
+embeddedTest("an unknown language runs nothing", async () => {
   const client = new Client(embeddedUrl);
   const shaped = await new CodeRunner(client).run("cobol", "DISPLAY 1");
   client.close();
@@ -57,7 +57,7 @@ test("an unknown language runs nothing", embedded("tools: language"), async () =
   assert.equal(shaped.refused, "request");
 });
 
-test("an answer that fails its checks is unknown, never a result", adversaryUrl ? embedded("tools: adversary") : { skip: "PLIMSOLL_TEST_ADVERSARY_URL is not set" }, async () => {
+adversaryTest("an answer that fails its checks is unknown, never a result", async () => {
   const client = new Client(`${adversaryUrl}/flip_stdout/typescript-tools`);
   const shaped = await new CodeRunner(client, { minimumIsolation: "process" }).run("javascript", "console.log(6*7)");
   client.close();
@@ -67,7 +67,7 @@ test("an answer that fails its checks is unknown, never a result", adversaryUrl 
   assert.ok(!("stdout" in shaped));
 });
 
-test("a conversation keeps its session and its variables", embedded("tools: sessions"), async () => {
+embeddedTest("a conversation keeps its session and its variables", async () => {
   const client = new Client(embeddedUrl);
   const runner = new CodeRunner(client, { minimumIsolation: "process", keepSessions: true });
   const first = await runner.run("javascript", "let x = 41", { key: "chat-1" });
@@ -85,7 +85,7 @@ test("a conversation keeps its session and its variables", embedded("tools: sess
   assert.deepEqual(ended && "ended" in ended ? [ended.ended, ended.calls] : ended, ["closed", 2]);
 });
 
-test("input files travel with a fresh run", linux("tools: files (fresh)"), async () => {
+linuxTest("input files travel with a fresh run", async () => {
   const client = new Client(linuxUrl);
   const shaped = await new CodeRunner(client).run("python", "print(open('data.csv').read().count('\\n'))", { files: { "data.csv": "a,b\n1,2\n" } });
   client.close();
@@ -94,7 +94,7 @@ test("input files travel with a fresh run", linux("tools: files (fresh)"), async
   assert.equal(shaped.isolation, "container");
 });
 
-test("input files reach a kept session", linux("tools: files (session)"), async () => {
+linuxTest("input files reach a kept session", async () => {
   const client = new Client(linuxUrl);
   const runner = new CodeRunner(client, { keepSessions: true });
   const shaped = await runner.run("python", "open('/work/in.txt').read()", { files: [{ path: "in.txt", content: "hello" }], key: "chat" });

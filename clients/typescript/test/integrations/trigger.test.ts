@@ -10,7 +10,7 @@ import { resourceCatalog } from "@trigger.dev/core/v3";
 import { runInMockTaskContext } from "@trigger.dev/sdk/ai/test";
 import { Client } from "@plimsoll/client";
 import { executeCodeTask, executeCodeToolFor, type ToolResult } from "@plimsoll/client/trigger";
-import { embedded, embeddedUrl, linux, linuxUrl } from "./env.js";
+import { embeddedTest, embeddedUrl, linuxTest, linuxUrl } from "./env.js";
 
 // One client per test file; the task's `client` option takes a function, called per run.
 let url = "";
@@ -27,7 +27,7 @@ async function runTask(id: string, payload: unknown): Promise<ToolResult> {
   }, { ctx: { run: { id: "run_test" } } });
 }
 
-test("trigger: the task runs the code in a session of its own and closes it", embedded("trigger: run"), async () => {
+embeddedTest("trigger: the task runs the code in a session of its own and closes it", async () => {
   url = embeddedUrl;
   const output = await runTask("plimsoll-test-execute-code-process", { language: "javascript", code: "const a = 6; a * 7", chatId: "chat-1" });
   assert.equal(output.ran, true);
@@ -36,7 +36,7 @@ test("trigger: the task runs the code in a session of its own and closes it", em
   assert.equal(output.isolation, "process");
 });
 
-test("trigger: the default floor refuses the embedded daemon: nothing ran", embedded("trigger: floor"), async () => {
+embeddedTest("trigger: the default floor refuses the embedded daemon: nothing ran", async () => {
   url = embeddedUrl;
   const output = await runTask("plimsoll-test-execute-code", { language: "python", code: "print(1)" });
   assert.equal(output.ran, false);
@@ -49,7 +49,7 @@ test("trigger: a payload the schema refuses never reaches the daemon", () => {
   assert.rejects(Promise.resolve().then(() => registered.fns.parsePayload!({ language: "cobol", code: 1 })));
 });
 
-test("trigger: input files reach the run's linux session", linux("trigger: files"), async () => {
+linuxTest("trigger: input files reach the run's linux session", async () => {
   url = linuxUrl;
   const output = await runTask("plimsoll-test-execute-code", {
     language: "python", code: "open('/work/data.txt').read().upper()", files: [{ path: "data.txt", content: "shout" }], chatId: "c",
