@@ -1,6 +1,7 @@
 // Loose stand-ins for the frameworks' types, for the package's own build only: the client is
 // built (run-tests, tsc -p tsconfig.json) without any framework installed, since the frameworks
-// are optional peer dependencies and the main package has no dependencies at all. tsc emits no
+// are the user's to install: the package declares no dependencies, not even optional peers
+// (docs/integrations.md, "Vercel AI SDK", says why). tsc emits no
 // .d.ts for this file, so the emitted adapters' declarations name the real packages, and users
 // get the frameworks' real types. The adapters are type-checked against the real, pinned
 // frameworks by integrations/run-integration-tests (this file left out), strict as here.
