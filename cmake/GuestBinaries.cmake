@@ -1,4 +1,4 @@
-# The guest image (docs/guest-image.md): our static binaries and the image.
+# The guest image (docs/guest-images.md): our static binaries and the image.
 #
 #   guest_binaries  a nested Release build of this same source tree, without
 #                   sanitizers and linked -static, in <source>/build/guest
@@ -9,7 +9,13 @@
 #   guest_image     `plimsoll image build` into PLIMSOLL_IMAGE_DIR
 #                   (<build>/image); part of `all`, cached after the first
 #                   build (mmdebstrap, ~40 s, needs root and the network).
+#   guest_image_data  the same for the `data` variant into
+#                   PLIMSOLL_DATA_IMAGE_DIR (<build>/image-data): the base
+#                   plus the Python data stack (~65 s and ~115 MB of
+#                   wheels the first time, cached like the base).
 #   plimsoll_test_uses_image(TEST)  gives a test PLIMSOLL_IMAGE.
+#   plimsoll_test_uses_data_image(TEST)  gives it the data image instead
+#                   (and the base as PLIMSOLL_BASE_IMAGE).
 #
 # The nested build configures with PLIMSOLL_GUEST_BUILD=ON, which turns this
 # file off inside it (no recursion) and records which guest targets exist.
@@ -23,6 +29,8 @@ set(PLIMSOLL_GUEST_BUILD_DIR "${PROJECT_SOURCE_DIR}/build/guest" CACHE PATH
 set(PLIMSOLL_GUEST_BIN_DIR "${PLIMSOLL_GUEST_BUILD_DIR}/image-bin" CACHE INTERNAL
     "The static qjs and plimsoll-guest, under their in-image names")
 set(PLIMSOLL_IMAGE_DIR "${CMAKE_BINARY_DIR}/image" CACHE INTERNAL "The guest image this build tree makes")
+set(PLIMSOLL_DATA_IMAGE_DIR "${CMAKE_BINARY_DIR}/image-data" CACHE INTERNAL
+    "The data variant of the guest image this build tree makes")
 
 # Gives tests that run inside the guest image its location.
 # Tests that start OS-level sandboxes find the image through PLIMSOLL_IMAGE,
@@ -31,6 +39,12 @@ set(PLIMSOLL_IMAGE_DIR "${CMAKE_BINARY_DIR}/image" CACHE INTERNAL "The guest ima
 # for leftover processes and cgroups before and after.
 function(plimsoll_test_uses_image test)
   set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT "PLIMSOLL_IMAGE=${PLIMSOLL_IMAGE_DIR}")
+  set_property(TEST ${test} APPEND PROPERTY RESOURCE_LOCK plimsoll_sandboxes)
+endfunction()
+
+function(plimsoll_test_uses_data_image test)
+  set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT
+               "PLIMSOLL_IMAGE=${PLIMSOLL_DATA_IMAGE_DIR}" "PLIMSOLL_BASE_IMAGE=${PLIMSOLL_IMAGE_DIR}")
   set_property(TEST ${test} APPEND PROPERTY RESOURCE_LOCK plimsoll_sandboxes)
 endfunction()
 
@@ -77,8 +91,19 @@ add_custom_target(guest_image ALL
   COMMAND "$<TARGET_FILE:plimsoll_cli_main>" image build
           --output "${PLIMSOLL_IMAGE_DIR}"
           --guest-bin "${PLIMSOLL_GUEST_BIN_DIR}"
-          --recipe "${PROJECT_SOURCE_DIR}/image/recipe"
+          --recipe "${PROJECT_SOURCE_DIR}/image/variants/base/recipe"
   COMMENT "Building the guest image in ${PLIMSOLL_IMAGE_DIR} (cached after the first build)"
   USES_TERMINAL
   VERBATIM)
 add_dependencies(guest_image guest_binaries plimsoll_cli_main)
+
+add_custom_target(guest_image_data ALL
+  COMMAND "$<TARGET_FILE:plimsoll_cli_main>" image build
+          --output "${PLIMSOLL_DATA_IMAGE_DIR}"
+          --guest-bin "${PLIMSOLL_GUEST_BIN_DIR}"
+          --recipe "${PROJECT_SOURCE_DIR}/image/variants/data/recipe"
+  COMMENT "Building the data variant of the guest image in ${PLIMSOLL_DATA_IMAGE_DIR} (cached)"
+  USES_TERMINAL
+  VERBATIM)
+# After the base: the two bootstraps would otherwise share the network and the two cores.
+add_dependencies(guest_image_data guest_image)

@@ -62,6 +62,20 @@ TEST_F(CliTest, UsageErrorsHaveTheirOwnStatus) {
   EXPECT_EQ(Invoke({"run", "--timeout", "soon"}).status, kExitUsage);
 }
 
+TEST_F(CliTest, ImageVariantsAreCheckedBeforeAnythingIsBuilt) {
+  Outcome outcome = Invoke({"image", "build", "--variant", "no-such-variant"});
+  EXPECT_EQ(outcome.status, kExitUsage);
+  EXPECT_NE(outcome.err.find("no variant \"no-such-variant\""), std::string::npos) << outcome.err;
+  for (const char* bad : {"../base", "Data", "-x", "current"}) {
+    outcome = Invoke({"image", "build", "--variant", bad});
+    EXPECT_EQ(outcome.status, kExitUsage) << bad;
+    EXPECT_NE(outcome.err.find("is not a variant name"), std::string::npos) << bad << outcome.err;
+  }
+  outcome = Invoke({"image", "build", "--variant", "data", "--recipe", "/dev/null"});
+  EXPECT_EQ(outcome.status, kExitUsage);
+  EXPECT_NE(outcome.err.find("excludes"), std::string::npos) << outcome.err;
+}
+
 TEST_F(CliTest, SnippetArgumentsAreChecked) {
   Outcome outcome = Invoke({"run", "--provider", "disabled"});
   EXPECT_EQ(outcome.status, kExitNothingRan);

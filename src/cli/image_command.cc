@@ -10,13 +10,23 @@ namespace plimsoll::cli {
 namespace {
 
 // Defaults baked in at configure time (src/cli/CMakeLists.txt): the source
-// tree's recipe and the preset-independent guest binaries build.
-#ifndef PLIMSOLL_IMAGE_RECIPE
-#define PLIMSOLL_IMAGE_RECIPE "image/recipe"
+// tree's image variants and the preset-independent guest binaries build.
+#ifndef PLIMSOLL_IMAGE_VARIANTS
+#define PLIMSOLL_IMAGE_VARIANTS "image/variants"
 #endif
+
 #ifndef PLIMSOLL_GUEST_BIN_DIR
 #define PLIMSOLL_GUEST_BIN_DIR "build/guest/bin"
 #endif
+
+constexpr const char* kBaseVariant = "base";
+
+// A variant's name is one path component of lowercase letters, digits and '-'; not "current",
+// the cache directory of the base image.
+bool IsVariantName(const std::string& name) {
+  return !name.empty() && name.size() <= 64 && name.front() != '-' && name != "current" &&
+         name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") == std::string::npos;
+}
 
 int ReportError(const Error& error, std::ostream& err) {
   err << "plimsoll image: " << error.message() << "\n";
@@ -26,10 +36,26 @@ int ReportError(const Error& error, std::ostream& err) {
 int Build(const ImageOptions& options, std::ostream& out, std::ostream& err) {
   auto cache = image::DefaultCacheDirectory();
   if (!cache.ok()) return ReportError(cache.error(), err);
+  std::string variant = options.variant.empty() ? kBaseVariant : options.variant;
+  if (!IsVariantName(variant)) {
+    err << "plimsoll image: --variant \"" << variant
+        << "\" is not a variant name (lowercase letters, digits, '-'; the directories of "
+        << PLIMSOLL_IMAGE_VARIANTS << ")\n";
+    return kExitUsage;
+  }
   image::BuildOptions build;
-  build.recipe_file = options.recipe.empty() ? PLIMSOLL_IMAGE_RECIPE : options.recipe;
-  build.output =
-      options.output.empty() ? *cache / "image" / "current" : std::filesystem::path(options.output);
+  build.recipe_file = !options.recipe.empty()
+                          ? std::filesystem::path(options.recipe)
+                          : std::filesystem::path(PLIMSOLL_IMAGE_VARIANTS) / variant / "recipe";
+  if (options.recipe.empty() && !std::filesystem::exists(build.recipe_file)) {
+    err << "plimsoll image: no variant \"" << variant << "\" (" << build.recipe_file.string()
+        << " does not exist)\n";
+    return kExitUsage;
+  }
+  // The base image keeps the cache directory it always had (current); a variant gets its own.
+  std::filesystem::path default_output =
+      *cache / "image" / (variant == kBaseVariant ? std::string("current") : variant);
+  build.output = options.output.empty() ? default_output : std::filesystem::path(options.output);
   build.guest_bin = options.guest_bin.empty() ? PLIMSOLL_GUEST_BIN_DIR : options.guest_bin;
   build.cache = *cache / "image";
   build.require_agent = options.require_agent;
@@ -58,18 +84,26 @@ int VerifyImage(const ImageOptions& options, std::ostream& out, std::ostream& er
 
 CLI::App* AddImageCommand(CLI::App& app, ImageOptions& options) {
   CLI::App* image =
-      app.add_subcommand("image", "Build or verify the guest image (docs/guest-image.md).");
+      app.add_subcommand("image", "Build or verify the guest image (docs/guest-images.md).");
   image->require_subcommand(1);
   options.build =
       image->add_subcommand("build", "Build the guest image (the Debian base tree is cached).");
   options.build->add_option(
       "--output", options.output,
-      "Image directory (default: ${PLIMSOLL_CACHE:-~/.cache/plimsoll}/image/current).");
+      "Image directory (default: ${PLIMSOLL_CACHE:-~/.cache/plimsoll}/image/current, or "
+      "image/NAME for --variant NAME).");
   options.build->add_option(
       "--guest-bin", options.guest_bin,
       "Directory holding the static qjs and plimsoll-guest (default: " PLIMSOLL_GUEST_BIN_DIR ").");
-  options.build->add_option("--recipe", options.recipe,
-                            "Recipe file (default: " PLIMSOLL_IMAGE_RECIPE ").");
+  auto* variant = options.build->add_option(
+      "--variant", options.variant,
+      "Which image: a directory of " PLIMSOLL_IMAGE_VARIANTS
+      " (base, data, ...; default: base). "
+      "Output default: the cache's image/current for base, image/NAME for the others.");
+  options.build
+      ->add_option("--recipe", options.recipe,
+                   "A recipe file of your own instead of a variant (docs/guest-images.md).")
+      ->excludes(variant);
   options.build->add_flag("--require-agent", options.require_agent,
                           "Fail if plimsoll-guest is missing.");
   options.build->add_flag("--rebuild-base", options.rebuild_base,

@@ -1,7 +1,7 @@
 // `plimsoll image build|verify`: the guest image from the command line
-// (docs/guest-image.md).
+// (docs/guest-images.md).
 //
-//   plimsoll image build [--output DIR] [--guest-bin DIR] [--recipe FILE]
+//   plimsoll image build [--variant NAME | --recipe FILE] [--output DIR] [--guest-bin DIR]
 //                        [--require-agent] [--rebuild-base]
 //   plimsoll image verify [DIR] [--expect sha256:...]
 //
@@ -27,7 +27,8 @@ struct ImageOptions {
   CLI::App* verify = nullptr;
   std::string output;     // build: the image directory
   std::string guest_bin;  // build: where qjs and plimsoll-guest are
-  std::string recipe;     // build: the recipe file
+  std::string variant;    // build: image/variants/NAME/recipe (default: base)
+  std::string recipe;     // build: a recipe file of one's own (instead of a variant)
   bool require_agent = false;
   bool rebuild_base = false;
   std::string directory;  // verify: the image directory

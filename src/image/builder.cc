@@ -14,6 +14,7 @@
 
 #include "image/held_image.h"
 #include "image/image.h"
+#include "image/language_packages.h"
 #include "image/manifest.h"
 #include "image/process.h"
 
@@ -55,6 +56,8 @@ class MmdebstrapBuilder final : public BaseTreeBuilder {
              << "); its progress follows" << std::endl;
     mode_t old_mask = umask(022);
     Status status = RunProcess(MmdebstrapArguments(recipe, root), environment);
+    if (status.ok()) status = InstallPythonRequirements(recipe, root, progress);
+    if (status.ok()) status = InstallNpmProjects(recipe, root, progress);
     umask(old_mask);
     if (!status.ok()) return status;
     return EmptyDeviceDirectory(root);

@@ -18,7 +18,8 @@
 // Concurrent builds of the same key serialise on CACHE/base-<key>.lock.
 //
 // Usage:
-//   image::BuildOptions options{.recipe_file = "image/recipe", .output = "build/image",
+//   image::BuildOptions options{.recipe_file = "image/variants/base/recipe", .output =
+//   "build/image",
 //                               .guest_bin = "build/guest/bin", .cache = cache / "image"};
 //   auto mmdebstrap = image::MakeMmdebstrapBuilder();
 //   auto built = image::BuildImage(options, *mmdebstrap, std::cerr);

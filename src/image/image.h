@@ -1,6 +1,6 @@
 // The guest image as the providers see it: a root tree and its identity.
 //
-// An image directory (built by `plimsoll image build`, docs/guest-image.md)
+// An image directory (built by `plimsoll image build`, docs/guest-images.md)
 // holds:
 //   DIR/rootfs/    the tree the OS-level providers mount read-only
 //   DIR/manifest   the tree's manifest (image/manifest.h)

@@ -3,7 +3,7 @@
 // A manifest lists every entry under a root, one line per entry, sorted by
 // path; its SHA-256 is the tree's identity ("sha256:<64 hex>"), the
 // `environment` of every result run in a guest image (SPEC §6). The exact
-// format is specified in docs/guest-image.md ("The identity"):
+// format is specified in docs/guest-images.md ("The identity"):
 //
 //   plimsoll-manifest-v1
 //   / d 0755 0 0

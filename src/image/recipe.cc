@@ -37,10 +37,17 @@ Error Bad(int line, std::string message) {
                  "Recipe line " + std::to_string(line) + ": " + std::move(message));
 }
 
-}  // namespace
+Expected<std::string> ReadRecipeFile(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in)
+    return Failure(ErrorCode::kNotFound, "Cannot read the image recipe " + file.string() + ".");
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
 
-Expected<Recipe> ParseRecipe(std::string_view text, const std::filesystem::path& directory) {
-  Recipe recipe;
+// Parses `text` into `recipe`. `including` holds the files whose include led here (a cycle
+// or a chain deeper than kMaxRecipeIncludeDepth is refused).
+Status ParseInto(Recipe& recipe, std::string_view text, const std::filesystem::path& directory,
+                 std::vector<std::filesystem::path>& including) {
   int number = 0;
   while (!text.empty()) {
     size_t end = text.find('\n');
@@ -65,7 +72,22 @@ Expected<Recipe> ParseRecipe(std::string_view text, const std::filesystem::path&
       field = value;
       return Status::Ok();
     };
-    if (key == "suite") {
+    if (key == "include") {
+      std::filesystem::path file = (directory / std::string(value)).lexically_normal();
+      if (std::find(including.begin(), including.end(), file) != including.end()) {
+        return Bad(number, "`include` of " + file.string() + " makes a cycle.");
+      }
+      if (static_cast<int>(including.size()) >= kMaxRecipeIncludeDepth) {
+        return Bad(number, "includes nest deeper than " + std::to_string(kMaxRecipeIncludeDepth) +
+                               " recipes.");
+      }
+      auto included = ReadRecipeFile(file);
+      if (!included.ok()) return Bad(number, included.error().message());
+      including.push_back(file);
+      Status parsed = ParseInto(recipe, *included, file.parent_path(), including);
+      including.pop_back();
+      if (!parsed.ok()) return parsed.error().WithContext(file.string());
+    } else if (key == "suite") {
       PLIMSOLL_RETURN_IF_ERROR(single(recipe.suite, "-"));
     } else if (key == "variant") {
       PLIMSOLL_RETURN_IF_ERROR(single(recipe.variant, "-"));
@@ -96,10 +118,23 @@ Expected<Recipe> ParseRecipe(std::string_view text, const std::filesystem::path&
       }
     } else if (key == "customize_hook") {
       recipe.customize_hooks.push_back(directory / std::string(value));
+    } else if (key == "pip_requirements") {
+      recipe.pip_requirements.push_back((directory / std::string(value)).lexically_normal());
+    } else if (key == "npm_project") {
+      recipe.npm_projects.push_back((directory / std::string(value)).lexically_normal());
     } else {
       return Bad(number, "unknown key `" + key + "`.");
     }
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Expected<Recipe> ParseRecipe(std::string_view text, const std::filesystem::path& directory) {
+  Recipe recipe;
+  std::vector<std::filesystem::path> including;
+  PLIMSOLL_RETURN_IF_ERROR(ParseInto(recipe, text, directory, including));
   if (recipe.suite.empty() || recipe.variant.empty() || recipe.mirror.empty()) {
     return Failure(ErrorCode::kInvalidArgument, "The recipe needs suite, variant and mirror.");
   }
@@ -107,12 +142,16 @@ Expected<Recipe> ParseRecipe(std::string_view text, const std::filesystem::path&
 }
 
 Expected<Recipe> LoadRecipe(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
-    return Failure(ErrorCode::kNotFound, "Cannot read the image recipe " + file.string() + ".");
-  std::string text(std::istreambuf_iterator<char>(in), {});
-  auto recipe = ParseRecipe(text, file.parent_path());
-  if (!recipe.ok()) return recipe.error().WithContext(file.string());
+  auto text = ReadRecipeFile(file);
+  if (!text.ok()) return text.error();
+  Recipe recipe;
+  std::vector<std::filesystem::path> including = {file.lexically_normal()};
+  Status parsed = ParseInto(recipe, *text, file.parent_path(), including);
+  if (!parsed.ok()) return parsed.error().WithContext(file.string());
+  if (recipe.suite.empty() || recipe.variant.empty() || recipe.mirror.empty()) {
+    return Failure(ErrorCode::kInvalidArgument,
+                   file.string() + ": the recipe needs suite, variant and mirror.");
+  }
   return recipe;
 }
 
@@ -136,6 +175,22 @@ Expected<std::string> CanonicalRecipe(const Recipe& recipe) {
     auto digest = Sha256OfFile(hook);
     if (!digest.ok()) return digest.error().WithContext("Cannot read the customize hook");
     line("customize_hook", hook.filename().string() + " " + *digest);
+  }
+  // Written only when present, so a recipe without them keeps the key it had.
+  for (const auto& requirements : recipe.pip_requirements) {
+    auto digest = Sha256OfFile(requirements);
+    if (!digest.ok()) return digest.error().WithContext("Cannot read the pip requirements");
+    line("pip_requirements", requirements.filename().string() + " " + *digest);
+  }
+  for (const auto& project : recipe.npm_projects) {
+    std::string value = project.filename().string();
+    for (const char* name : {"package.json", "package-lock.json"}) {
+      auto digest = Sha256OfFile(project / name);
+      if (!digest.ok())
+        return digest.error().WithContext("Cannot read the npm project's " + std::string(name));
+      value += " " + *digest;
+    }
+    line("npm_project", value);
   }
   return text;
 }

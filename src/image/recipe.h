@@ -1,13 +1,21 @@
-// The guest image recipe (image/recipe): what mmdebstrap bootstraps.
+// A guest image recipe (image/variants/NAME/recipe): what the base tree is made of.
 //
 // The file is `key = value` lines; `#` starts a comment. Keys:
+//   include          another recipe (a path relative to this one), read in its place: its
+//                    settings become this recipe's (a single key given by both is an error)
 //   suite, variant, architecture, mirror, source_date_epoch   (once each)
 //   packages, dpkg_exclude, dpkg_include   (space-separated lists; may repeat)
 //   customize_hook   (a script path relative to the recipe; may repeat)
-// Unknown keys are errors, so a typo never silently changes the image.
+//   pip_requirements (a pip requirements file relative to the recipe, every line pinned with
+//                    `==` and `--hash=sha256:`; wheels only; may repeat)
+//   npm_project      (a directory relative to the recipe holding package.json and
+//                    package-lock.json; `npm ci` of it lands on the guest node's global path;
+//                    may repeat)
+// Unknown keys are errors, so a typo never silently changes the image. Every file a recipe
+// names is part of its cache key by content.
 //
 // Usage:
-//   auto recipe = image::LoadRecipe("image/recipe");
+//   auto recipe = image::LoadRecipe("image/variants/base/recipe");
 //   auto key = image::RecipeCacheKey(*recipe, "mmdebstrap 1.3.5");
 //   std::vector<std::string> argv = image::MmdebstrapArguments(*recipe, root);
 #ifndef PLIMSOLL_IMAGE_RECIPE_H_
@@ -31,10 +39,15 @@ struct Recipe {
   std::vector<std::string> packages;
   std::vector<std::string> dpkg_exclude;
   std::vector<std::string> dpkg_include;
-  std::vector<std::filesystem::path> customize_hooks;  // absolute paths
+  std::vector<std::filesystem::path> customize_hooks;   // absolute paths
+  std::vector<std::filesystem::path> pip_requirements;  // absolute paths
+  std::vector<std::filesystem::path> npm_projects;      // absolute paths (directories)
 };
 
-// Parses recipe text; hook paths are resolved against `directory`.
+// How deep `include` may nest (a cycle is refused before that).
+inline constexpr int kMaxRecipeIncludeDepth = 4;
+
+// Parses recipe text; hook paths and includes are resolved against `directory`.
 Expected<Recipe> ParseRecipe(std::string_view text, const std::filesystem::path& directory);
 Expected<Recipe> LoadRecipe(const std::filesystem::path& file);
 

@@ -307,7 +307,7 @@ TEST_P(ProjectTest, StepsRunInWorkAsAnUnprivilegedUser) {
 TEST_P(ProjectTest, NodeRunsAProject) {
   Result result = RunProject(Project(
       {{"main.js", "console.log([1, 2, 3].map(x => x * 2).join(','))"}}, {{"node", "main.js"}}));
-  // SPEC §7 puts node in the guest image (image/recipe installs it): an image
+  // SPEC §7 puts node in the guest image (image/variants/base/recipe installs it): an image
   // without it is a broken image, not a host precondition.
   ASSERT_NE(result.exit_code, 127)
       << "the guest image has no node (SPEC §7 says it has): " << result.stderr_bytes;

@@ -1,0 +1,218 @@
+// The `data` image variant (image/variants/data, docs/guest-images.md "Variants") on the
+// providers that run it: the Python data stack imports at the pinned versions and computes,
+// matplotlib draws with Agg (no display), pandas reads and writes Parquet and Excel, pytest runs a
+// project's tests, node finds the baked-in npm package, and every result names the data image's
+// own identity. PLIMSOLL_IMAGE is the data image; PLIMSOLL_BASE_IMAGE, when set, the base image
+// whose identity it must differ from.
+//
+// Which providers: $PLIMSOLL_CONFORMANCE_PROVIDERS (CMake sets linux and oci:runsc: the
+// container tier as the kernel runs it and gVisor's own kernel, where numpy's and OpenBLAS's
+// system calls could differ; runc and crun give the guest the same kernel as linux).
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "conformance/conformance.h"
+
+namespace plimsoll::conformance {
+namespace {
+
+// A generous deadline: importing the whole stack takes ~3 s on linux, more under gVisor.
+constexpr int64_t kDataTimeoutMs = 30000;
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string Trimmed(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+// name -> version of every `name==version` line of the variant's requirements.txt.
+std::map<std::string, std::string> PinnedWheels() {
+  std::map<std::string, std::string> pins;
+  std::istringstream lines(ReadText(PLIMSOLL_DATA_REQUIREMENTS));
+  for (std::string line; std::getline(lines, line);) {
+    size_t equals = line.find("==");
+    if (line.empty() || line[0] == '#' || equals == std::string::npos) continue;
+    size_t end = line.find(' ', equals);
+    pins[line.substr(0, equals)] = line.substr(equals + 2, end - equals - 2);
+  }
+  return pins;
+}
+
+class DataImageTest : public ConformanceTest {
+ protected:
+  void SetUp() override {
+    ConformanceTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    const char* image = std::getenv("PLIMSOLL_IMAGE");
+    ASSERT_NE(image, nullptr) << "PLIMSOLL_IMAGE must name the data image";
+    identity_ = Trimmed(ReadText(std::string(image) + "/identity"));
+  }
+
+  Result Run(Request request) {
+    request.timeout_ms = kDataTimeoutMs;
+    auto result = sandbox().Run(request);
+    if (!result.ok()) {
+      ADD_FAILURE() << "the run was refused or failed: " << result.error().ToString();
+      return Result{};
+    }
+    EXPECT_TRUE(CheckExchange(request, *result).ok()) << "the record does not match the exchange";
+    EXPECT_EQ(result->environment, identity_) << "the result names another image";
+    return *result;
+  }
+
+  Result RunPython(const std::string& code) {
+    Request request;
+    request.python = PythonPayload{code};
+    return Run(std::move(request));
+  }
+
+  Result RunProject(ProjectPayload project) {
+    Request request;
+    request.project = std::move(project);
+    return Run(std::move(request));
+  }
+
+  std::string identity_;
+};
+
+TEST_P(DataImageTest, ResultsNameTheDataImageNotTheBase) {
+  Result result = RunPython("print('ok')");
+  EXPECT_EQ(result.stdout_bytes, "ok\n") << result.stderr_bytes;
+  const char* base = std::getenv("PLIMSOLL_BASE_IMAGE");
+  if (base == nullptr) GTEST_SKIP() << "skipped: PLIMSOLL_BASE_IMAGE is not set";
+  std::string base_identity = Trimmed(ReadText(std::string(base) + "/identity"));
+  ASSERT_FALSE(base_identity.empty()) << base << " has no identity";
+  EXPECT_NE(result.environment, base_identity);
+}
+
+TEST_P(DataImageTest, TheStackImportsAtThePinnedVersions) {
+  Result result = RunPython(
+      "import numpy, pandas, scipy, sklearn, matplotlib, openpyxl, pyarrow, pytest, fontTools\n"
+      "for name, module in [('numpy', numpy), ('pandas', pandas), ('openpyxl', openpyxl),\n"
+      "                     ('pytest', pytest), ('scipy', scipy), ('scikit-learn', sklearn),\n"
+      "                     ('matplotlib', matplotlib), ('pyarrow', pyarrow),\n"
+      "                     ('fonttools', fontTools)]:\n"
+      "    print(name, module.__version__)\n");
+  ASSERT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  EXPECT_EQ(result.stderr_bytes, "");
+  std::map<std::string, std::string> versions;
+  std::istringstream lines(result.stdout_bytes);
+  for (std::string name, version; lines >> name >> version;) versions[name] = version;
+  // Debian's packages: present, at whatever version bookworm has.
+  for (const char* debian : {"numpy", "pandas", "openpyxl", "pytest"}) {
+    EXPECT_FALSE(versions[debian].empty()) << debian << ": " << result.stdout_bytes;
+  }
+  // The wheels: exactly what requirements.txt pins.
+  std::map<std::string, std::string> pins = PinnedWheels();
+  ASSERT_EQ(pins.size(), 5u) << PLIMSOLL_DATA_REQUIREMENTS;
+  for (const auto& [name, version] : pins) EXPECT_EQ(versions[name], version) << name;
+}
+
+TEST_P(DataImageTest, TheNumbersAreRight) {
+  Result result = RunPython(
+      "import numpy as np\n"
+      "from scipy import integrate, optimize\n"
+      "from sklearn.linear_model import LinearRegression\n"
+      "a = np.array([[3.0, 1.0], [1.0, 2.0]])\n"
+      "print(np.round(np.linalg.solve(a, [9.0, 8.0]), 6).tolist())\n"  // OpenBLAS/LAPACK
+      "print(round(integrate.quad(np.sin, 0, np.pi)[0], 9))\n"
+      "print(round(optimize.brentq(lambda x: x * x - 2, 0, 2), 9))\n"
+      "x = np.arange(10.0).reshape(-1, 1)\n"
+      "model = LinearRegression().fit(x, 3 * x.ravel() + 1)\n"
+      "print(round(model.coef_[0], 9), round(model.intercept_, 9))\n");
+  ASSERT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  EXPECT_EQ(result.stdout_bytes, "[2.0, 3.0]\n2.0\n1.414213562\n3.0 1.0\n");
+}
+
+TEST_P(DataImageTest, MatplotlibDrawsAPngWithAggWithoutADisplay) {
+  Result result =
+      RunProject(ProjectPayload{{{"chart.py",
+                                  "import matplotlib, matplotlib.pyplot as plt\n"
+                                  "print(matplotlib.get_backend())\n"
+                                  "fig, ax = plt.subplots(figsize=(4, 3), dpi=50)\n"
+                                  "ax.plot([0, 1, 2], [0, 1, 4]); ax.set_title('chart')\n"
+                                  "fig.savefig('chart.png')\n"}},
+                                {{"python3", "chart.py"}},
+                                {"chart.png"}});
+  ASSERT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  EXPECT_EQ(result.stdout_bytes, "agg\n");
+  EXPECT_EQ(result.stderr_bytes, "") << "warnings (a font cache or a display?)";
+  ASSERT_EQ(result.artifacts.size(), 1u);
+  const std::string& png = result.artifacts[0].content;
+  ASSERT_GE(png.size(), 24u);
+  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  // IHDR: width and height, big-endian, at bytes 16..23: 4 x 3 inches at 50 dpi.
+  auto be32 = [&](size_t at) {
+    return (uint32_t(uint8_t(png[at])) << 24) | (uint32_t(uint8_t(png[at + 1])) << 16) |
+           (uint32_t(uint8_t(png[at + 2])) << 8) | uint32_t(uint8_t(png[at + 3]));
+  };
+  EXPECT_EQ(be32(16), 200u);
+  EXPECT_EQ(be32(20), 150u);
+}
+
+TEST_P(DataImageTest, PandasRoundTripsParquetAndExcel) {
+  Result result = RunPython(
+      "import pandas as pd\n"
+      "df = pd.DataFrame({'n': [1, 2, 3], 'name': ['a', 'b', 'c'], 'x': [0.5, 1.5, 2.5]})\n"
+      "df.to_parquet('/tmp/t.parquet')\n"
+      "print(pd.read_parquet('/tmp/t.parquet').equals(df))\n"
+      "df.to_excel('/tmp/t.xlsx', index=False)\n"
+      "print(pd.read_excel('/tmp/t.xlsx').equals(df))\n"
+      "print(df.x.sum())\n");
+  ASSERT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  EXPECT_EQ(result.stdout_bytes, "True\nTrue\n4.5\n");
+}
+
+TEST_P(DataImageTest, PytestRunsAProjectsTests) {
+  ProjectPayload project{
+      {{"calc.py", "def add(a, b):\n    return a + b\n"},
+       {"test_calc.py",
+        "from calc import add\n"
+        "def test_add():\n    assert add(2, 3) == 5\n"
+        "def test_wrong():\n    assert add(2, 2) == 5\n"}},
+      {{"python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_calc.py"}},
+      {}};
+  Result result = RunProject(project);
+  EXPECT_EQ(result.exit_code, 1) << "pytest's exit code for failed tests";
+  EXPECT_NE(result.stdout_bytes.find("1 failed, 1 passed"), std::string::npos)
+      << result.stdout_bytes << result.stderr_bytes;
+}
+
+TEST_P(DataImageTest, NodeRequiresTheBakedInNpmPackageFromAnyDirectory) {
+  Result result = RunProject(ProjectPayload{
+      {{"deep/dir/parse.js",
+        "const Papa = require('papaparse');\n"
+        "console.log(JSON.stringify(Papa.parse('a,b\\n1,2', {header: true}).data));\n"}},
+      {{"node", "deep/dir/parse.js"}},
+      {}});
+  ASSERT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  EXPECT_EQ(result.stdout_bytes, "[{\"a\":\"1\",\"b\":\"2\"}]\n");
+}
+
+TEST_P(DataImageTest, TheGuestCannotInstallPackages) {
+  // Everything was installed at image-build time; at run time the tree is read-only and there
+  // is no network, so pip fails and the stack is unchanged.
+  Result result = RunPython(
+      "import subprocess, sys\n"
+      "r = subprocess.run([sys.executable, '-c', 'import pathlib; "
+      "pathlib.Path(\"/usr/local/lib/python3.11/dist-packages/x.pth\").write_text(\"\")'],\n"
+      "                   capture_output=True, text=True)\n"
+      "print(r.returncode != 0, 'Read-only file system' in r.stderr or 'Permission' in "
+      "r.stderr)\n");
+  ASSERT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  EXPECT_EQ(result.stdout_bytes, "True True\n");
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, DataImageTest, ::testing::ValuesIn(ProvidersUnderTest()));
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(DataImageTest);
+
+}  // namespace
+}  // namespace plimsoll::conformance
