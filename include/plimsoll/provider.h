@@ -198,9 +198,20 @@ class Provider {
 // The provider names this build knows, in a stable order.
 std::vector<std::string_view> ProviderNames();
 
+// What a provider is built with beyond its limits.
+struct ProviderOptions {
+  // The guest image directory (docs/guest-images.md) an OS-level provider
+  // runs; "" = image::LocateDefaultImage() ($PLIMSOLL_IMAGE, the build tree's,
+  // the cache's current). A provider that runs no guest image (disabled,
+  // embedded) or cannot take another one yet (microvm: its artifacts are built
+  // from one image) refuses a non-empty one (kInvalidArgument).
+  std::string image_directory;
+};
+
 // Builds a provider by name. An unknown name is an error whose message lists
 // the valid names. No side effects beyond construction.
-Expected<std::unique_ptr<Provider>> MakeProvider(std::string_view name, const Limits& limits);
+Expected<std::unique_ptr<Provider>> MakeProvider(std::string_view name, const Limits& limits,
+                                                 const ProviderOptions& options = {});
 
 // The provider name chosen by the environment: SANDBOX_PROVIDER, or
 // "disabled" when it is unset or empty (so code execution is never on by

@@ -47,8 +47,9 @@ class Sandbox {
   Sandbox(Sandbox&&) noexcept;
   Sandbox& operator=(Sandbox&&) noexcept;
 
-  // MakeProvider(name, limits) wrapped in a Sandbox.
-  static Expected<Sandbox> Open(std::string_view provider_name, const Limits& limits = Limits{});
+  // MakeProvider(name, limits, options) wrapped in a Sandbox.
+  static Expected<Sandbox> Open(std::string_view provider_name, const Limits& limits = Limits{},
+                                const ProviderOptions& options = {});
 
   Provider& provider() { return *provider_; }
   Description Describe() const;

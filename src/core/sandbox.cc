@@ -43,8 +43,9 @@ Sandbox::~Sandbox() = default;
 Sandbox::Sandbox(Sandbox&&) noexcept = default;
 Sandbox& Sandbox::operator=(Sandbox&&) noexcept = default;
 
-Expected<Sandbox> Sandbox::Open(std::string_view provider_name, const Limits& limits) {
-  auto provider = MakeProvider(provider_name, limits);
+Expected<Sandbox> Sandbox::Open(std::string_view provider_name, const Limits& limits,
+                                const ProviderOptions& options) {
+  auto provider = MakeProvider(provider_name, limits, options);
   if (!provider.ok()) return provider.error();
   return Sandbox(std::move(*provider));
 }

@@ -107,8 +107,18 @@ Expected<std::filesystem::path> DefaultCacheDirectory() {
   return EnvironmentRefusal("Neither PLIMSOLL_CACHE nor HOME is set: no cache directory.");
 }
 
+Expected<Image> LocateImage(const std::filesystem::path& directory) {
+  if (directory.empty()) return LocateDefaultImage();
+  return OpenImage(directory);
+}
+
 Expected<Image> LocateDefaultImageWith(std::initializer_list<const char*> executables) {
-  auto image = LocateDefaultImage();
+  return LocateImageWith({}, executables);
+}
+
+Expected<Image> LocateImageWith(const std::filesystem::path& directory,
+                                std::initializer_list<const char*> executables) {
+  auto image = LocateImage(directory);
   if (!image.ok()) return image.error();
   for (const char* executable : executables) {
     std::string path = image->rootfs.string() + executable;

@@ -65,10 +65,16 @@ Status CheckPinned(const Image& image, std::string_view expected);
 //   3. DefaultCacheDirectory()/image/current.
 Expected<Image> LocateDefaultImage();
 
-// LocateDefaultImage, then checks that the tree holds each of `executables`
+// The image a provider was configured with: OpenImage(directory), or
+// LocateDefaultImage() when `directory` is empty.
+Expected<Image> LocateImage(const std::filesystem::path& directory);
+
+// LocateImage, then checks that the tree holds each of `executables`
 // (absolute paths inside it) as an executable regular file: what an OS-level
 // provider needs before it builds a wall (e.g. the agent and qjs). A missing
 // one is a refusal naming it.
+Expected<Image> LocateImageWith(const std::filesystem::path& directory,
+                                std::initializer_list<const char*> executables);
 Expected<Image> LocateDefaultImageWith(std::initializer_list<const char*> executables);
 
 // ${PLIMSOLL_CACHE}, else $HOME/.cache/plimsoll.

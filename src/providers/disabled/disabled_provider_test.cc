@@ -60,5 +60,20 @@ TEST(ProviderFactoryTest, UnknownNameListsTheValidNames) {
   EXPECT_TRUE(MakeProvider("disabled", Limits{}).ok());
 }
 
+TEST(ProviderFactoryTest, OnlyProvidersThatRunAGuestImageTakeAnImageDirectory) {
+  const ProviderOptions image{"/some/image"};
+  for (const char* name : {"disabled", "embedded", "microvm"}) {
+    auto provider = MakeProvider(name, Limits{}, image);
+    ASSERT_FALSE(provider.ok()) << name;
+    EXPECT_EQ(provider.error().code(), ErrorCode::kInvalidArgument) << name;
+    EXPECT_NE(provider.error().message().find("/some/image"), std::string::npos) << name;
+    EXPECT_TRUE(MakeProvider(name, Limits{}).ok()) << name;
+  }
+  // Construction is cheap for the others: the image is read when it is needed.
+  for (const char* name : {"linux", "oci:runc", "oci:runsc"}) {
+    EXPECT_TRUE(MakeProvider(name, Limits{}, image).ok()) << name;
+  }
+}
+
 }  // namespace
 }  // namespace plimsoll

@@ -196,7 +196,8 @@ class LinuxSession final : public ProviderSession {
 
 class LinuxProvider final : public Provider {
  public:
-  explicit LinuxProvider(const Limits& limits) : limits_(limits) {}
+  LinuxProvider(const Limits& limits, std::string image_directory)
+      : limits_(limits), image_directory_(std::move(image_directory)) {}
 
   std::string_view name() const override { return "linux"; }
 
@@ -224,7 +225,7 @@ class LinuxProvider final : public Provider {
       description.details.emplace_back("seccomp", prepared.seccomp_source);
       description.details.emplace_back("rootfs", prepared.image->image().rootfs.string() +
                                                      " (bound at " + prepared.bind->path() + ")");
-    } else if (auto located = image::LocateDefaultImage(); located.ok()) {
+    } else if (auto located = image::LocateImage(image_directory_); located.ok()) {
       description.environment = located->identity;
     }
     return description;
@@ -358,7 +359,7 @@ class LinuxProvider final : public Provider {
   // cgroup layout, the compiled seccomp policy. Installs nothing (a smoke
   // test decides whether it serves). Every failure is an environment refusal.
   Expected<std::shared_ptr<Prepared>> PrepareFromHost() const {
-    auto image = image::LocateDefaultImageWith({guest::kAgentPath, guest::kQjsPath});
+    auto image = image::LocateImageWith(image_directory_, {guest::kAgentPath, guest::kQjsPath});
     if (!image.ok()) return EnvironmentRefusal(image.error().message());
     auto held = image::HoldImage(*image);
     if (!held.ok()) return held.error();
@@ -445,6 +446,7 @@ class LinuxProvider final : public Provider {
   }
 
   const Limits limits_;
+  const std::string image_directory_;  // "" = image::LocateDefaultImage()
   Generations<Prepared> generations_;
   NetnsPool networks_{kSpareNetworkNamespaces};
   // Last, so it is destroyed first: every sandbox is gone before the rest.
@@ -453,8 +455,8 @@ class LinuxProvider final : public Provider {
 
 }  // namespace
 
-std::unique_ptr<Provider> MakeLinuxProvider(const Limits& limits) {
-  return std::make_unique<LinuxProvider>(limits);
+std::unique_ptr<Provider> MakeLinuxProvider(const Limits& limits, std::string image_directory) {
+  return std::make_unique<LinuxProvider>(limits, std::move(image_directory));
 }
 
 }  // namespace plimsoll

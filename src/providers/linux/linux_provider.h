@@ -4,13 +4,16 @@
 #define PLIMSOLL_PROVIDERS_LINUX_LINUX_PROVIDER_H_
 
 #include <memory>
+#include <string>
 
 #include "plimsoll/provider.h"
 
 namespace plimsoll {
 
 // Cheap: nothing is touched until Reconcile/Preflight/SmokeTest/Run.
-std::unique_ptr<Provider> MakeLinuxProvider(const Limits& limits);
+// `image_directory`: the guest image to run ("" = image::LocateDefaultImage()).
+std::unique_ptr<Provider> MakeLinuxProvider(const Limits& limits,
+                                            std::string image_directory = {});
 
 }  // namespace plimsoll
 

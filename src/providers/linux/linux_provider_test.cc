@@ -595,6 +595,40 @@ Request ReadTreeMarker() {
   return request;
 }
 
+// Issue 18: a provider given an image directory runs that image, whatever
+// PLIMSOLL_IMAGE names, so one daemon can serve several images side by side.
+TEST_F(LinuxProviderTest, AnImageDirectoryGivenAtOpenIsTheImageThatRuns) {
+  auto real = image::LocateDefaultImage();
+  ASSERT_TRUE(real.ok()) << real.error().ToString();
+  std::filesystem::path parent =
+      real->directory.parent_path() / ("named-image-test-linux-" + std::to_string(getpid()));
+  auto image = image::testing::SwappableImage::Make(*real, parent);
+  ASSERT_TRUE(image.has_value());
+  {
+    auto named = Sandbox::Open("linux", Limits{}, {image->directory().string()});
+    auto by_default = Sandbox::Open("linux");
+    ASSERT_TRUE(named.ok() && by_default.ok());
+    EXPECT_EQ(named->Describe().environment, image->identity("A"));
+    EXPECT_EQ(by_default->Describe().environment, real->identity);
+    Result ran = MustRun(*named, ReadTreeMarker());
+    EXPECT_EQ(ran.stdout_bytes, "A\n") << ran.stderr_bytes;
+    EXPECT_EQ(ran.environment, image->identity("A"));
+    EXPECT_EQ(ran.record.environment, image->identity("A"));
+    Result other = MustRun(*by_default, ReadTreeMarker());
+    EXPECT_NE(other.exit_code, 0) << "the default image has no tree marker";
+    EXPECT_EQ(other.environment, real->identity);
+    // A directory that holds no image is a refusal (environment), nothing ran.
+    auto missing = Sandbox::Open("linux", Limits{}, {(parent / "nothing-here").string()});
+    ASSERT_TRUE(missing.ok()) << "opening is cheap: the image is read at evidence time";
+    auto refused = missing->Run(ReadTreeMarker());
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(NotDispatchedReason(refused.error()), NotDispatched::kEnvironment)
+        << refused.error().ToString();
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(parent, ignored);
+}
+
 // Issue 13: the image a result names is the image the code ran in. A tree
 // swapped in under the image's path (as `plimsoll image build` does) is not
 // run before its own smoke test, and never under the old identity (before,

@@ -247,7 +247,7 @@ class OciProvider final : public Provider {
       description.details.emplace_back("config_sha256", prepared.config_digest);
       description.details.emplace_back("rootfs", prepared.image->image().rootfs.string() +
                                                      " (bound at " + prepared.bind->path() + ")");
-    } else if (auto located = image::LocateDefaultImage(); located.ok()) {
+    } else if (auto located = image::LocateImage(settings_.image_directory); located.ok()) {
       description.environment = located->identity;
     }
     return description;
@@ -424,7 +424,8 @@ class OciProvider final : public Provider {
   // runtime probed, the bundle template built (not yet bound: Bind). Installs
   // nothing. Every failure is an environment refusal.
   Expected<std::shared_ptr<Prepared>> PrepareFromHost() const {
-    auto image = image::LocateDefaultImageWith({guest::kAgentPath, guest::kQjsPath});
+    auto image =
+        image::LocateImageWith(settings_.image_directory, {guest::kAgentPath, guest::kQjsPath});
     if (!image.ok()) return EnvironmentRefusal(image.error().message());
     auto held = image::HoldImage(*image);
     if (!held.ok()) return held.error();

@@ -27,6 +27,7 @@ struct OciSettings {
   oci::RuntimeKind runtime = oci::RuntimeKind::kRunc;
   oci::RuntimeOptions runtime_options;
   size_t pool_size = 2;
+  std::string image_directory;  // the guest image; "" = image::LocateDefaultImage()
 };
 
 // The settings from the environment; `variant` ("runc", "crun", "runsc"; ""
