@@ -37,7 +37,13 @@ release: bootstrap
 	@cmake --preset release >/dev/null
 	@cmake --build --preset release -j $(JOBS)
 
-demo: release
+# The quick start: only what the embedded example needs is installed
+# (scripts/bootstrap --demo) and built (its target and what it links: no guest
+# image, no tests), into the release tree that `make release` completes later.
+demo:
+	@scripts/bootstrap --demo
+	@cmake --preset release >/dev/null
+	@cmake --build --preset release -j $(JOBS) --target plimsoll_minimal_example
 	@build/release/bin/plimsoll-minimal-example
 
 # Every suite: C++ unit tests (ASan+UBSan), the conformance suite, the CLI
