@@ -67,10 +67,7 @@ void ConformanceTest::AwaitWarmSandbox() {
   if (!why.empty()) ADD_FAILURE() << GetParam() << ": " << why;
 }
 
-Result ConformanceTest::RunJavascript(const std::string& code, int64_t timeout_ms) {
-  Request request;
-  request.timeout_ms = timeout_ms;
-  request.javascript = JavascriptPayload{code};
+Result ConformanceTest::RunChecked(const Request& request) {
   auto result = sandbox().Run(request);
   if (!result.ok()) {
     ADD_FAILURE() << "the run was refused or failed: " << result.error().ToString();
@@ -78,6 +75,13 @@ Result ConformanceTest::RunJavascript(const std::string& code, int64_t timeout_m
   }
   EXPECT_TRUE(CheckExchange(request, *result).ok()) << "the record does not match the exchange";
   return *result;
+}
+
+Result ConformanceTest::RunJavascript(const std::string& code, int64_t timeout_ms) {
+  Request request;
+  request.timeout_ms = timeout_ms;
+  request.javascript = JavascriptPayload{code};
+  return RunChecked(request);
 }
 
 }  // namespace plimsoll::conformance

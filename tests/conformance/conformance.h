@@ -41,6 +41,10 @@ class ConformanceTest : public ::testing::TestWithParam<std::string> {
   const Description& description() const { return description_; }
   bool Accepts(PayloadKind kind) const;
 
+  // Runs `request`; fails the test if it was refused or its record does not
+  // match the exchange (CheckExchange).
+  Result RunChecked(const Request& request);
+
   // Runs a JavaScript snippet; fails the test if it was refused.
   Result RunJavascript(const std::string& code, int64_t timeout_ms = 0);
 

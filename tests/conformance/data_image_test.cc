@@ -2,31 +2,24 @@
 // providers that run it: the Python data stack imports at the pinned versions and computes,
 // matplotlib draws with Agg (no display), pandas reads and writes Parquet and Excel, pytest runs a
 // project's tests, node finds the baked-in npm package, and every result names the data image's
-// own identity. PLIMSOLL_IMAGE is the data image; PLIMSOLL_BASE_IMAGE, when set, the base image
-// whose identity it must differ from.
+// own identity. PLIMSOLL_IMAGE is the data image, PLIMSOLL_BASE_IMAGE the base image whose
+// identity it must differ from (both set by plimsoll_test_uses_data_image; unset is a failure).
 //
 // Which providers: $PLIMSOLL_CONFORMANCE_PROVIDERS (CMake sets linux and oci:runsc: the
 // container tier as the kernel runs it and gVisor's own kernel, where numpy's and OpenBLAS's
 // system calls could differ; runc and crun give the guest the same kernel as linux).
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "conformance/conformance.h"
+#include "image/test_tree.h"
 
 namespace plimsoll::conformance {
 namespace {
 
 // A generous deadline: importing the whole stack takes ~3 s on linux, more under gVisor.
 constexpr int64_t kDataTimeoutMs = 30000;
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::string Trimmed(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
@@ -36,7 +29,7 @@ std::string Trimmed(std::string text) {
 // name -> version of every `name==version` line of the variant's requirements.txt.
 std::map<std::string, std::string> PinnedWheels() {
   std::map<std::string, std::string> pins;
-  std::istringstream lines(ReadText(PLIMSOLL_DATA_REQUIREMENTS));
+  std::istringstream lines(image::testing::ReadFile(PLIMSOLL_DATA_REQUIREMENTS));
   for (std::string line; std::getline(lines, line);) {
     size_t equals = line.find("==");
     if (line.empty() || line[0] == '#' || equals == std::string::npos) continue;
@@ -53,19 +46,14 @@ class DataImageTest : public ConformanceTest {
     if (IsSkipped() || HasFatalFailure()) return;
     const char* image = std::getenv("PLIMSOLL_IMAGE");
     ASSERT_NE(image, nullptr) << "PLIMSOLL_IMAGE must name the data image";
-    identity_ = Trimmed(ReadText(std::string(image) + "/identity"));
+    identity_ = Trimmed(image::testing::ReadFile(std::string(image) + "/identity"));
   }
 
   Result Run(Request request) {
     request.timeout_ms = kDataTimeoutMs;
-    auto result = sandbox().Run(request);
-    if (!result.ok()) {
-      ADD_FAILURE() << "the run was refused or failed: " << result.error().ToString();
-      return Result{};
-    }
-    EXPECT_TRUE(CheckExchange(request, *result).ok()) << "the record does not match the exchange";
-    EXPECT_EQ(result->environment, identity_) << "the result names another image";
-    return *result;
+    Result result = RunChecked(request);
+    EXPECT_EQ(result.environment, identity_) << "the result names another image";
+    return result;
   }
 
   Result RunPython(const std::string& code) {
@@ -87,8 +75,8 @@ TEST_P(DataImageTest, ResultsNameTheDataImageNotTheBase) {
   Result result = RunPython("print('ok')");
   EXPECT_EQ(result.stdout_bytes, "ok\n") << result.stderr_bytes;
   const char* base = std::getenv("PLIMSOLL_BASE_IMAGE");
-  if (base == nullptr) GTEST_SKIP() << "skipped: PLIMSOLL_BASE_IMAGE is not set";
-  std::string base_identity = Trimmed(ReadText(std::string(base) + "/identity"));
+  ASSERT_NE(base, nullptr) << "PLIMSOLL_BASE_IMAGE must name the base image";
+  std::string base_identity = Trimmed(image::testing::ReadFile(std::string(base) + "/identity"));
   ASSERT_FALSE(base_identity.empty()) << base << " has no identity";
   EXPECT_NE(result.environment, base_identity);
 }
