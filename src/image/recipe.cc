@@ -129,11 +129,10 @@ Status ParseInto(Recipe& recipe, std::string_view text, const std::filesystem::p
   return Status::Ok();
 }
 
-}  // namespace
-
-Expected<Recipe> ParseRecipe(std::string_view text, const std::filesystem::path& directory) {
+// ParseInto, then the keys every recipe needs. `including` starts with the file being read, if any.
+Expected<Recipe> ParseComplete(std::string_view text, const std::filesystem::path& directory,
+                               std::vector<std::filesystem::path> including) {
   Recipe recipe;
-  std::vector<std::filesystem::path> including;
   PLIMSOLL_RETURN_IF_ERROR(ParseInto(recipe, text, directory, including));
   if (recipe.suite.empty() || recipe.variant.empty() || recipe.mirror.empty()) {
     return Failure(ErrorCode::kInvalidArgument, "The recipe needs suite, variant and mirror.");
@@ -141,17 +140,17 @@ Expected<Recipe> ParseRecipe(std::string_view text, const std::filesystem::path&
   return recipe;
 }
 
+}  // namespace
+
+Expected<Recipe> ParseRecipe(std::string_view text, const std::filesystem::path& directory) {
+  return ParseComplete(text, directory, {});
+}
+
 Expected<Recipe> LoadRecipe(const std::filesystem::path& file) {
   auto text = ReadRecipeFile(file);
   if (!text.ok()) return text.error();
-  Recipe recipe;
-  std::vector<std::filesystem::path> including = {file.lexically_normal()};
-  Status parsed = ParseInto(recipe, *text, file.parent_path(), including);
-  if (!parsed.ok()) return parsed.error().WithContext(file.string());
-  if (recipe.suite.empty() || recipe.variant.empty() || recipe.mirror.empty()) {
-    return Failure(ErrorCode::kInvalidArgument,
-                   file.string() + ": the recipe needs suite, variant and mirror.");
-  }
+  auto recipe = ParseComplete(*text, file.parent_path(), {file.lexically_normal()});
+  if (!recipe.ok()) return recipe.error().WithContext(file.string());
   return recipe;
 }
 
