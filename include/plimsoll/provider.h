@@ -90,6 +90,9 @@ struct Description {
   std::string provider;
   Tier tier = Tier::kUnknown;  // the tier the provider would claim; evidence decides
   std::string environment;     // image / engine identity, "" when none
+  // The name requests select this image by (Request::image); set by the
+  // Sandbox (Sandbox::NameImage), "" when it has none. Providers leave it.
+  std::string image;
   Capabilities capabilities;
   Limits limits;
   // Extra backend facts for `describe` (pool state, accelerator, ...).

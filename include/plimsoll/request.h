@@ -77,6 +77,9 @@ struct Request {
   std::string trace_id;           // [A-Za-z0-9._:-]{1,64}, else dropped whole
   std::string grant_profile;      // "" or a profile name (SPEC §8)
   std::string environment;        // "" or the exact image identity required
+  // "" (the default image) or the name of one of the images the sandbox
+  // serves (SPEC §7: a daemon may serve several; IsWellFormedImageName).
+  std::string image;
 
   // Exactly one of these is set on a valid request. They are separate fields
   // (not a variant) because the wire format can carry several, and "two
@@ -97,6 +100,10 @@ struct Request {
 // Whether `trace_id` matches [A-Za-z0-9._:-]{1,64}.
 bool IsWellFormedTraceId(std::string_view trace_id);
 
+// Whether `name` is an image name: 1-64 of [a-z0-9-], not starting with '-'
+// (the names of image variants, `plimsoll image build --variant`).
+bool IsWellFormedImageName(std::string_view name);
+
 // Checks a request against `limits` and returns the copy to dispatch: the
 // trace ID dropped when malformed (never truncated) and `timeout_ms` resolved
 // to the provider default when <= 0. Refusals (nothing ran):
@@ -109,7 +116,9 @@ bool IsWellFormedTraceId(std::string_view trace_id);
 //               bytes, a bad or repeated path (absolute, `..`, `.`, empty
 //               segment, NUL, backslash, control characters); a cell outside
 //               a session (`in_session` false) or with an unknown language;
-//               a malformed grant profile or environment string.
+//               a malformed grant profile, environment string or image
+//               name. (Whether the named image is served is the Sandbox's
+//               or the daemon's check: an unknown name is `request` too.)
 Expected<Request> ValidateRequest(const Request& request, const Limits& limits,
                                   bool in_session = false);
 
@@ -119,6 +128,12 @@ Expected<Request> ValidateRequest(const Request& request, const Limits& limits,
 // Sandbox::Run and Session::Run make this check, so the daemon, the CLI and
 // the library refuse alike. Ok for a request naming none.
 Status RefuseUnservedGrant(const Request& request);
+
+// Whether a request (or session) naming the image `requested` may run on a
+// sandbox serving the image named `served`: ok when `requested` is "" or
+// `served`; else Refusal(kRequest) naming both (nothing ran). Sandbox::Run,
+// Sandbox::OpenSession and Session::Run make this check.
+Status CheckImageServed(std::string_view requested, std::string_view served);
 
 // Checks one relative path the way project files and artifacts are checked.
 // Returns an error message (nullopt when the path is acceptable).

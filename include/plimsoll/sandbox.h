@@ -66,6 +66,14 @@ class Sandbox {
   // Takes effect at the next evidence collection and the next run.
   void PinEnvironment(std::string identity);
 
+  // Names the image this sandbox serves (a daemon's `--image NAME=PATH`;
+  // IsWellFormedImageName): a request or session naming another image is
+  // refused `request` (nothing ran); one naming this one or none runs. An
+  // unnamed sandbox (the default) refuses every named image. Call before
+  // serving; Describe().image reports it.
+  void NameImage(std::string name);
+  std::string image_name() const;
+
   // The evidence collected last, if any.
   std::optional<Evidence> evidence() const;
 
@@ -76,7 +84,8 @@ class Sandbox {
   // `request` for bad bounds or tier names), the provider's capability
   // (`unsupported`), the floor and the environment against the confirmed
   // evidence as Run does, then has the provider make the kept sandbox and
-  // checks the floor against that sandbox's own tier.
+  // checks the floor against that sandbox's own tier. A session keeps the
+  // image it was opened on: a call naming another one is refused `request`.
   Expected<std::unique_ptr<Session>> OpenSession(const SessionOptions& options);
 
   // The checks of `options` alone that OpenSession makes first (bounds, tier
@@ -105,13 +114,14 @@ class Sandbox {
   Expected<std::string> RequiredEnvironment(const std::string& requested) const;
 
   std::unique_ptr<Provider> provider_;
-  // Guards evidence_, facts_, pinned_ and collections_; boxed so Sandbox can move.
+  // Guards evidence_, facts_, pinned_, image_name_ and collections_; boxed so Sandbox can move.
   mutable std::unique_ptr<std::mutex> mutex_;
   // Held for a whole collection, so collections run one at a time.
   std::unique_ptr<std::mutex> collecting_;
   std::optional<Evidence> evidence_;
   std::optional<DispatchFacts> facts_;  // set with confirmed evidence
   std::string pinned_;
+  std::string image_name_;
   uint64_t collections_ = 0;  // finished collections, for ConfirmedEvidence
 };
 

@@ -81,6 +81,7 @@ inline constexpr int64_t kDefaultSessionDiskBytes = int64_t{1} << 30;
 struct SessionOptions {
   std::string minimum_isolation;  // "" or a tier name: the floor for the session
   std::string environment;        // "" or the exact image identity required
+  std::string image;              // "" (the default) or the name of a served image
   int64_t lifetime_ms = 0;        // <= 0: 30 min; at most 12 h
   int64_t idle_timeout_ms = 0;    // <= 0: 5 min; at most the lifetime
   int64_t disk_bytes = 0;         // <= 0: 1 GiB
@@ -93,6 +94,7 @@ struct SessionInfo {
   std::string provider;
   Tier isolation = Tier::kUnknown;
   std::string environment;
+  std::string image;  // the name of the image it runs; "" when unnamed
   int64_t created_unix_ms = 0;
   int64_t expires_unix_ms = 0;  // the lifetime's end
   int64_t idle_timeout_ms = 0;
@@ -149,6 +151,7 @@ class Session {
     std::string policy;
     Tier tier = Tier::kUnknown;
     std::string environment;
+    std::string image;  // the name of the image it runs ("" = unnamed)
   };
   Session(std::string id, Facts facts, const SessionOptions& options,
           std::unique_ptr<ProviderSession> sandbox);

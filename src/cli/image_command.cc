@@ -24,8 +24,7 @@ constexpr const char* kBaseVariant = "base";
 // A variant's name is one path component of lowercase letters, digits and '-'; not "current",
 // the cache directory of the base image.
 bool IsVariantName(const std::string& name) {
-  return !name.empty() && name.size() <= 64 && name.front() != '-' && name != "current" &&
-         name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") == std::string::npos;
+  return IsWellFormedImageName(name) && name != "current";
 }
 
 int ReportError(const Error& error, std::ostream& err) {

@@ -165,6 +165,19 @@ bool IsWellFormedTraceId(std::string_view trace_id) {
   return true;
 }
 
+bool IsWellFormedImageName(std::string_view name) {
+  return !name.empty() && name.size() <= 64 && name.front() != '-' &&
+         name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") == std::string_view::npos;
+}
+
+Status CheckImageServed(std::string_view requested, std::string_view served) {
+  if (requested.empty() || requested == served) return Status::Ok();
+  const std::string named = "The request names the image \"" + std::string(requested) + "\"; ";
+  return Refusal(NotDispatched::kRequest,
+                 served.empty() ? named + "this sandbox serves one unnamed image."
+                                : named + "this sandbox serves \"" + std::string(served) + "\".");
+}
+
 std::optional<std::string> CheckRelativePath(std::string_view path) {
   if (path.empty()) return "is empty.";
   if (path.size() > kMaxPathLength)
@@ -225,6 +238,10 @@ Expected<Request> ValidateRequest(const Request& request, const Limits& limits, 
   }
   if (!request.environment.empty() && !IsWellFormedEnvironment(request.environment)) {
     return Bad("environment must be \"sha256:\" followed by 64 lowercase hex digits.");
+  }
+  if (!request.image.empty() && !IsWellFormedImageName(request.image)) {
+    return Bad("image must be 1-64 characters of lowercase letters, digits or '-' (not starting "
+               "with '-'): the name of an image the daemon serves.");
   }
 
   PayloadKind kind = *request.kind();

@@ -58,6 +58,7 @@ Description Sandbox::Describe() const {
   if (std::find(payloads.begin(), payloads.end(), PayloadKind::kJavascript) != payloads.end()) {
     description.details.emplace_back("javascript_globals", engine::JavascriptGlobalsList());
   }
+  description.image = image_name();
   return description;
 }
 
@@ -73,6 +74,16 @@ Sandbox::DispatchFacts Sandbox::FactsFrom(const Description& description,
 void Sandbox::PinEnvironment(std::string identity) {
   std::lock_guard lock(*mutex_);
   pinned_ = std::move(identity);
+}
+
+void Sandbox::NameImage(std::string name) {
+  std::lock_guard lock(*mutex_);
+  image_name_ = std::move(name);
+}
+
+std::string Sandbox::image_name() const {
+  std::lock_guard lock(*mutex_);
+  return image_name_;
 }
 
 std::string Sandbox::pinned() const {
@@ -191,6 +202,7 @@ Expected<Result> Sandbox::Run(const Request& request) {
   auto validated = ValidateRequest(request, facts.limits);
   if (!validated.ok()) return validated.error();
   PLIMSOLL_RETURN_IF_ERROR(RefuseUnservedGrant(*validated));
+  PLIMSOLL_RETURN_IF_ERROR(CheckImageServed(validated->image, image_name()));
 
   std::optional<Tier> floor;
   if (!validated->minimum_isolation.empty()) floor = ParseTier(validated->minimum_isolation);
@@ -271,6 +283,11 @@ Status Sandbox::CheckSessionOptions(const SessionOptions& options) {
   if (idle > lifetime) {
     return Refusal(NotDispatched::kRequest, "idle_timeout_ms is above the session's lifetime.");
   }
+  if (!options.image.empty() && !IsWellFormedImageName(options.image)) {
+    return Refusal(NotDispatched::kRequest,
+                   "image must be 1-64 characters of lowercase letters, digits or '-' (not "
+                   "starting with '-'): the name of an image the daemon serves.");
+  }
   if (!options.minimum_isolation.empty()) {
     std::optional<Tier> floor = ParseTier(options.minimum_isolation);
     if (!floor || !IsRunnableTier(*floor)) {
@@ -284,6 +301,8 @@ Status Sandbox::CheckSessionOptions(const SessionOptions& options) {
 
 Expected<std::unique_ptr<Session>> Sandbox::OpenSession(const SessionOptions& options) {
   PLIMSOLL_RETURN_IF_ERROR(CheckSessionOptions(options));
+  const std::string image = image_name();
+  PLIMSOLL_RETURN_IF_ERROR(CheckImageServed(options.image, image));
   std::optional<Tier> floor;
   if (!options.minimum_isolation.empty()) floor = ParseTier(options.minimum_isolation);
   const std::string name(provider_->name());
@@ -318,6 +337,7 @@ Expected<std::unique_ptr<Session>> Sandbox::OpenSession(const SessionOptions& op
   session_facts.provider = name;
   session_facts.limits = facts.limits;
   session_facts.policy = facts.policy;
+  session_facts.image = image;
   // The session's tier: the lesser of what its sandbox says and what the
   // evidence proves.
   Tier tier = (*made)->tier();

@@ -119,6 +119,7 @@ SessionInfo Session::Info() const {
   info.provider = facts_.provider;
   info.isolation = facts_.tier;
   info.environment = facts_.environment;
+  info.image = facts_.image;
   info.created_unix_ms = created_unix_ms_;
   info.expires_unix_ms = created_unix_ms_ + lifetime_.count();
   info.idle_timeout_ms = idle_timeout_.count();
@@ -138,6 +139,7 @@ Expected<Result> Session::Run(const Request& request) {
   auto validated = ValidateRequest(request, facts_.limits, /*in_session=*/true);
   if (!validated.ok()) return validated.error();
   PLIMSOLL_RETURN_IF_ERROR(RefuseUnservedGrant(*validated));
+  PLIMSOLL_RETURN_IF_ERROR(CheckImageServed(validated->image, facts_.image));
   if (!validated->minimum_isolation.empty()) {
     Tier floor = *ParseTier(validated->minimum_isolation);
     if (!MeetsFloor(facts_.tier, floor)) {

@@ -1,8 +1,9 @@
 // RequestDigest: the request as the client sent it (SPEC §5). The field order
 // below is normative; docs/run-records.md repeats it for other languages.
 //
-// Covered: protocol, minimum_isolation, timeout_ms, grant_profile, and every
-// payload (kind plus each field). Not covered, by SPEC §5's list: trace_id
+// Covered: protocol, minimum_isolation, timeout_ms, grant_profile, image
+// (only when named: requests without one keep the digest they always had),
+// and every payload (kind plus each field). Not covered, by SPEC §5's list: trace_id
 // (observability only, and dropped by the daemon when malformed) and
 // environment (checked separately by CheckExchange).
 #include "plimsoll/record.h"
@@ -35,6 +36,9 @@ std::string RequestDigest(const Request& request) {
   digest.Bytes("minimum_isolation", request.minimum_isolation);
   digest.Integer("timeout_ms", request.timeout_ms);
   digest.Bytes("grant_profile", request.grant_profile);
+  // The image selects what runs, so a rewritten name must not pass: covered,
+  // as a field present only when the request names one.
+  if (!request.image.empty()) digest.Bytes("image", request.image);
   // A valid request has exactly one payload; the count keeps the encoding
   // total (and unambiguous) for requests that carry none or several.
   digest.Count("payloads", static_cast<size_t>(request.PayloadCount()));

@@ -110,6 +110,24 @@ std::vector<Exchange> Exchanges() {
     e.result = res;
     out.push_back(e);
   }
+  {  // A request naming one of the daemon's images.
+    Exchange e{"python-named-image",
+               "A request selecting the daemon's image \"data\" by name: image is covered by the "
+               "request digest as a field present only when named (after grant_profile), so "
+               "requests without one keep their digests.",
+               {},
+               {}};
+    Request r;
+    r.image = "data";
+    r.environment = kEnvironment;
+    r.python = PythonPayload{"import numpy; print(numpy.arange(3).sum())"};
+    Result res = Snippet(PayloadKind::kPython, "linux", Tier::kContainer, "3\n");
+    res.duration_ms = 240;
+    Seal(r, res, policy, kStart + 1500, 241);
+    e.request = r;
+    e.result = res;
+    out.push_back(e);
+  }
   {  // Empty strings everywhere a string can be empty.
     Exchange e{
         "empty-strings",

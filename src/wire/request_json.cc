@@ -85,12 +85,13 @@ Expected<Request> ReadRequest(std::string_view body) {
   request.protocol = kProtocol;
   FieldReader fields(*root, "", problem, /*null_is_absent=*/true);
   fields.RejectUnknown({"protocol", "minimum_isolation", "timeout_ms", "trace_id", "grant_profile",
-                        "environment", "javascript", "python", "project", "cell"});
+                        "environment", "image", "javascript", "python", "project", "cell"});
   request.minimum_isolation = fields.String("minimum_isolation", wire::kOptional);
   request.timeout_ms = fields.Integer("timeout_ms", wire::kOptional);
   request.trace_id = fields.String("trace_id", wire::kOptional);
   request.grant_profile = fields.String("grant_profile", wire::kOptional);
   request.environment = fields.String("environment", wire::kOptional);
+  request.image = fields.String("image", wire::kOptional);
   if (const Json* javascript = fields.Object("javascript", wire::kOptional)) {
     request.javascript = JavascriptPayload{ReadCode(*javascript, "javascript", problem)};
   }
@@ -136,6 +137,7 @@ std::string RequestToJson(const Request& request) {
   if (!request.trace_id.empty()) out["trace_id"] = request.trace_id;
   if (!request.grant_profile.empty()) out["grant_profile"] = request.grant_profile;
   if (!request.environment.empty()) out["environment"] = request.environment;
+  if (!request.image.empty()) out["image"] = request.image;
   if (request.javascript)
     out["javascript"] = {{"code", wire::WriteBytes(request.javascript->code)}};
   if (request.python) out["python"] = {{"code", wire::WriteBytes(request.python->code)}};

@@ -25,6 +25,7 @@ OrderedJson Identity(const SessionInfo& info) {
   out["provider"] = info.provider;
   out["isolation"] = TierName(info.isolation);
   out["environment"] = info.environment;
+  if (!info.image.empty()) out["image"] = info.image;
   out["created_unix_ms"] = info.created_unix_ms;
   out["expires_unix_ms"] = info.expires_unix_ms;
   out["idle_timeout_ms"] = info.idle_timeout_ms;
@@ -44,12 +45,13 @@ Expected<SessionOpenRequest> ParseSessionOpenJson(std::string_view body) {
   }
   PLIMSOLL_RETURN_IF_ERROR(wire::CheckProtocol(*root));
   FieldReader fields(*root, "", problem, /*null_is_absent=*/true);
-  fields.RejectUnknown({"protocol", "minimum_isolation", "environment", "owner", "lifetime_ms",
-                        "idle_timeout_ms"});
+  fields.RejectUnknown({"protocol", "minimum_isolation", "environment", "image", "owner",
+                        "lifetime_ms", "idle_timeout_ms"});
   SessionOpenRequest request;
   request.protocol = fields.Integer("protocol", wire::kRequired);
   request.options.minimum_isolation = fields.String("minimum_isolation", wire::kOptional);
   request.options.environment = fields.String("environment", wire::kOptional);
+  request.options.image = fields.String("image", wire::kOptional);
   request.owner = fields.String("owner", wire::kOptional);
   request.options.lifetime_ms = fields.Integer("lifetime_ms", wire::kOptional);
   request.options.idle_timeout_ms = fields.Integer("idle_timeout_ms", wire::kOptional);
@@ -69,6 +71,7 @@ std::string SessionOpenToJson(const SessionOpenRequest& request) {
     out["minimum_isolation"] = request.options.minimum_isolation;
   }
   if (!request.options.environment.empty()) out["environment"] = request.options.environment;
+  if (!request.options.image.empty()) out["image"] = request.options.image;
   if (!request.owner.empty()) out["owner"] = request.owner;
   if (request.options.lifetime_ms != 0) out["lifetime_ms"] = request.options.lifetime_ms;
   if (request.options.idle_timeout_ms != 0) {
@@ -125,6 +128,7 @@ Expected<SessionInfo> ParseSessionOpenedJson(std::string_view body) {
   info.provider = fields.String("provider", wire::kRequired);
   std::string tier = fields.String("isolation", wire::kRequired);
   info.environment = fields.String("environment", wire::kRequired);
+  info.image = fields.String("image", wire::kOptional);
   info.created_unix_ms = fields.Integer("created_unix_ms", wire::kRequired);
   info.expires_unix_ms = fields.Integer("expires_unix_ms", wire::kRequired);
   info.idle_timeout_ms = fields.Integer("idle_timeout_ms", wire::kRequired);
