@@ -10,6 +10,9 @@
 #   make soak    release build, then SOAK_RUNS (default 10000) runs per OS-level
 #                provider through one daemon each (SOAK_MICROVM_RUNS, default 300,
 #                for microvm), failing on growth or leftovers (docs/reliability.md)
+#   make package release build, then the Debian package (scripts/make-deb) in
+#                build/release/package and its install test in a fresh chroot
+#                (tests/package/deb_install_test.sh)
 #   make replays the agent integrations' examples run and recorded (debug build),
 #                then their replay pages in build/debug/replays, checked in Chromium
 #   make fmt     clang-format the tree
@@ -21,10 +24,10 @@ JOBS ?= $(shell nproc)
 
 CXX_SOURCES = $(shell git ls-files '*.cc' '*.h' 2>/dev/null | grep -v '^third_party/')
 
-.PHONY: help bootstrap debug release demo test test-unit fuzz bench soak replays fmt lint clean
+.PHONY: help bootstrap debug release demo package test test-unit fuzz bench soak replays fmt lint clean
 
 help:
-	@echo "make demo | test | fuzz | bench | soak | replays | fmt | lint | clean"
+	@echo "make demo | test | fuzz | bench | soak | package | replays | fmt | lint | clean"
 
 bootstrap:
 	@scripts/bootstrap
@@ -45,6 +48,12 @@ demo:
 	@cmake --preset release >/dev/null
 	@cmake --build --preset release -j $(JOBS) --target plimsoll_minimal_example
 	@build/release/bin/plimsoll-minimal-example
+
+# The Debian package of the release build, installed, run and removed in a
+# fresh Debian chroot (mmdebstrap; needs root and Debian's archive).
+package: release
+	@deb=$$(scripts/make-deb build/release build/release/package) && echo "$$deb" && \
+	  tests/package/deb_install_test.sh "$$deb"
 
 # Every suite: C++ unit tests (ASan+UBSan), the conformance suite, the CLI
 # acceptance checks, and the Python suites (record vectors, bench runner),

@@ -687,6 +687,44 @@ REGISTRY.add(sampler(
                 "first use); the close is untimed. At most 100 runs. Target (issue 15): p50 <= "
                 "the one-shot run's p50 (ratio <= 1.0): sessions are not slower to start.",
 ))
+# The data variant (issue 18): the Python data stack imported and one small plot drawn, in the
+# linux provider, against the same code run by the image's own python3 on the same tree without
+# plimsoll (unshare + chroot into it, a fresh tmpfs on /tmp for matplotlib's cache, as the
+# sandbox has). Both start cold every run: a fresh interpreter, nothing cached between runs.
+_DATA_STACK_CODE = ("import io, numpy, pandas, matplotlib\n"
+                    "matplotlib.use('Agg')\n"
+                    "import matplotlib.pyplot as plt\n"
+                    "fig, ax = plt.subplots()\n"
+                    "ax.plot(numpy.arange(10), pandas.Series(range(10)) ** 2)\n"
+                    "png = io.BytesIO()\n"
+                    "fig.savefig(png, format='png')\n"
+                    "print(png.getvalue()[:4] == b'\\x89PNG')\n")
+_NEEDS_DATA_PYTHON = needs_path("{data_image_rootfs}/usr/lib/python3/dist-packages/pandas")
+REGISTRY.add(command(
+    "chroot-python-data-stack",
+    ["unshare", "-Urnpimuf", "--mount-proc", "--root={data_image_rootfs}", "/bin/sh", "-c",
+     "mount -t tmpfs tmpfs /tmp && cd /tmp && HOME=/tmp MPLCONFIGDIR=/tmp exec /usr/bin/python3 "
+     "-c \"$0\"", _DATA_STACK_CODE],
+    baseline=None, max_runs=20, timeout_s=120.0,
+    probes=[needs_root(), needs_executable("unshare"), _NEEDS_DATA_PYTHON], trial_skips=True,
+    description="The data image's own python3, chrooted into its tree with unshare (user, net, "
+                "pid, ipc, uts, mount namespaces; a fresh tmpfs on /tmp) and no plimsoll: "
+                "`import numpy, pandas, matplotlib`, one small plot saved as PNG in memory. The "
+                "baseline of `linux.py_data_stack`. At most 20 runs.",
+))
+REGISTRY.add(sampler(
+    "linux.py_data_stack",
+    [_LATENCY_TOOL, "--provider", "linux", "--env", "PLIMSOLL_IMAGE={data_image}", "--mode",
+     "run", "--lang", "python", "--code", _DATA_STACK_CODE, "--scenario", "{scenario}",
+     "--runs", "{runs}", "--warmup", "{warmup}"],
+    baseline="chroot-python-data-stack", max_runs=20, timeout_s=600.0,
+    probes=[needs_root(), needs_path(_LATENCY_TOOL), _NEEDS_DATA_PYTHON],
+    description="The same snippet as a `python` run on the linux provider serving the data "
+                "image (Sandbox::Run through plimsoll-latency, in-process): the sandbox made, "
+                "python3 started cold, the stack imported, the plot drawn, the result back. No "
+                "target (issue 18 asks for the figure); the ratio is to the unsandboxed run on "
+                "the same tree. At most 20 runs.",
+))
 for _runtime, _target in (("runc", 3.0), ("crun", None), ("runsc", 10.0)):
     REGISTRY.add(sampler(
         f"sessions.oci.{_runtime}.js_cell", _cell_tool(_oci_driver(_runtime, 0)),

@@ -9,7 +9,8 @@ libc.so.6 and the dynamic loader), plus empty /proc, /dev, /sys and /tmp mount p
 
 The JavaScript rows use plimsoll's guest image instead (never written to): `{image}` is the image
 directory ($PLIMSOLL_IMAGE, else <plimsoll_bin>/../image, i.e. the build tree's), `{image_rootfs}`
-its rootfs, `{qjs_script}` a file holding JS_SNIPPET (given to qjs on stdin) and `{qjs_bundle}` an
+its rootfs (`{data_image}` and `{data_image_rootfs}` the same for the data variant:
+$PLIMSOLL_DATA_IMAGE, else <plimsoll_bin>/../image-data), `{qjs_script}` a file holding JS_SNIPPET (given to qjs on stdin) and `{qjs_bundle}` an
 OCI bundle like `{bundle}` whose read-only root is the image rootfs and whose process is `qjs -`.
 
 The `oci` provider's raw baselines use `{oci_qjs_bundle_runc}`, `{oci_qjs_bundle_crun}` and
@@ -190,6 +191,22 @@ class Fixtures:
 
     def _build_image_rootfs(self):
         return os.path.join(self._value("image"), "rootfs")
+
+    def _build_data_image(self):
+        """The data variant's image (issue 18): $PLIMSOLL_DATA_IMAGE, else <plimsoll_bin>/../image-data."""
+        configured = os.environ.get("PLIMSOLL_DATA_IMAGE")
+        image = configured or os.path.join(os.path.dirname(self._value("plimsoll_bin")),
+                                           "image-data")
+        image = os.path.abspath(image)
+        if not os.path.isdir(os.path.join(image, "rootfs")):
+            how = ("the directory PLIMSOLL_DATA_IMAGE names" if configured else
+                   "build it with `ninja -C build/release guest_image_data`, or set "
+                   "PLIMSOLL_DATA_IMAGE")
+            raise FixtureError(f"no data image at {image} (no rootfs/; {how})")
+        return image
+
+    def _build_data_image_rootfs(self):
+        return os.path.join(self._value("data_image"), "rootfs")
 
     def _build_qjs_script(self):
         directory = os.path.join(self.workdir, "qjs")

@@ -238,7 +238,13 @@ class DefaultRegistryTest(unittest.TestCase):
         names = [s.name for s in registry.select("^linux")]
         # The linux row right after its own baseline; runc-qjs after it (scenarios.py says why).
         self.assertEqual(names, ["unshare-qjs", "linux.js_console_log", "runc-qjs",
-                                 "linux.js_console_log.vs_runc"])
+                                 "linux.js_console_log.vs_runc", "chroot-python-data-stack",
+                                 "linux.py_data_stack"])
+        # The data stack row (issue 18) against the same code unsandboxed on the same tree.
+        data = registry.get("linux.py_data_stack")
+        self.assertEqual((registry.baseline_of(data), data.max_runs),
+                         ("chroot-python-data-stack", 20))
+        self.assertIn("PLIMSOLL_IMAGE={data_image}", data.argv)
         row = registry.get("linux.js_console_log")
         self.assertEqual((row.target_p50_ms, row.target_ratio, registry.baseline_of(row)),
                          (15.0, 1.5, "unshare-qjs"))

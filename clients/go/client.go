@@ -478,6 +478,11 @@ func Timeout(d time.Duration) RunOption {
 // Environment requires the exact environment identity ("sha256:...").
 func Environment(id string) RunOption { return func(r *Request) { r.Environment = id } }
 
+// Image selects one of the daemon's images by name (SPEC §7; describe lists them in
+// Description.Images): 1 to 64 of [a-z0-9-], not starting with '-'. A daemon that serves no
+// image of that name refuses the request (marked request: nothing ran). "" runs on the default.
+func Image(name string) RunOption { return func(r *Request) { r.Image = name } }
+
 // GrantProfile names a grant profile (SPEC §8).
 func GrantProfile(name string) RunOption { return func(r *Request) { r.GrantProfile = name } }
 
@@ -540,6 +545,37 @@ func decodeDescription(v *jsonValue) (*Description, error) {
 			continue
 		}
 		d.Details[r.str(obj, "name", "details.name")] = r.str(obj, "value", "details.value")
+	}
+	// images came with several images per daemon (SPEC §7): absent from older daemons.
+	for i, item := range r.array(v, "images", "images") {
+		path := indexed("images", i)
+		obj, err := asObject(item, path)
+		if err != nil {
+			r.fail(err)
+			continue
+		}
+		image := ImageInfo{
+			Name:        r.str(obj, "name", path+".name"),
+			Default:     r.boolean(obj, "default", path+".default"),
+			Environment: r.str(obj, "environment", path+".environment"),
+			Tier:        r.str(obj, "tier", path+".tier"),
+			Confirmed:   r.boolean(obj, "confirmed", path+".confirmed"),
+			Languages:   r.strings(obj, "languages", path+".languages"),
+		}
+		for j, p := range r.array(obj, "packages", path+".packages") {
+			ppath := indexed(path+".packages", j)
+			pkg, err := asObject(p, ppath)
+			if err != nil {
+				r.fail(err)
+				continue
+			}
+			image.Packages = append(image.Packages, ImagePackage{
+				Name:    r.str(pkg, "name", ppath+".name"),
+				Version: r.str(pkg, "version", ppath+".version"),
+				Source:  r.str(pkg, "source", ppath+".source"),
+			})
+		}
+		d.Images = append(d.Images, image)
 	}
 	if r.err != nil {
 		return nil, r.err

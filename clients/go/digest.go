@@ -158,7 +158,7 @@ func indexed(path string, i int) string { return path + "[" + strconv.Itoa(i) + 
 func requestDigest(req *jsonValue) (string, error) {
 	r := &fieldReader{e: newEncoder(domainRequest)}
 	req = r.object(req, "request", "protocol", "minimum_isolation", "timeout_ms", "trace_id",
-		"grant_profile", "environment", "javascript", "python", "project", "cell")
+		"grant_profile", "environment", "image", "javascript", "python", "project", "cell")
 	if !present(req.get("protocol")) {
 		r.fail(fmt.Errorf("request.protocol is required"))
 	}
@@ -166,6 +166,15 @@ func requestDigest(req *jsonValue) (string, error) {
 	r.strField(req, "minimum_isolation", "minimum_isolation", "minimum_isolation", true)
 	r.intField(req, "timeout_ms", "timeout_ms", "timeout_ms", true)
 	r.strField(req, "grant_profile", "grant_profile", "grant_profile", true)
+	// image is the one field encoded only when present: absent, null or "" adds no pair at all.
+	if v := req.get("image"); present(v) {
+		s, err := asString(v, "image")
+		if err != nil {
+			r.fail(err)
+		} else if s != "" {
+			r.e.str("image", s)
+		}
+	}
 	if v := req.get("trace_id"); present(v) {
 		if _, err := asString(v, "trace_id"); err != nil {
 			r.fail(err)

@@ -301,3 +301,86 @@ func TestParserRefuses(t *testing.T) {
 		t.Errorf("decoded %q", v.get("a").text)
 	}
 }
+
+// TestImageDigest: image is encoded right after grant_profile, and only when named: absent, null
+// and "" give the digest of a request without one; a name changes it, and a non-string is refused.
+func TestImageDigest(t *testing.T) {
+	vf := loadVectors(t)
+	v := vf.vectors["python-named-image"]
+	if v == nil {
+		t.Fatal("testdata/records/vectors.json has no python-named-image vector")
+	}
+	req := v.get("request")
+	code := wantString(t, req.get("python"), "code")
+	e := newEncoder(domainRequest)
+	e.integer("protocol", 1)
+	e.str("minimum_isolation", "")
+	e.integer("timeout_ms", 0)
+	e.str("grant_profile", "")
+	e.str("image", "data")
+	e.integer("payloads", 1)
+	e.str("kind", "python")
+	e.str("python.code", code)
+	if got, want := e.sum(), wantString(t, v, "request_sha256"); got != want {
+		t.Fatalf("image after grant_profile: %s, the vector says %s", got, want)
+	}
+
+	digest := func(json string) (string, error) {
+		t.Helper()
+		tree, err := parseJSON([]byte(json))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return requestDigest(tree)
+	}
+	mustDigest := func(json string) string {
+		t.Helper()
+		d, err := digest(json)
+		if err != nil {
+			t.Fatalf("%s: %v", json, err)
+		}
+		return d
+	}
+	none := mustDigest(`{"protocol":1,"python":{"code":"1"}}`)
+	for _, same := range []string{`{"protocol":1,"image":"","python":{"code":"1"}}`,
+		`{"protocol":1,"image":null,"python":{"code":"1"}}`} {
+		if got := mustDigest(same); got != none {
+			t.Errorf("%s: %s, want the digest without an image %s", same, got, none)
+		}
+	}
+	data := mustDigest(`{"protocol":1,"image":"data","python":{"code":"1"}}`)
+	if data == none {
+		t.Error("naming an image left the request digest unchanged")
+	}
+	if other := mustDigest(`{"protocol":1,"image":"base","python":{"code":"1"}}`); other == data || other == none {
+		t.Error("another image name gave the same request digest")
+	}
+	for _, bad := range []string{`{"protocol":1,"image":7,"python":{"code":"1"}}`,
+		`{"protocol":1,"image":["data"],"python":{"code":"1"}}`,
+		`{"protocol":1,"image":{"name":"data"},"python":{"code":"1"}}`} {
+		if _, err := digest(bad); err == nil {
+			t.Errorf("%s has a request digest", bad)
+		}
+	}
+
+	// The same through Request: an empty Image is no image at all.
+	requestSum := func(r Request) string {
+		t.Helper()
+		body, err := r.marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mustDigest(string(body))
+	}
+	python := &Code{Code: []byte(code)}
+	env := wantString(t, req, "environment")
+	if got := requestSum(Request{Environment: env, Image: "data", Python: python}); got != wantString(t, v, "request_sha256") {
+		t.Errorf("Request{Image: \"data\"} digests to %s, the vector says %s", got, wantString(t, v, "request_sha256"))
+	}
+	if requestSum(Request{Python: python, Image: ""}) != requestSum(Request{Python: python}) {
+		t.Error("an empty Image changed the request digest")
+	}
+	if requestSum(Request{Python: python, Image: "data"}) == requestSum(Request{Python: python}) {
+		t.Error("Image \"data\" left the request digest unchanged")
+	}
+}

@@ -93,3 +93,23 @@ func ExamplePool() {
 	}
 	fmt.Println(r.URL, r.StdoutText())
 }
+
+func ExampleImage() {
+	c, err := plimsoll.New(daemonURL())
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	d, err := c.Describe(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, image := range d.Images {
+		fmt.Println(image.Name, image.Default, image.Tier, len(image.Packages))
+	}
+	r, err := c.RunPython(ctx, "import numpy; print(numpy.arange(3).sum())", plimsoll.Image("data"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Print(r.StdoutText())
+}

@@ -22,6 +22,7 @@ type Session struct {
 	Provider    string
 	Isolation   string
 	Environment string
+	Image       string // the name of the image it runs; "" when the daemon names none
 	Created     time.Time
 	Expires     time.Time
 	IdleTimeout time.Duration
@@ -76,6 +77,10 @@ func (c *Client) OpenSession(ctx context.Context, options SessionOptions) (*Sess
 		b = append(b, `,"environment":`...)
 		b = appendJSONString(b, options.Environment)
 	}
+	if options.Image != "" {
+		b = append(b, `,"image":`...)
+		b = appendJSONString(b, options.Image)
+	}
 	if options.Owner != "" {
 		if c.cfg.ownerKey == nil || c.cfg.ownerKey.value == "" {
 			return nil, refused(CodeInvalidArgument, ReasonRequest,
@@ -109,6 +114,7 @@ func (c *Client) OpenSession(ctx context.Context, options SessionOptions) (*Sess
 		Provider:    r.str(v, "provider", "provider"),
 		Isolation:   r.str(v, "isolation", "isolation"),
 		Environment: r.str(v, "environment", "environment"),
+		Image:       r.optStr(v, "image", "image"),
 		Created:     time.UnixMilli(r.integer(v, "created_unix_ms", "created_unix_ms")),
 		Expires:     time.UnixMilli(r.integer(v, "expires_unix_ms", "expires_unix_ms")),
 		IdleTimeout: time.Duration(r.integer(v, "idle_timeout_ms", "idle_timeout_ms")) * time.Millisecond,
@@ -200,6 +206,7 @@ func (s *Session) Info(ctx context.Context) (*SessionInfo, error) {
 		Provider:         r.str(v, "provider", "provider"),
 		Isolation:        r.str(v, "isolation", "isolation"),
 		Environment:      r.str(v, "environment", "environment"),
+		Image:            r.optStr(v, "image", "image"),
 		CreatedUnixMS:    r.integer(v, "created_unix_ms", "created_unix_ms"),
 		ExpiresUnixMS:    r.integer(v, "expires_unix_ms", "expires_unix_ms"),
 		IdleTimeoutMS:    r.integer(v, "idle_timeout_ms", "idle_timeout_ms"),

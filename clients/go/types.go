@@ -53,6 +53,7 @@ type Request struct {
 	TraceID          string
 	GrantProfile     string
 	Environment      string // the exact environment identity required ("sha256:...")
+	Image            string // the name of one of the daemon's images (SPEC §7); "": its default
 	Javascript       *Code
 	Python           *Code
 	Project          *Project
@@ -108,7 +109,8 @@ func (r *Request) marshal() ([]byte, error) {
 		protocol = Protocol
 	}
 	for name, s := range map[string]string{"minimum_isolation": r.MinimumIsolation,
-		"trace_id": r.TraceID, "grant_profile": r.GrantProfile, "environment": r.Environment} {
+		"trace_id": r.TraceID, "grant_profile": r.GrantProfile, "environment": r.Environment,
+		"image": r.Image} {
 		if !utf8.ValidString(s) {
 			return nil, fmt.Errorf("%s is not valid UTF-8", name)
 		}
@@ -135,6 +137,10 @@ func (r *Request) marshal() ([]byte, error) {
 	if r.Environment != "" {
 		b = append(b, `,"environment":`...)
 		b = appendJSONString(b, r.Environment)
+	}
+	if r.Image != "" {
+		b = append(b, `,"image":`...)
+		b = appendJSONString(b, r.Image)
 	}
 	if r.Javascript != nil {
 		b = append(b, `,"javascript":{"code":`...)
@@ -328,8 +334,35 @@ type Description struct {
 	Grants      bool
 	Limits      map[string]int64
 	Details     map[string]string
-	Raw         []byte // the whole answer body, for fields this client does not read
+	Images      []ImageInfo // the daemon's images (SPEC §7), the default first; nil when not listed
+	Raw         []byte      // the whole answer body, for fields this client does not read
 	RequestID   string
+}
+
+// Package sources of ImagePackage.Source.
+const (
+	PackageDebian = "debian"
+	PackagePython = "python"
+	PackageNPM    = "npm"
+)
+
+// ImageInfo is one of the images a daemon serves (describe's images): a request selects it by
+// Name (Request.Image, the Image run option, SessionOptions.Image).
+type ImageInfo struct {
+	Name        string
+	Default     bool     // the image a request naming none runs on
+	Environment string   // its environment identity ("sha256:...")
+	Tier        string   // the tier its evidence proves now
+	Confirmed   bool     // its evidence monitor's verdict
+	Languages   []string // of javascript, python, node
+	Packages    []ImagePackage
+}
+
+// ImagePackage is a package installed in an image, by the package manager whose records listed it.
+type ImagePackage struct {
+	Name    string
+	Version string
+	Source  string // PackageDebian, PackagePython or PackageNPM
 }
 
 // SessionOptions opens a session. Lifetime and IdleTimeout bound the session itself; a run's
@@ -337,6 +370,7 @@ type Description struct {
 type SessionOptions struct {
 	MinimumIsolation string
 	Environment      string
+	Image            string        // the name of one of the daemon's images; "": its default
 	Owner            string        // the end user's name; only its HMAC-SHA256 under WithOwnerKey is sent
 	Lifetime         time.Duration // 0: 30 min; at most 12 h
 	IdleTimeout      time.Duration // 0: 5 min; at most the lifetime
@@ -347,6 +381,7 @@ type SessionInfo struct {
 	Provider         string
 	Isolation        string
 	Environment      string
+	Image            string // the name of the image it runs; "" when the daemon names none
 	CreatedUnixMS    int64
 	ExpiresUnixMS    int64
 	IdleTimeoutMS    int64

@@ -69,6 +69,7 @@
 #include <string_view>
 
 #include "plimsoll/error.h"
+#include "plimsoll/image_info.h"
 #include "plimsoll/provider.h"
 #include "plimsoll/record.h"
 #include "plimsoll/request.h"
@@ -113,6 +114,9 @@ struct DaemonDescription {
   Tier tier = Tier::kUnknown;
   // nullopt before the daemon has checked its provider's sandbox.
   std::optional<Evidence> evidence;
+  // The images the daemon serves (SPEC §7), the default first; empty from a
+  // daemon that does not list them. Request::image names one.
+  std::vector<ImageInfo> images;
 };
 
 class Client {

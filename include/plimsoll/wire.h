@@ -58,6 +58,7 @@
 #include <string_view>
 
 #include "plimsoll/error.h"
+#include "plimsoll/image_info.h"
 #include "plimsoll/provider.h"
 #include "plimsoll/request.h"
 #include "plimsoll/result.h"
@@ -144,9 +145,12 @@ Expected<ErrorAnswer> ParseErrorJson(std::string_view body);
 // "limits", "sessions", "details"}. "tier" is the tier a run would get now:
 // the evidence's tier (never above the claim), or "unknown" without evidence.
 // Facts and details are arrays of {"name", "value"} so a repeated name is
-// never lost.
+// never lost. With `images` (a daemon's, SPEC §7), also "images": one
+// {"name", "default", "environment", "tier", "confirmed", "languages",
+// "packages": [{"name", "version", "source"}]} per image, the default first.
 std::string DescriptionToJson(const Description& description,
-                              const std::optional<Evidence>& evidence);
+                              const std::optional<Evidence>& evidence,
+                              const std::vector<ImageInfo>& images = {});
 
 }  // namespace plimsoll
 

@@ -11,9 +11,10 @@
 #include "cli/human_output.h"
 #include "cli/image_command.h"
 #include "cli/repl_command.h"
-#include "cli/session_command.h"
 #include "cli/run_report.h"
 #include "cli/run_request.h"
+#include "cli/session_command.h"
+#include "image/image.h"
 #include "plimsoll/sandbox.h"
 
 namespace plimsoll::cli {
@@ -27,9 +28,9 @@ Expected<std::string> ChosenProvider(const std::string& flag, const std::string&
   std::string provider = flag.empty() ? ProviderNameFromEnvironment() : flag;
   if (runtime.empty()) return provider;
   if (provider != "oci") {
-    return Refusal(NotDispatched::kRequest, ErrorCode::kInvalidArgument,
-                   "--runtime applies to the oci provider only (the provider is \"" + provider +
-                       "\").");
+    return Refusal(
+        NotDispatched::kRequest, ErrorCode::kInvalidArgument,
+        "--runtime applies to the oci provider only (the provider is \"" + provider + "\").");
   }
   return provider + ":" + runtime;
 }
@@ -48,8 +49,21 @@ int RunCommand(const RunOptions& options, const std::string& runtime, std::ostre
   auto provider = ChosenProvider(options.provider, runtime);
   if (!provider.ok()) return ReportError(provider.error(), options.json, out, err);
   NoWarmPoolUnlessAsked();
-  auto sandbox = Sandbox::Open(*provider);
+  ProviderOptions provider_options;
+  if (!options.image.empty()) {
+    if (!IsWellFormedImageName(options.image)) {
+      return ReportError(Refusal(NotDispatched::kRequest,
+                                 "--image \"" + options.image +
+                                     "\" is not an image name (lowercase letters, digits, '-')."),
+                         options.json, out, err);
+    }
+    auto directory = image::VariantImageDirectory(options.image);
+    if (!directory.ok()) return ReportError(directory.error(), options.json, out, err);
+    provider_options.image_directory = directory->string();
+  }
+  auto sandbox = Sandbox::Open(*provider, Limits{}, provider_options);
   if (!sandbox.ok()) return ReportError(sandbox.error(), options.json, out, err);
+  if (!options.image.empty()) sandbox->NameImage(options.image);
   auto request = BuildRequest(options, sandbox->Describe().limits);
   if (!request.ok()) return ReportError(request.error(), options.json, out, err);
   auto result = sandbox->Run(*request);
@@ -59,8 +73,8 @@ int RunCommand(const RunOptions& options, const std::string& runtime, std::ostre
   return ReportResult(*result, options.json, out, err, evidence ? evidence->summary : "");
 }
 
-int DescribeCommand(const std::string& provider_flag, const std::string& runtime,
-                    std::ostream& out, std::ostream& err) {
+int DescribeCommand(const std::string& provider_flag, const std::string& runtime, std::ostream& out,
+                    std::ostream& err) {
   auto provider = ChosenProvider(provider_flag, runtime);
   if (!provider.ok()) return ReportError(provider.error(), false, out, err);
   NoWarmPoolUnlessAsked();
@@ -110,9 +124,10 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
   CLI::Option* run_provider = run_command->add_option(
       "--provider", run.provider, "Provider (default: $SANDBOX_PROVIDER, else disabled).");
   std::string run_runtime;
-  CLI::Option* run_runtime_option = run_command->add_option(
-      "--runtime", run_runtime, "With --provider oci: runc, crun or runsc (default: "
-                                "$SANDBOX_OCI_RUNTIME, else runc).");
+  CLI::Option* run_runtime_option =
+      run_command->add_option("--runtime", run_runtime,
+                              "With --provider oci: runc, crun or runsc (default: "
+                              "$SANDBOX_OCI_RUNTIME, else runc).");
   run_command->add_option("--floor", run.floor,
                           "Minimum isolation: process, container, kernel or vm.");
   run_command->add_option("--timeout", run.timeout_ms, "Timeout in ms (<= 0: provider default).");
@@ -129,6 +144,9 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
   run_command->add_option("--trace-id", run.trace_id, "A trace ID [A-Za-z0-9._:-]{1,64}.");
   run_command->add_option("--grant", run.grant_profile, "A grant profile name.");
   run_command->add_option("--environment", run.environment, "Require this environment identity.");
+  run_command->add_option("--image", run.image,
+                          "Run on the image NAME: the daemon's (with --daemon), else the "
+                          "variant's (this build tree's image-NAME, else the cache's).");
   run_command->add_flag("--json", run.json, "Print the result as the API's JSON object.");
   DaemonFlags run_daemon;
   CLI::Option* run_daemon_option = AddDaemonFlags(*run_command, run_daemon, run_provider);
@@ -158,8 +176,8 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
       app.add_subcommand("repl", "An interactive prompt backed by a session (Ctrl-D closes it).");
   CLI::Option* repl_provider = repl_command->add_option(
       "--provider", repl.provider, "Provider (default: $SANDBOX_PROVIDER, else disabled).");
-  CLI::Option* repl_runtime = repl_command->add_option(
-      "--runtime", repl.runtime, "With --provider oci: runc, crun or runsc.");
+  CLI::Option* repl_runtime = repl_command->add_option("--runtime", repl.runtime,
+                                                       "With --provider oci: runc, crun or runsc.");
   repl_command->add_option("--lang", repl.lang, "javascript (default) or python.");
   repl_command->add_option("--floor", repl.floor, "The session's minimum isolation.");
   repl_command->add_option("--timeout", repl.timeout_ms, "Per cell, in ms (<= 0: default).");
@@ -182,7 +200,8 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
                     "Where the chains of records are kept (default: $PLIMSOLL_STATE_DIR, else "
                     "$XDG_STATE_HOME/plimsoll, else ~/.local/state/plimsoll).");
     if (name == "list") continue;
-    CLI::Option* url = sub->add_option("--daemon", session_options.daemon.url, "The plimsolld URL.");
+    CLI::Option* url =
+        sub->add_option("--daemon", session_options.daemon.url, "The plimsolld URL.");
     sub->add_option("--token-file", session_options.daemon.token_file,
                     "Read the daemon's bearer token from PATH (default: $PLIMSOLL_TOKEN).")
         ->needs(url);
@@ -191,7 +210,9 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
         ->needs(url);
     if (name == "open") {
       sub->add_option("--floor", session_options.floor, "The session's minimum isolation.");
-      sub->add_option("--lifetime-ms", session_options.lifetime_ms, "At most 12 h (default 30 min).");
+      sub->add_option("--image", session_options.image, "One of the daemon's images, by name.");
+      sub->add_option("--lifetime-ms", session_options.lifetime_ms,
+                      "At most 12 h (default 30 min).");
       sub->add_option("--idle-timeout-ms", session_options.idle_timeout_ms, "Default 5 min.");
       continue;
     }

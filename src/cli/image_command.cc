@@ -5,6 +5,7 @@
 #include "cli/exit_status.h"
 #include "image/builder.h"
 #include "image/image.h"
+#include "plimsoll/request.h"
 
 namespace plimsoll::cli {
 namespace {
@@ -20,6 +21,28 @@ namespace {
 #endif
 
 constexpr const char* kBaseVariant = "base";
+
+// An installed plimsoll (the Debian package, scripts/make-deb) keeps the
+// variants and the guest binaries beside its executable:
+// ../share/plimsoll/image/variants and ../lib/plimsoll/guest. Else the
+// build tree's, baked in above.
+std::filesystem::path InstalledOr(const char* relative, const char* built) {
+  std::error_code error;
+  std::filesystem::path executable = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    std::filesystem::path installed = executable.parent_path() / relative;
+    if (std::filesystem::is_directory(installed, error)) return installed.lexically_normal();
+  }
+  return built;
+}
+
+std::filesystem::path VariantsDirectory() {
+  return InstalledOr("../share/plimsoll/image/variants", PLIMSOLL_IMAGE_VARIANTS);
+}
+
+std::filesystem::path GuestBinDirectory() {
+  return InstalledOr("../lib/plimsoll/guest", PLIMSOLL_GUEST_BIN_DIR);
+}
 
 // A variant's name is one path component of lowercase letters, digits and '-'; not "current",
 // the cache directory of the base image.
@@ -39,23 +62,22 @@ int Build(const ImageOptions& options, std::ostream& out, std::ostream& err) {
   if (!IsVariantName(variant)) {
     err << "plimsoll image: --variant \"" << variant
         << "\" is not a variant name (lowercase letters, digits, '-'; the directories of "
-        << PLIMSOLL_IMAGE_VARIANTS << ")\n";
+        << VariantsDirectory().string() << ")\n";
     return kExitUsage;
   }
   image::BuildOptions build;
-  build.recipe_file = !options.recipe.empty()
-                          ? std::filesystem::path(options.recipe)
-                          : std::filesystem::path(PLIMSOLL_IMAGE_VARIANTS) / variant / "recipe";
+  build.recipe_file = !options.recipe.empty() ? std::filesystem::path(options.recipe)
+                                              : VariantsDirectory() / variant / "recipe";
   if (options.recipe.empty() && !std::filesystem::exists(build.recipe_file)) {
     err << "plimsoll image: no variant \"" << variant << "\" (" << build.recipe_file.string()
         << " does not exist)\n";
     return kExitUsage;
   }
-  // The base image keeps the cache directory it always had (current); a variant gets its own.
-  std::filesystem::path default_output =
-      *cache / "image" / (variant == kBaseVariant ? std::string("current") : variant);
-  build.output = options.output.empty() ? default_output : std::filesystem::path(options.output);
-  build.guest_bin = options.guest_bin.empty() ? PLIMSOLL_GUEST_BIN_DIR : options.guest_bin;
+  auto default_output = VariantCacheDirectory(variant);
+  if (!default_output.ok()) return ReportError(default_output.error(), err);
+  build.output = options.output.empty() ? *default_output : std::filesystem::path(options.output);
+  build.guest_bin =
+      options.guest_bin.empty() ? GuestBinDirectory() : std::filesystem::path(options.guest_bin);
   build.cache = *cache / "image";
   build.require_agent = options.require_agent;
   build.rebuild_base = options.rebuild_base;
@@ -65,6 +87,17 @@ int Build(const ImageOptions& options, std::ostream& out, std::ostream& err) {
   out << build.output.string() << " " << result->identity << "\n";
   return kExitRanOk;
 }
+
+}  // namespace
+
+Expected<std::filesystem::path> VariantCacheDirectory(const std::string& variant) {
+  auto cache = image::DefaultCacheDirectory();
+  if (!cache.ok()) return cache.error();
+  // The base image keeps the cache directory it always had (current); a variant gets its own.
+  return *cache / "image" / (variant == kBaseVariant ? std::string("current") : variant);
+}
+
+namespace {
 
 int VerifyImage(const ImageOptions& options, std::ostream& out, std::ostream& err) {
   auto opened =

@@ -13,8 +13,11 @@
 #ifndef PLIMSOLL_CLI_IMAGE_COMMAND_H_
 #define PLIMSOLL_CLI_IMAGE_COMMAND_H_
 
+#include <filesystem>
 #include <ostream>
 #include <string>
+
+#include "plimsoll/error.h"
 
 namespace CLI {
 class App;
@@ -40,6 +43,10 @@ CLI::App* AddImageCommand(CLI::App& app, ImageOptions& options);
 
 // Runs the parsed subcommand; returns the exit status (cli/exit_status.h).
 int RunImageCommand(const ImageOptions& options, std::ostream& out, std::ostream& err);
+
+// Where `plimsoll image build --variant NAME` puts the image by default: the
+// cache's image/current for base, image/NAME for any other variant.
+Expected<std::filesystem::path> VariantCacheDirectory(const std::string& variant);
 
 }  // namespace plimsoll::cli
 

@@ -15,6 +15,7 @@ Expected<Request> BuildRequest(const RunOptions& options, const Limits& limits) 
   request.trace_id = options.trace_id;
   request.grant_profile = options.grant_profile;
   request.environment = options.environment;
+  request.image = options.image;
 
   if (!options.project_dir.empty()) {
     if (!options.code.empty() || !options.file.empty()) {

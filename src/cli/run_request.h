@@ -29,6 +29,9 @@ struct RunOptions {
   std::string trace_id;
   std::string grant_profile;
   std::string environment;
+  // --image NAME: with --daemon, the daemon's image of that name; locally,
+  // the variant's image (image::VariantImageDirectory; base: the default).
+  std::string image;
   bool json = false;
 };
 

@@ -70,19 +70,19 @@ Status WriteChain(const SessionCommandOptions& options, const ChainFile& file) {
   PLIMSOLL_RETURN_IF_ERROR(MakePrivateDirectories(SessionsDirectory(options)));
   std::string path = ChainPath(options, file.chain.session_sha256);
   std::string partial = path + ".partial";
-  std::string text = "daemon " + file.daemon + "\nsession_sha256 " + file.chain.session_sha256 +
-                     "\nlast_sequence " + std::to_string(file.chain.last_sequence) +
-                     "\nlast_record_sha256 " +
-                     (file.chain.last_record_sha256.empty() ? "-" : file.chain.last_record_sha256) +
-                     "\n";
+  std::string text =
+      "daemon " + file.daemon + "\nsession_sha256 " + file.chain.session_sha256 +
+      "\nlast_sequence " + std::to_string(file.chain.last_sequence) + "\nlast_record_sha256 " +
+      (file.chain.last_record_sha256.empty() ? "-" : file.chain.last_record_sha256) + "\n";
   int fd = open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return StateError("Cannot write " + partial, errno);
-  bool written = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
-                 fsync(fd) == 0;
+  bool written =
+      write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && fsync(fd) == 0;
   int saved = errno;
   close(fd);
   if (!written) return StateError("Cannot write " + partial, saved);
-  if (rename(partial.c_str(), path.c_str()) != 0) return StateError("Cannot rename " + partial, errno);
+  if (rename(partial.c_str(), path.c_str()) != 0)
+    return StateError("Cannot rename " + partial, errno);
   return Status::Ok();
 }
 
@@ -113,6 +113,7 @@ int Open(const SessionCommandOptions& options, Client& client, std::ostream& out
          std::ostream& err) {
   SessionOpenRequest request;
   request.options.minimum_isolation = options.floor;
+  request.options.image = options.image;
   request.options.lifetime_ms = options.lifetime_ms;
   request.options.idle_timeout_ms = options.idle_timeout_ms;
   auto info = client.OpenSession(request);
@@ -133,7 +134,8 @@ Expected<std::string> CellCode(const SessionCommandOptions& options) {
     return Refusal(NotDispatched::kRequest, "Give the cell with -e or as a file, not both.");
   }
   if (!options.code.empty()) return options.code;
-  if (options.file.empty()) return Refusal(NotDispatched::kRequest, "No cell: give -e CODE or FILE.");
+  if (options.file.empty())
+    return Refusal(NotDispatched::kRequest, "No cell: give -e CODE or FILE.");
   std::ifstream in(options.file, std::ios::binary);
   if (!in) return Refusal(NotDispatched::kRequest, "Cannot read " + options.file + ".");
   std::stringstream text;

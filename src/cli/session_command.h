@@ -40,6 +40,7 @@ struct SessionCommandOptions {
   std::string state_dir;  // --state-dir
   // open
   std::string floor;
+  std::string image;  // --image NAME: one of the daemon's images
   int64_t lifetime_ms = 0;
   int64_t idle_timeout_ms = 0;
   // run

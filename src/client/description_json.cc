@@ -115,6 +115,50 @@ Limits ReadLimits(const Json& object, Problem& problem) {
   return limits;
 }
 
+std::vector<std::string> ReadStrings(FieldReader& fields, std::string_view key, Problem& problem) {
+  std::vector<std::string> out;
+  if (const Json* array = fields.Array(key, wire::kRequired)) {
+    for (size_t i = 0; i < array->size() && !problem; ++i) {
+      out.push_back(wire::ReadString((*array)[i], wire::IndexPath(fields.PathOf(key), i), problem));
+    }
+  }
+  return out;
+}
+
+// One entry of `images`: every field required, each package's too.
+ImageInfo ReadImage(const Json& entry, const std::string& path, Problem& problem) {
+  ImageInfo image;
+  if (!entry.is_object()) {
+    problem.Set(path + " is " + std::string(wire::DescribeType(entry)) + ", not an object.");
+    return image;
+  }
+  FieldReader fields(entry, path, problem, /*null_is_absent=*/false);
+  image.name = fields.String("name", wire::kRequired);
+  image.is_default = fields.Boolean("default", wire::kRequired);
+  image.environment = fields.String("environment", wire::kRequired);
+  image.tier = ReadTier(fields, "tier", problem);
+  image.confirmed = fields.Boolean("confirmed", wire::kRequired);
+  image.contents.languages = ReadStrings(fields, "languages", problem);
+  if (const Json* packages = fields.Array("packages", wire::kRequired)) {
+    for (size_t i = 0; i < packages->size() && !problem; ++i) {
+      std::string package_path = wire::IndexPath(fields.PathOf("packages"), i);
+      const Json& package = (*packages)[i];
+      if (!package.is_object()) {
+        problem.Set(package_path + " is " + std::string(wire::DescribeType(package)) +
+                    ", not an object.");
+        break;
+      }
+      FieldReader package_fields(package, package_path, problem, /*null_is_absent=*/false);
+      ImagePackage read;
+      read.name = package_fields.String("name", wire::kRequired);
+      read.version = package_fields.String("version", wire::kRequired);
+      read.source = package_fields.String("source", wire::kRequired);
+      image.contents.packages.push_back(std::move(read));
+    }
+  }
+  return image;
+}
+
 Expected<DaemonDescription> ReadDescription(std::string_view body) {
   auto lost = [](const std::string& message) {
     return Failure(ErrorCode::kDataLoss, "The daemon's description is not well-formed: " + message);
@@ -146,6 +190,14 @@ Expected<DaemonDescription> ReadDescription(std::string_view body) {
     out.description.limits = ReadLimits(*limits, problem);
   }
   out.description.details = ReadNamedValues(fields, "details", problem);
+  // Added with several images per daemon: absent from older daemons.
+  if (root->contains("images")) {
+    if (const Json* images = fields.Array("images", wire::kRequired)) {
+      for (size_t i = 0; i < images->size() && !problem; ++i) {
+        out.images.push_back(ReadImage((*images)[i], wire::IndexPath("images", i), problem));
+      }
+    }
+  }
   if (problem) return lost(*problem.message);
   return out;
 }

@@ -127,6 +127,37 @@ TEST(SandboxTest, AGrantProfileNoneServesIsRefusedPermissionAndNothingRuns) {
   EXPECT_EQ(fake->smoke_tests, 0);
 }
 
+TEST(SandboxTest, OnlyTheImageTheSandboxServesRunsAnyOtherIsRefusedRequest) {
+  auto [fake, sandbox] = Make();
+  Request request = Snippet();
+  request.image = "data";
+  auto unnamed = sandbox.Run(request);
+  ASSERT_FALSE(unnamed.ok());
+  EXPECT_EQ(NotDispatchedReason(unnamed.error()), NotDispatched::kRequest);
+  EXPECT_NE(unnamed.error().message().find("one unnamed image"), std::string::npos);
+
+  sandbox.NameImage("base");
+  EXPECT_EQ(sandbox.Describe().image, "base");
+  auto other = sandbox.Run(request);
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(NotDispatchedReason(other.error()), NotDispatched::kRequest);
+  EXPECT_NE(other.error().message().find("serves \"base\""), std::string::npos);
+  request.image = "Bad_Name";
+  EXPECT_EQ(NotDispatchedReason(sandbox.Run(request).error()), NotDispatched::kRequest);
+  EXPECT_EQ(fake->runs, 0);
+
+  request.image = "base";
+  auto named = sandbox.Run(request);
+  ASSERT_TRUE(named.ok()) << named.error().ToString();
+  // The record binds the name: the same request without it has another digest.
+  Request unnamed_request = request;
+  unnamed_request.image.clear();
+  EXPECT_EQ(named->record.request_sha256, RequestDigest(request));
+  EXPECT_NE(RequestDigest(request), RequestDigest(unnamed_request));
+  EXPECT_TRUE(sandbox.Run(unnamed_request).ok()) << "no name: the sandbox's own image";
+  EXPECT_EQ(fake->runs, 2);
+}
+
 TEST(SandboxTest, FloorAboveTheClaimIsRefusedBeforeAnyEvidence) {
   auto [fake, sandbox] = Make();
   auto result = sandbox.Run(Snippet("vm"));

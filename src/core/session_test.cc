@@ -180,6 +180,30 @@ TEST_F(SessionTest, ACellNamingAGrantProfileIsRefusedPermissionAndNothingRuns) {
   EXPECT_EQ(session->Info().calls, 0);
 }
 
+TEST_F(SessionTest, ASessionKeepsItsImageACallNamingAnotherIsRefusedRequest) {
+  sandbox_.NameImage("data");
+  SessionOptions other;
+  other.image = "base";
+  EXPECT_EQ(NotDispatchedReason(sandbox_.OpenSession(other).error()), NotDispatched::kRequest);
+  SessionOptions malformed;
+  malformed.image = "-data";
+  EXPECT_EQ(NotDispatchedReason(sandbox_.OpenSession(malformed).error()), NotDispatched::kRequest);
+  EXPECT_FALSE(control_->destroyed) << "no sandbox was made";
+
+  auto session = Open();
+  ASSERT_TRUE(session);
+  EXPECT_EQ(session->Info().image, "data");
+  Request cell = Cell("python", "1");
+  cell.image = "base";
+  auto refused = session->Run(cell);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(NotDispatchedReason(refused.error()), NotDispatched::kRequest);
+  EXPECT_EQ(control_->runs, 0);
+  cell.image = "data";
+  EXPECT_TRUE(session->Run(cell).ok());
+  EXPECT_EQ(control_->runs, 1);
+}
+
 TEST_F(SessionTest, OneCallRunsOneWaitsAndAThirdIsRefusedCapacity) {
   auto session = Open();
   ASSERT_TRUE(session);
@@ -279,8 +303,7 @@ TEST_F(SessionTest, BadOptionsAndFloorsAreRefusedBeforeASandboxIsMade) {
             NotDispatched::kRequest);
   SessionOptions not_a_tier;
   not_a_tier.minimum_isolation = "strong";
-  EXPECT_EQ(NotDispatchedReason(sandbox_.OpenSession(not_a_tier).error()),
-            NotDispatched::kRequest);
+  EXPECT_EQ(NotDispatchedReason(sandbox_.OpenSession(not_a_tier).error()), NotDispatched::kRequest);
   SessionOptions floor;
   floor.minimum_isolation = "vm";
   EXPECT_EQ(NotDispatchedReason(sandbox_.OpenSession(floor).error()), NotDispatched::kIsolation);
@@ -336,8 +359,7 @@ TEST(EmbeddedSessionTest, JavascriptCellsKeepTheirStateAndPythonIsUnsupported) {
   Request sent = Cell("javascript", "x");
   auto third = (*session)->Run(sent);
   ASSERT_TRUE(third.ok());
-  const ChainState after_second{SessionIdDigest((*session)->id()), 2,
-                                second->record.record_sha256};
+  const ChainState after_second{SessionIdDigest((*session)->id()), 2, second->record.record_sha256};
   ChainState chain = after_second;
   EXPECT_TRUE(CheckExchange(sent, *third, &chain).ok());
   Result forged = *third;

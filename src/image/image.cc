@@ -158,4 +158,29 @@ Expected<Image> LocateDefaultImage() {
   return OpenImage(current);
 }
 
+Expected<std::filesystem::path> VariantImageDirectory(std::string_view variant) {
+  if (variant == "base") return std::filesystem::path();
+  std::string tried;
+#ifdef PLIMSOLL_BUILD_TREE_IMAGE
+  {
+    std::filesystem::path built(std::string(PLIMSOLL_BUILD_TREE_IMAGE) + "-" +
+                                std::string(variant));
+    std::error_code ignored;
+    if (std::filesystem::is_directory(built, ignored)) return built;
+    tried = built.string() + ", ";
+  }
+#endif
+  auto cache = DefaultCacheDirectory();
+  if (!cache.ok()) return cache.error();
+  std::filesystem::path cached = *cache / "image" / std::string(variant);
+  std::error_code ignored;
+  if (!std::filesystem::is_directory(cached, ignored)) {
+    return EnvironmentRefusal("No image of the variant " + std::string(variant) +
+                              ": none was found at " + tried + cached.string() +
+                              ". Build it with `plimsoll image build --variant " +
+                              std::string(variant) + "`.");
+  }
+  return cached;
+}
+
 }  // namespace plimsoll::image

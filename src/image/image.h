@@ -77,6 +77,14 @@ Expected<Image> LocateImageWith(const std::filesystem::path& directory,
                                 std::initializer_list<const char*> executables);
 Expected<Image> LocateDefaultImageWith(std::initializer_list<const char*> executables);
 
+// The image directory of a built variant (image/variants/NAME), for a local
+// run's --image NAME: "" for base (LocateDefaultImage's choice); else this
+// build tree's image directory with "-NAME" appended (`make` builds
+// build/<preset>/image-data), if it exists; else the cache's image/NAME
+// (`plimsoll image build --variant NAME`). Neither: a refusal
+// (kEnvironment) saying how to build it.
+Expected<std::filesystem::path> VariantImageDirectory(std::string_view variant);
+
 // ${PLIMSOLL_CACHE}, else $HOME/.cache/plimsoll.
 Expected<std::filesystem::path> DefaultCacheDirectory();
 

@@ -99,8 +99,30 @@ OrderedJson WriteLimits(const Limits& limits) {
 }
 }  // namespace wire
 
+namespace {
+
+OrderedJson WriteImage(const ImageInfo& image) {
+  OrderedJson out = OrderedJson::object();
+  out["name"] = image.name;
+  out["default"] = image.is_default;
+  out["environment"] = image.environment;
+  out["tier"] = TierName(image.tier);
+  out["confirmed"] = image.confirmed;
+  out["languages"] = image.contents.languages;
+  OrderedJson packages = OrderedJson::array();
+  for (const ImagePackage& package : image.contents.packages) {
+    packages.push_back(
+        {{"name", package.name}, {"version", package.version}, {"source", package.source}});
+  }
+  out["packages"] = std::move(packages);
+  return out;
+}
+
+}  // namespace
+
 std::string DescriptionToJson(const Description& description,
-                              const std::optional<Evidence>& evidence) {
+                              const std::optional<Evidence>& evidence,
+                              const std::vector<ImageInfo>& images) {
   OrderedJson out = OrderedJson::object();
   out["protocol"] = kProtocol;
   out["provider"] = description.provider;
@@ -114,6 +136,11 @@ std::string DescriptionToJson(const Description& description,
   sessions["enabled"] = description.capabilities.sessions;
   out["sessions"] = std::move(sessions);
   out["details"] = WriteNamedValues(description.details);
+  if (!images.empty()) {
+    OrderedJson list = OrderedJson::array();
+    for (const ImageInfo& image : images) list.push_back(WriteImage(image));
+    out["images"] = std::move(list);
+  }
   return wire::Dump(out);
 }
 

@@ -96,12 +96,13 @@ def _files(entries: List[Dict[str, Any]]) -> List[Tuple[str, Any]]:
 
 
 _RUN_ARGS = {"code", "minimum_isolation", "timeout_ms", "environment", "grant_profile",
-             "trace_id"}
+             "trace_id", "image"}
 _ARGS = {
     "describe": set(), "run_javascript": _RUN_ARGS, "run_python": _RUN_ARGS,
     "run_project": {"files", "steps", "artifacts", "minimum_isolation", "timeout_ms",
-                    "environment", "grant_profile", "trace_id"},
-    "open_session": {"minimum_isolation", "lifetime_ms", "idle_timeout_ms", "environment"},
+                    "environment", "grant_profile", "trace_id", "image"},
+    "open_session": {"minimum_isolation", "lifetime_ms", "idle_timeout_ms", "environment",
+                     "image"},
     "run_cell": {"language", "code", "timeout_ms"}, "session_run_javascript": {"code",
                                                                               "timeout_ms"},
     "session_upload": {"files"}, "session_download": {"paths"}, "close_session": set(),
@@ -294,7 +295,7 @@ def _check(expect: Dict[str, Any], outcome: Any, error: Optional[PlimsollError])
     if kind == "session":
         opened = outcome.opened
         got = {"provider": opened.provider, "isolation": opened.isolation,
-               "environment": opened.environment}
+               "environment": opened.environment, "image": opened.image}
         unknown = set(want) - set(got)
         if unknown:
             raise ScenarioError(f"unknown session fields {sorted(unknown)}")

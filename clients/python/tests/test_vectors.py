@@ -148,6 +148,26 @@ def test_not_covered_request_fields() -> None:
     assert records.request_digest(request) != vector["request_sha256"]
 
 
+def test_image_is_covered_only_when_named() -> None:
+    """Row 4a: an absent, null or empty image adds no field; a named one is covered."""
+    vector = BY_NAME["python-named-image"]
+    assert records.request_digest(vector["request"]) == vector["request_sha256"]
+    unnamed = {k: v for k, v in vector["request"].items() if k != "image"}
+    digest = records.request_digest(unnamed)
+    assert digest != vector["request_sha256"]
+    assert records.request_digest(dict(unnamed, image="")) == digest
+    assert records.request_digest(dict(unnamed, image=None)) == digest
+    assert records.request_digest(dict(unnamed, image="base")) not in (
+        digest, vector["request_sha256"])
+    # A request with no image keeps the digest it had before images existed.
+    plain = BY_NAME["javascript-spec-example"]
+    assert records.request_digest(dict(plain["request"], image="")) == plain["request_sha256"]
+    assert records.request_digest(dict(plain["request"], image="data")) != plain[
+        "request_sha256"]
+    with pytest.raises(ValueError):
+        records.request_digest(dict(unnamed, image=7))
+
+
 def test_non_canonical_base64_is_refused() -> None:
     with pytest.raises(ValueError):
         records.wire_bytes({"base64": "aGk"})  # no padding

@@ -173,6 +173,7 @@ export class Client {
     const body: Record<string, unknown> = { protocol: PROTOCOL };
     if (options.minimumIsolation) body.minimum_isolation = options.minimumIsolation;
     if (options.environment) body.environment = options.environment;
+    if (options.image) body.image = options.image;
     if (options.owner !== undefined) {
       if (!this.#ownerKey) throw clientRefusal("invalid_argument", "owner needs the client option ownerKey (only its HMAC is sent).");
       body.owner = await hmacSha256Hex(this.#ownerKey, utf8(options.owner));
@@ -191,6 +192,7 @@ export class Client {
       throw fail(`has tier ${opened.isolation}, below the floor ${options.minimumIsolation}`);
     }
     if (options.environment && opened.environment !== options.environment) throw fail("has another environment than the one required");
+    if (options.image && opened.image !== options.image) throw fail("names another image than the one required");
     return Session.create(this, opened);
   }
 
@@ -220,6 +222,7 @@ export function withOptions(request: WireRequest, o: RunOptions): WireRequest {
   if (o.timeoutMs !== undefined) request.timeout_ms = o.timeoutMs;
   if (o.environment !== undefined) request.environment = o.environment;
   if (o.grantProfile !== undefined) request.grant_profile = o.grantProfile;
+  if (o.image !== undefined) request.image = o.image;
   if (o.traceId !== undefined) request.trace_id = o.traceId;
   return request;
 }

@@ -134,6 +134,10 @@ export function requestEncoding(req: Obj): Encoder {
   e.fieldString("minimum_isolation", str(req.minimum_isolation));
   e.fieldInt("timeout_ms", present(req.timeout_ms) ? (req.timeout_ms as number) : 0);
   e.fieldString("grant_profile", str(req.grant_profile));
+  // 4a: the one field encoded only when present (absent, null or "": no field at all), so a
+  // request naming no image keeps the digest it always had.
+  const image = str(req.image);
+  if (image !== "") e.fieldString("image", image);
   const kinds = ["javascript", "python", "project", "cell"].filter((k) => present(req[k]));
   e.fieldInt("payloads", kinds.length);
   for (const kind of kinds) {

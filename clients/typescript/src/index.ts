@@ -11,11 +11,11 @@ export {
   PlimsollError, RefusedError, DataLossError, isRetryableReason, REASONS, ERROR_CODES,
   type Reason, type ErrorCode,
 } from "./errors.js";
-export { meetsFloor, TIERS } from "./types.js";
+export { meetsFloor, PACKAGE_SOURCES, TIERS } from "./types.js";
 export type {
   Tier, Kind, Outcome, Language, RunOptions, ProjectFile, ProjectSpec, RequestBytes, WireRequest,
   SentRequest, RunRecord, StepResult, Artifact, BrokerSummary, Advice, Limits, Capabilities,
-  Description, SessionOptions, SessionState, SessionClosed,
+  Description, ImageInfo, ImagePackage, PackageSource, SessionOptions, SessionState, SessionClosed,
 } from "./types.js";
 export type { BytesLike, WireBytes } from "./bytes.js";
 export * as digest from "./digest-api.js";

@@ -27,6 +27,7 @@ interface Needs {
   floor?: string | null | undefined;
   environment?: string | null | undefined;
   grantProfile?: string | null | undefined;
+  image?: string | null | undefined;
 }
 
 export class Pool {
@@ -68,7 +69,7 @@ export class Pool {
   run(request: WireRequest, options: { signal?: AbortSignal | undefined } = {}): Promise<Result> {
     const kind = (["javascript", "python", "project", "cell"] as const).find((k) => request[k] != null);
     return this.#place(
-      { ...(kind ? { kind } : {}), floor: request.minimum_isolation, environment: request.environment, grantProfile: request.grant_profile },
+      { ...(kind ? { kind } : {}), floor: request.minimum_isolation, environment: request.environment, grantProfile: request.grant_profile, image: request.image },
       (client) => client.run(request, options),
     );
   }
@@ -76,7 +77,7 @@ export class Pool {
   /** Opens a session on the first daemon that can host it; the Session stays on that daemon. */
   openSession(options: SessionOptions = {}): Promise<Session> {
     return this.#place(
-      { session: true, floor: options.minimumIsolation, environment: options.environment },
+      { session: true, floor: options.minimumIsolation, environment: options.environment, image: options.image },
       (client) => client.openSession(options),
     );
   }
@@ -135,10 +136,14 @@ export class Pool {
 /** Why a daemon cannot take the request, as the refusal reason it would give; undefined if it can. */
 function unfit(d: Description, needs: Needs): Reason | undefined {
   if (d.tier === "none") return "unsupported";
-  if (needs.floor && !meetsFloor(d.tier, needs.floor)) return "isolation";
+  // A named image, when the daemon lists its images: its own tier and identity count (the
+  // top-level ones are the default image's). One that does not list them is left to refuse.
+  const named = needs.image ? d.images.find((i) => i.name === needs.image) : undefined;
+  if (needs.image && d.images.length > 0 && !named) return "unsupported";
+  if (needs.floor && !meetsFloor(named?.tier ?? d.tier, needs.floor)) return "isolation";
   if (needs.kind && !d.capabilities.payloads.includes(needs.kind)) return "unsupported";
   if (needs.session && !(d.sessionsEnabled && d.capabilities.sessions)) return "unsupported";
-  if (needs.environment && d.environment !== needs.environment) return "environment";
+  if (needs.environment && (named?.environment ?? d.environment) !== needs.environment) return "environment";
   if (needs.grantProfile && d.grantProfiles && !d.grantProfiles.includes(needs.grantProfile)) return "unsupported";
   return undefined;
 }

@@ -25,6 +25,8 @@ export class Session implements AsyncDisposable {
   readonly provider: string;
   readonly isolation: Tier;
   readonly environment: string;
+  /** The name of the image the session runs on (absent when the daemon names none). */
+  readonly image?: string;
   readonly createdUnixMs: number;
   readonly expiresUnixMs: number;
   readonly idleTimeoutMs: number;
@@ -40,6 +42,7 @@ export class Session implements AsyncDisposable {
     this.provider = opened.provider;
     this.isolation = opened.isolation;
     this.environment = opened.environment;
+    if (opened.image !== undefined) this.image = opened.image;
     this.createdUnixMs = opened.createdUnixMs;
     this.expiresUnixMs = opened.expiresUnixMs;
     this.idleTimeoutMs = opened.idleTimeoutMs;

@@ -29,6 +29,11 @@ export interface RunOptions {
   environment?: string;
   /** A grant profile by name (SPEC §8). */
   grantProfile?: string;
+  /**
+   * One of the daemon's images by name (SPEC §7; `describe().images`): `[a-z0-9-]{1,64}`, not
+   * starting with `-`. Sent only when non-empty (else the default image); the daemon checks it.
+   */
+  image?: string;
   /** `[A-Za-z0-9._:-]{1,64}`, for the operator's logs. */
   traceId?: string;
   /** Aborts the call (before sending: refused `request`; after: `deadline_exceeded`, may have run). */
@@ -59,6 +64,8 @@ export interface WireRequest {
   trace_id?: string | null;
   grant_profile?: string | null;
   environment?: string | null;
+  /** Absent, null or "": the default image (nothing is sent). */
+  image?: string | null;
   javascript?: { code: RequestBytes } | null;
   python?: { code: RequestBytes } | null;
   project?: {
@@ -77,6 +84,8 @@ export interface SentRequest {
   trace_id?: string;
   grant_profile?: string;
   environment?: string;
+  /** Only when non-empty. */
+  image?: string;
   javascript?: { code: WireBytes };
   python?: { code: WireBytes };
   project?: { files: { path: string; content: WireBytes }[]; steps: string[][]; artifacts: string[] };
@@ -154,6 +163,33 @@ export interface Limits {
   maxArtifactBytes: number;
 }
 
+/** Which package manager's records a package was read from. */
+export type PackageSource = "debian" | "python" | "npm";
+export const PACKAGE_SOURCES: readonly PackageSource[] = ["debian", "python", "npm"];
+
+export interface ImagePackage {
+  name: string;
+  version: string;
+  source: PackageSource;
+}
+
+/** One image a daemon serves (describe's `images`, SPEC §7). */
+export interface ImageInfo {
+  /** What a request's (or a session's) `image` names. */
+  name: string;
+  /** What a request naming no image runs on. */
+  default: boolean;
+  /** The image's identity (`sha256:…`). */
+  environment: string;
+  /** What its evidence proves now (never above the claim; `unknown` without evidence). */
+  tier: Tier;
+  /** Its evidence monitor's verdict. */
+  confirmed: boolean;
+  /** Of "javascript", "python", "node". */
+  languages: string[];
+  packages: ImagePackage[];
+}
+
 export interface Capabilities {
   payloads: Kind[];
   languages: Language[];
@@ -174,12 +210,16 @@ export interface Description {
   sessionsEnabled: boolean;
   /** Grant profile names, when the daemon lists them (today's daemons do not). */
   grantProfiles?: string[];
+  /** The images the daemon serves, the default first; [] from a daemon that does not list them. */
+  images: ImageInfo[];
   wire: Record<string, unknown>;
 }
 
 export interface SessionOptions {
   minimumIsolation?: string;
   environment?: string;
+  /** The image the session runs on, by name (sent only when non-empty; else the default). */
+  image?: string;
   /** The end user's name; only its HMAC-SHA256 under the client's `ownerKey` is sent. */
   owner?: string;
   /** Bounds the session's whole life (not one run: that is a call's `timeoutMs`). */
@@ -194,6 +234,8 @@ export interface SessionState {
   provider: string;
   isolation: Tier;
   environment: string;
+  /** The name of the image the session runs on (absent when it has none). */
+  image?: string;
   createdUnixMs: number;
   expiresUnixMs: number;
   idleTimeoutMs: number;

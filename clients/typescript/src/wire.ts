@@ -6,10 +6,10 @@ import { type BytesLike, base64Decode, fromWire, text, toWire, type WireBytes } 
 import { wireFloat } from "./digest.js";
 import { clientRefusal } from "./errors.js";
 import type {
-  Advice, Artifact, Description, Kind, Limits, Outcome, RequestBytes, RunRecord, SentRequest,
-  SessionClosed, SessionState, StepResult, Tier, WireRequest,
+  Advice, Artifact, Description, ImageInfo, ImagePackage, Kind, Limits, Outcome, RequestBytes,
+  RunRecord, SentRequest, SessionClosed, SessionState, StepResult, Tier, WireRequest,
 } from "./types.js";
-import { TIERS } from "./types.js";
+import { PACKAGE_SOURCES, TIERS } from "./types.js";
 
 export const PROTOCOL = 1;
 
@@ -46,6 +46,11 @@ export function buildRequest(req: WireRequest): SentRequest {
   if (req.trace_id != null) out.trace_id = strOut(req.trace_id, "trace_id");
   if (req.grant_profile != null) out.grant_profile = strOut(req.grant_profile, "grant_profile");
   if (req.environment != null) out.environment = strOut(req.environment, "environment");
+  if (req.image != null) {
+    // "" names the default image, as no field does: sent only when non-empty.
+    const image = strOut(req.image, "image");
+    if (image !== "") out.image = image;
+  }
   if (req.javascript != null) out.javascript = { code: bytesOut(req.javascript.code, "javascript.code") };
   if (req.python != null) out.python = { code: bytesOut(req.python.code, "python.code") };
   if (req.project != null) {
@@ -73,7 +78,7 @@ export function buildRequest(req: WireRequest): SentRequest {
 
 const KNOWN_REQUEST_FIELDS = new Set([
   "protocol", "minimum_isolation", "timeout_ms", "trace_id", "grant_profile", "environment",
-  "javascript", "python", "project", "cell",
+  "image", "javascript", "python", "project", "cell",
 ]);
 
 // ---- answers ----
@@ -305,6 +310,25 @@ function limits(v: unknown, where: string): Limits {
   };
 }
 
+function readImage(v: unknown, where: string): ImageInfo {
+  const o = obj(v, where);
+  return {
+    name: s(o, "name", where),
+    default: b(o, "default", where),
+    environment: s(o, "environment", where),
+    tier: tier(o, "tier", where),
+    confirmed: b(o, "confirmed", where),
+    languages: strList(o, "languages", where),
+    packages: arr(o, "packages", where, false).map((x, n): ImagePackage => {
+      const pw = `${where}.packages[${n}]`;
+      const po = obj(x, pw);
+      const source = s(po, "source", pw);
+      if (!(PACKAGE_SOURCES as readonly string[]).includes(source)) throw new Unreadable(`${pw}.source is unknown`);
+      return { name: s(po, "name", pw), version: s(po, "version", pw), source: source as ImagePackage["source"] };
+    }),
+  };
+}
+
 export function readDescription(v: unknown): Description {
   const o = obj(v, "describe");
   const w = "describe";
@@ -325,6 +349,8 @@ export function readDescription(v: unknown): Description {
     },
     limits: limits(o.limits, "describe.limits"),
     sessionsEnabled: b(obj(o.sessions, "describe.sessions"), "enabled", "describe.sessions"),
+    // Several images per daemon (SPEC §7): absent from older daemons.
+    images: arr(o, "images", w, true).map((x, n) => readImage(x, `describe.images[${n}]`)),
     wire: o,
   };
   // A future daemon may list its grant profiles; today's say only whether grants are on.
@@ -340,6 +366,8 @@ export interface SessionOpened {
   provider: string;
   isolation: Tier;
   environment: string;
+  /** The name of the image the session runs on (absent when it has none). */
+  image?: string;
   createdUnixMs: number;
   expiresUnixMs: number;
   idleTimeoutMs: number;
@@ -349,7 +377,7 @@ export interface SessionOpened {
 export function readSessionOpened(v: unknown): SessionOpened {
   const o = obj(v, "session");
   const w = "session";
-  return {
+  const opened: SessionOpened = {
     sessionId: s(o, "session_id", w),
     provider: s(o, "provider", w),
     isolation: tier(o, "isolation", w),
@@ -359,12 +387,14 @@ export function readSessionOpened(v: unknown): SessionOpened {
     idleTimeoutMs: i(o, "idle_timeout_ms", w),
     limits: limits(o.limits, "session.limits"),
   };
+  if (present(o.image)) opened.image = s(o, "image", w);
+  return opened;
 }
 
 export function readSessionState(v: unknown): SessionState {
   const o = obj(v, "session");
   const w = "session";
-  return {
+  const state: SessionState = {
     sessionId: s(o, "session_id", w),
     provider: s(o, "provider", w),
     isolation: tier(o, "isolation", w),
@@ -381,6 +411,8 @@ export function readSessionState(v: unknown): SessionState {
     interpreters: strList(o, "interpreters", w) as SessionState["interpreters"],
     lastRecordSha256: s(o, "last_record_sha256", w),
   };
+  if (present(o.image)) state.image = s(o, "image", w);
+  return state;
 }
 
 export function readSessionClosed(v: unknown): SessionClosed {

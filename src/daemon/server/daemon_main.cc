@@ -11,6 +11,7 @@
 #include "daemon/log.h"
 #include "daemon/server/audit.h"
 #include "daemon/server/hardened.h"
+#include "daemon/server/open_images.h"
 #include "daemon/server/server.h"
 
 namespace plimsoll::daemon {
@@ -26,33 +27,56 @@ void WarnAboutEnvironment(const Environment& environment, Log& log) {
   }
 }
 
-// Reconcile, preflight + smoke test, then the minimum isolation.
-Status ConfirmSandbox(const Settings& settings, Sandbox& sandbox, Log& log) {
-  Status reconciled = sandbox.provider().Reconcile();
-  if (!reconciled.ok()) return reconciled.error().WithContext("Removing leftovers failed");
-  // The pin holds for the daemon's whole life: every later evidence
-  // collection re-checks it (a changed image is refused, not served).
-  sandbox.PinEnvironment(settings.pinned_environment);
-  auto evidence = sandbox.CollectEvidence(settings.evidence_budget);
-  if (!evidence.ok()) {
-    std::string environment = sandbox.Describe().environment;
-    if (!settings.pinned_environment.empty() && environment != settings.pinned_environment) {
-      return Failure(ErrorCode::kFailedPrecondition,
-                     "The environment is pinned to " + settings.pinned_environment + " but the " +
-                         std::string(sandbox.provider().name()) + " provider has " +
-                         (environment.empty() ? std::string("none") : environment) + ".");
-    }
-    return evidence.error();
+// Reconcile every image's provider first (so one's cleanup cannot take
+// another's warm pool), then each image's preflight + smoke test and the
+// minimum isolation. The pin holds the default image.
+Status ConfirmImages(const Settings& settings, const std::vector<ImageToServe>& images, Log& log) {
+  for (const ImageToServe& image : images) {
+    Status reconciled = image.sandbox->provider().Reconcile();
+    if (!reconciled.ok()) return reconciled.error().WithContext("Removing leftovers failed");
   }
-  log.Info("provider " + std::string(sandbox.provider().name()) + ", tier " +
-           std::string(TierName(evidence->tier)) + ": " + evidence->summary);
-  if (settings.min_isolation && !MeetsFloor(evidence->tier, *settings.min_isolation)) {
-    return Failure(ErrorCode::kFailedPrecondition,
-                   "SANDBOX_MIN_ISOLATION is " + std::string(TierName(*settings.min_isolation)) +
-                       " but the " + std::string(sandbox.provider().name()) +
-                       " provider's evidence shows " + std::string(TierName(evidence->tier)) + ".");
+  const bool several = images.size() > 1;
+  for (const ImageToServe& image : images) {
+    Sandbox& sandbox = *image.sandbox;
+    const std::string which = several ? " (image " + image.name + ")" : std::string();
+    const bool is_default = &image == &images.front();
+    // The pin holds for the daemon's whole life: every later evidence
+    // collection re-checks it (a changed image is refused, not served).
+    if (is_default) sandbox.PinEnvironment(settings.pinned_environment);
+    auto evidence = sandbox.CollectEvidence(settings.evidence_budget);
+    if (!evidence.ok()) {
+      std::string environment = sandbox.Describe().environment;
+      if (is_default && !settings.pinned_environment.empty() &&
+          environment != settings.pinned_environment) {
+        return Failure(ErrorCode::kFailedPrecondition,
+                       "The environment is pinned to " + settings.pinned_environment + " but the " +
+                           std::string(sandbox.provider().name()) + " provider has " +
+                           (environment.empty() ? std::string("none") : environment) + which + ".");
+      }
+      return several ? evidence.error().WithContext("The image " + image.name) : evidence.error();
+    }
+    log.Info("provider " + std::string(sandbox.provider().name()) + which + ", tier " +
+             std::string(TierName(evidence->tier)) + ": " + evidence->summary);
+    if (settings.min_isolation && !MeetsFloor(evidence->tier, *settings.min_isolation)) {
+      return Failure(ErrorCode::kFailedPrecondition,
+                     "SANDBOX_MIN_ISOLATION is " + std::string(TierName(*settings.min_isolation)) +
+                         " but the " + std::string(sandbox.provider().name()) +
+                         " provider's evidence shows " + std::string(TierName(evidence->tier)) +
+                         which + ".");
+    }
   }
   return Status::Ok();
+}
+
+// The weakest tier the images' evidence proves (unknown when any has none).
+Tier WeakestProvenTier(const std::vector<ImageToServe>& images) {
+  Tier weakest = Tier::kVm;
+  for (const ImageToServe& image : images) {
+    std::optional<Evidence> evidence = image.sandbox->evidence();
+    Tier tier = evidence ? evidence->tier : Tier::kUnknown;
+    if (CompareTiers(tier, weakest) < 0) weakest = tier;
+  }
+  return weakest;
 }
 
 // The caller store of --callers / PLIMSOLL_CALLERS, else the default store
@@ -183,14 +207,16 @@ int DaemonMain(const std::vector<std::string>& args, const Environment& environm
 
   Limits limits = ApplyRunLimits(settings->run_limits, Limits{});
   limits.run_ceiling_ms = settings->run_ceiling.count();
-  auto sandbox = Sandbox::Open(settings->provider, limits);
-  if (!sandbox.ok()) {
-    log.Error(sandbox.error().message());
+  auto opened = OpenImages(*settings, limits);
+  if (!opened.ok()) {
+    log.Error(opened.error().message());
     return kExitBadSettings;
   }
+  const std::vector<ImageToServe>& images = opened->images;
+  Sandbox& sandbox = *images.front().sandbox;  // the default image's: every image has its provider
   HardenedFacts hardened;
   if (settings->hardened) {
-    auto facts = FactsBeforeEvidence(callers.get(), active_callers, sandbox->Describe().tier);
+    auto facts = FactsBeforeEvidence(callers.get(), active_callers, sandbox.Describe().tier);
     if (!facts.ok()) {
       log.Error(facts.error().message());
       return kExitStartFailed;
@@ -199,7 +225,7 @@ int DaemonMain(const std::vector<std::string>& args, const Environment& environm
     // Sessions are always bounded (lifetime at most 12 h, idle timeout,
     // 1 GiB of disk built in; per caller, per owner and per daemon by flags
     // that take only positive values): none can be switched off.
-    hardened.sessions_enabled = sandbox->Describe().capabilities.sessions;
+    hardened.sessions_enabled = sandbox.Describe().capabilities.sessions;
     hardened.session_caps_set = true;
     std::vector<std::string> violations = HardenedViolations(*settings, hardened);
     if (!violations.empty()) {
@@ -219,15 +245,15 @@ int DaemonMain(const std::vector<std::string>& args, const Environment& environm
   } else {
     authenticator = MakeNoCallersAuthenticator();
   }
-  Server server(*settings, *sandbox, *authenticator, log, audit.get());
+  Server server(*settings, images, *authenticator, log, audit.get());
   Status started = server.Bind();
   if (!started.ok() && started.error().code() == ErrorCode::kInvalidArgument) {
     log.Error(started.error().message());  // unusable TLS files: bad settings
     return kExitBadSettings;
   }
-  if (started.ok()) started = ConfirmSandbox(*settings, *sandbox, log);
+  if (started.ok()) started = ConfirmImages(*settings, images, log);
   if (started.ok() && settings->hardened) {
-    hardened.tier = sandbox->evidence() ? sandbox->evidence()->tier : Tier::kUnknown;
+    hardened.tier = WeakestProvenTier(images);
     hardened.tier_proven = true;
     std::vector<std::string> violations = HardenedViolations(*settings, hardened);
     if (!violations.empty()) {

@@ -1,5 +1,5 @@
 // GET /v1/describe: what this daemon runs and how strong its wall is, plus
-// the evidence monitor's state (evidence_monitor.h).
+// the evidence monitor's state (evidence_monitor.h) and the images it serves.
 #include <nlohmann/json.hpp>
 
 #include "daemon/server/handlers.h"
@@ -31,14 +31,39 @@ ordered_json EvidenceMonitorJson(const EvidenceStatus& status) {
   return out;
 }
 
+// Each image as `images` lists it: its evidence's tier (never above its
+// provider's claim) and its monitor's verdict.
+std::vector<ImageInfo> ListImages(const ApiServices& services) {
+  std::vector<ImageInfo> out;
+  for (const ServedImage& image : services.images) {
+    Description description = image.sandbox.Describe();
+    std::optional<Evidence> evidence = image.sandbox.evidence();
+    ImageInfo info;
+    info.name = image.name;
+    info.is_default = &image == &services.images.front();
+    info.environment = evidence && !evidence->environment.empty() ? evidence->environment
+                                                                  : description.environment;
+    if (evidence) {
+      info.tier =
+          CompareTiers(evidence->tier, description.tier) > 0 ? description.tier : evidence->tier;
+    }
+    info.confirmed = image.evidence_monitor.status().confirmed;
+    info.contents = image.contents;
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
 }  // namespace
 
 boost::asio::awaitable<http::Answer> HandleDescribe(ApiServices& services,
                                                     http::RequestContext& /*context*/) {
   // Describe() is cheap and side-effect free (provider.h), so it runs here.
+  // The top-level fields are the default image's, as before several images.
+  const ServedImage& main = services.images.front();
   ordered_json body = ordered_json::parse(
-      DescriptionToJson(services.sandbox.Describe(), services.sandbox.evidence()));
-  body["evidence_monitor"] = EvidenceMonitorJson(services.evidence_monitor.status());
+      DescriptionToJson(main.sandbox.Describe(), main.sandbox.evidence(), ListImages(services)));
+  body["evidence_monitor"] = EvidenceMonitorJson(main.evidence_monitor.status());
   co_return http::JsonAnswer(http::HttpStatus::ok,
                              body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }

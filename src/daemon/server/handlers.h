@@ -2,7 +2,7 @@
 // that bind them to routes.
 //
 // API listener (authenticated unless noted; scope in brackets):
-//   GET    /v1/describe                 provider, tier, evidence, limits ...
+//   GET    /v1/describe                 provider, tier, evidence, limits, images ...
 //   POST   /v1/runs                     [runs] one run through the Sandbox
 //   POST   /v1/sessions                 [sessions] open a session (SPEC §9)
 //   POST   /v1/sessions/{id}/runs       [sessions] one call in it (admitted as a run)
@@ -15,6 +15,8 @@
 // Metrics listener (no authentication; loopback by default):
 //   GET    /metrics                     Prometheus text format
 //
+// A run or session names one of the served images (`image`; none = the
+// default, the first): SelectImage, before admission.
 // A run is admitted first (global and per-caller concurrency and rate:
 // a shed run is a `capacity` refusal, with Retry-After when the rate gives
 // one), then goes to the WorkerPool (never run on an I/O thread); a full pool is a
@@ -40,6 +42,7 @@
 #include "daemon/server/readiness_probe.h"
 #include "daemon/server/session_registry.h"
 #include "daemon/server/worker_pool.h"
+#include "plimsoll/image_info.h"
 #include "plimsoll/sandbox.h"
 
 namespace plimsoll::daemon {
@@ -53,19 +56,33 @@ struct RunBound {
   std::chrono::milliseconds grace{5'000};
 };
 
+// One image the daemon serves (SPEC §7; plimsolld --image NAME=PATH): its
+// own Sandbox (so its own provider, warm pool and evidence) and monitor.
+struct ServedImage {
+  std::string name;  // what a request's `image` names
+  Sandbox& sandbox;
+  const EvidenceMonitor& evidence_monitor;
+  const ImageContents& contents;  // read once at startup
+};
+
 // What the API handlers use. Everything must outlive the routers.
 struct ApiServices {
-  Sandbox& sandbox;
+  // The images served, the default first; never empty. Every image has the
+  // same provider and limits (one --provider, one set of run limits).
+  std::vector<ServedImage> images;
   WorkerPool& pool;
   Metrics& metrics;
   Log& log;
   const std::atomic<bool>& draining;          // /readyz answers 503 while true
   admission::AdmissionController& admission;  // checked by HandleRun before the pool
-  const EvidenceMonitor& evidence_monitor;    // shown by describe and /readyz
   const RunBound run_bound;                   // HandleRun's own deadline
   ReadinessProbe& readiness;                  // /readyz's preflight, off the event loop
   SessionRegistry& sessions;                  // the session routes' sessions
 };
+
+// The image a request names ("" = the default). An unknown name is
+// Refusal(kRequest) listing the names served (nothing ran).
+Expected<const ServedImage*> SelectImage(const ApiServices& services, std::string_view name);
 
 // What a run route hands the worker: Sandbox::Run, or a session's Run.
 using Dispatch = std::function<Expected<Result>(const Request&)>;
@@ -76,9 +93,11 @@ http::Answer PoolFullAnswer(ApiServices& services, const http::RequestContext& c
 // The run path of POST /v1/runs and of session calls: admission, the worker
 // pool within the daemon's bound (RunBound), metrics, the answer and its
 // audit fields (`extra_audit` adds to them, e.g. the session's digest).
+// `image` is the one the run goes to (its provider name and environment
+// explain a failure).
 boost::asio::awaitable<http::Answer> AdmitAndRun(ApiServices& services,
                                                  http::RequestContext& context, Request request,
-                                                 Dispatch dispatch,
+                                                 const ServedImage& image, Dispatch dispatch,
                                                  nlohmann::ordered_json extra_audit);
 
 void AddApiRoutes(http::Router& router, ApiServices& services);

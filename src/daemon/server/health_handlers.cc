@@ -46,21 +46,29 @@ boost::asio::awaitable<http::Answer> HandleReadyz(ApiServices& services,
         services, context, "The provider's preflight does not pass.",
         "/readyz: the provider's preflight: " + preflight.error().message());
   }
-  std::optional<Evidence> evidence = services.sandbox.evidence();
-  if (!evidence || !evidence->AllChecksPassed()) {
-    co_return NotReady(services, context, "The provider's sandbox is not confirmed.");
-  }
-  EvidenceStatus monitored = services.evidence_monitor.status();
-  if (!monitored.confirmed) {
-    co_return NotReadyWithDetail(services, context,
-                                 "The sandbox's evidence is below the " +
-                                     std::string(TierName(monitored.startup_tier)) +
-                                     " tier proven at startup.",
-                                 "/readyz: the evidence fell: " + monitored.lost_reason);
+  // Ready when every image's sandbox is confirmed: a request may name any.
+  std::optional<Evidence> main_evidence;
+  for (const ServedImage& image : services.images) {
+    const std::string which =
+        services.images.size() > 1 ? " of the image \"" + image.name + "\"" : std::string();
+    std::optional<Evidence> evidence = image.sandbox.evidence();
+    if (!evidence || !evidence->AllChecksPassed()) {
+      co_return NotReady(services, context,
+                         "The provider's sandbox" + which + " is not confirmed.");
+    }
+    EvidenceStatus monitored = image.evidence_monitor.status();
+    if (!monitored.confirmed) {
+      co_return NotReadyWithDetail(
+          services, context,
+          "The sandbox's evidence" + which + " is below the " +
+              std::string(TierName(monitored.startup_tier)) + " tier proven at startup.",
+          "/readyz: the evidence" + which + " fell: " + monitored.lost_reason);
+    }
+    if (!main_evidence) main_evidence = std::move(evidence);
   }
   nlohmann::ordered_json body = {{"status", "ready"},
-                                 {"provider", services.sandbox.provider().name()},
-                                 {"tier", TierName(evidence->tier)}};
+                                 {"provider", services.images.front().sandbox.provider().name()},
+                                 {"tier", TierName(main_evidence->tier)}};
   co_return http::JsonAnswer(http::HttpStatus::ok, body.dump());
 }
 

@@ -55,12 +55,12 @@ milliseconds RunTimeout(const Request& request, const RunBound& bound) {
   return std::min(milliseconds(timeout_ms), bound.ceiling);
 }
 
-void CountRun(ApiServices& services, const Expected<Result>& result) {
+void CountRun(ApiServices& services, const ServedImage& image, const Expected<Result>& result) {
   if (result.ok()) {
     services.metrics.CountRun(result->provider, result->isolation,
                               result->timed_out ? "timed_out" : "exited");
   } else if (!result.error().not_dispatched()) {
-    services.metrics.CountRun(services.sandbox.provider().name(), Tier::kUnknown, "failed");
+    services.metrics.CountRun(image.sandbox.provider().name(), Tier::kUnknown, "failed");
   }
 }
 
@@ -72,10 +72,10 @@ http::Answer WithAudit(http::Answer answer, nlohmann::ordered_json run) {
 
 // The daemon's own bound passed before the provider returned: code may have
 // run, so the answer carries no mark.
-http::Answer CeilingExceeded(ApiServices& services, const http::RequestContext& context,
-                             milliseconds bound) {
+http::Answer CeilingExceeded(ApiServices& services, const ServedImage& image,
+                             const http::RequestContext& context, milliseconds bound) {
   services.metrics.CountCeilingHit();
-  services.metrics.CountRun(services.sandbox.provider().name(), Tier::kUnknown, "ceiling_exceeded");
+  services.metrics.CountRun(image.sandbox.provider().name(), Tier::kUnknown, "ceiling_exceeded");
   services.log.Warning(
       "A run (request ID " +
       (context.request_id.empty() ? std::string("none") : context.request_id) +
@@ -101,24 +101,40 @@ http::Answer PoolFullAnswer(ApiServices& services, const http::RequestContext& c
   return answer;
 }
 
+Expected<const ServedImage*> SelectImage(const ApiServices& services, std::string_view name) {
+  if (name.empty()) return &services.images.front();
+  std::string served;
+  for (const ServedImage& image : services.images) {
+    if (image.name == name) return &image;
+    served += (served.empty() ? "\"" : ", \"") + image.name + "\"";
+  }
+  return Refusal(NotDispatched::kRequest, "This daemon serves no image named \"" +
+                                              std::string(name) + "\"; it serves " + served +
+                                              " (GET /v1/describe lists them).");
+}
+
 boost::asio::awaitable<http::Answer> HandleRun(ApiServices& services,
                                                http::RequestContext& context) {
   Expected<Request> request = ParseRequestJson(context.body);
   if (!request.ok()) co_return http::ErrorAnswer(request.error(), context.request_id, services.log);
-  Dispatch dispatch = [&sandbox = services.sandbox](const Request& admitted) {
+  Expected<const ServedImage*> image = SelectImage(services, request->image);
+  if (!image.ok()) co_return http::ErrorAnswer(image.error(), context.request_id, services.log);
+  Dispatch dispatch = [&sandbox = (*image)->sandbox](const Request& admitted) {
     return sandbox.Run(admitted);
   };
-  co_return co_await AdmitAndRun(services, context, std::move(*request), std::move(dispatch),
-                                 nlohmann::ordered_json::object());
+  co_return co_await AdmitAndRun(services, context, std::move(*request), **image,
+                                 std::move(dispatch), nlohmann::ordered_json::object());
 }
 
 boost::asio::awaitable<http::Answer> AdmitAndRun(ApiServices& services,
                                                  http::RequestContext& context, Request request_in,
-                                                 Dispatch dispatch,
+                                                 const ServedImage& image, Dispatch dispatch,
                                                  nlohmann::ordered_json extra_audit) {
   // (A local named as before, so the body below reads as it did.)
   std::optional<Request> request(std::move(request_in));
-  nlohmann::ordered_json run_audit = RunAuditFields(*request, services.sandbox.provider().name());
+  nlohmann::ordered_json run_audit = RunAuditFields(*request, image.sandbox.provider().name());
+  // Which image ran, where there is a choice.
+  if (services.images.size() > 1) run_audit["image"] = image.name;
   for (auto& [key, value] : extra_audit.items()) run_audit[key] = value;
 
   // Admission (per-caller concurrency, global concurrency, caller rate;
@@ -155,13 +171,13 @@ boost::asio::awaitable<http::Answer> AdmitAndRun(ApiServices& services,
     co_return WithAudit(PoolFullAnswer(services, context), std::move(run_audit));
   }
   if (outcome.kind == BoundedOutcomeKind::kOverran) {
-    co_return WithAudit(CeilingExceeded(services, context, bound), std::move(run_audit));
+    co_return WithAudit(CeilingExceeded(services, image, context, bound), std::move(run_audit));
   }
   const Expected<Result>& result = *outcome.value;
-  CountRun(services, result);
+  CountRun(services, image, result);
   if (!result.ok()) {
     // Provider, runtime and console text stays in the log (provider_errors.h).
-    const std::string daemon_environment = services.sandbox.Describe().environment;
+    const std::string daemon_environment = image.sandbox.Describe().environment;
     http::Answer answer =
         AnswerForRunError(result.error(), {required_environment, daemon_environment},
                           context.request_id, services.log);

@@ -9,44 +9,59 @@ namespace plimsoll::daemon {
 
 namespace asio = boost::asio;
 
+namespace {
+
+std::vector<ImageToServe> OneImage(Sandbox& sandbox) {
+  std::string name = sandbox.image_name();
+  return {ImageToServe{name.empty() ? "default" : name, &sandbox, {}}};
+}
+
+}  // namespace
+
 Server::Server(const Settings& settings, Sandbox& sandbox, Authenticator& authenticator, Log& log,
                AuditLog* audit)
+    : Server(settings, OneImage(sandbox), authenticator, log, audit) {}
+
+Server::Server(const Settings& settings, std::vector<ImageToServe> images,
+               Authenticator& authenticator, Log& log, AuditLog* audit)
     : settings_(settings),
       log_(log),
+      images_(std::move(images)),
       api_limiter_({.max_connections = settings.max_connections,
                     .max_per_peer = settings.max_connections_per_peer}),
       metrics_limiter_({.max_connections = settings.max_connections,
                         .max_per_peer = settings.max_connections_per_peer}),
-      readiness_([&sandbox] { return sandbox.provider().Preflight(); }, {},
-                 [this](const Status& result) {
-                   metrics_.CountReadinessCheck(result.ok() ? "passed" : "failed");
-                 }),
+      readiness_(
+          [this]() -> Status {
+            for (const ImageToServe& image : images_) {
+              PLIMSOLL_RETURN_IF_ERROR(image.sandbox->provider().Preflight());
+            }
+            return Status::Ok();
+          },
+          {},
+          [this](const Status& result) {
+            metrics_.CountReadinessCheck(result.ok() ? "passed" : "failed");
+          }),
       pool_({.workers = settings.run_workers, .queue_capacity = settings.run_queue}),
       admission_({.max_concurrent = static_cast<int64_t>(settings.max_concurrent_runs > 0
                                                              ? settings.max_concurrent_runs
                                                              : settings.run_workers)}),
-      evidence_monitor_(
-          sandbox, log,
-          {.interval = settings.evidence_interval, .budget = settings.evidence_budget},
-          [this](const EvidenceStatus& status, std::optional<EvidenceCheckResult> result) {
-            metrics_.SetEvidence(status.current_tier, status.confirmed, status.last_confirmed);
-            if (result) metrics_.CountEvidenceCheck(EvidenceCheckResultName(*result));
-          }),
+      evidence_statuses_(images_.size()),
+      evidence_monitors_(MakeEvidenceMonitors()),
       operator_log_audit_(audit == nullptr ? AuditLog::ToOperatorLog(log) : nullptr),
       audit_(audit != nullptr ? *audit : *operator_log_audit_),
-      sessions_(sandbox,
-                SessionCaps{.per_caller = settings.max_sessions_per_caller,
+      sessions_(SessionCaps{.per_caller = settings.max_sessions_per_caller,
                             .per_owner = settings.max_sessions_per_owner,
                             .total = settings.max_sessions},
                 [this](const SessionEnded& ended) { AuditSessionEnd(ended); }),
-      services_{sandbox,
+      services_{ServedImages(),
                 pool_,
                 metrics_,
                 log,
                 draining_,
                 admission_,
-                evidence_monitor_,
-                RunBound{sandbox.Describe().limits, settings.run_ceiling, settings.run_grace},
+                RunBound{images_.front().sandbox->Describe().limits, settings.run_ceiling,
+                         settings.run_grace},
                 readiness_,
                 sessions_},
       api_router_(&authenticator, log),
@@ -75,7 +90,26 @@ Server::Server(const Settings& settings, Sandbox& sandbox, Authenticator& authen
                            settings.dev},
       api_tcp_(io_context_, api_environment_) {
   AddApiRoutes(api_router_, services_);
-  metrics_.SetPoolSource([&sandbox] { return sandbox.Describe().pool; });
+  // The pools of every image together (each image's sandbox has its own).
+  metrics_.SetPoolSource([this]() -> std::optional<PoolState> {
+    std::optional<PoolState> total;
+    for (const ImageToServe& image : images_) {
+      std::optional<PoolState> pool = image.sandbox->Describe().pool;
+      if (!pool) continue;
+      if (!total) {
+        total = pool;
+        continue;
+      }
+      total->size += pool->size;
+      total->ready += pool->ready;
+      total->enabled = total->enabled && pool->enabled;
+      total->handed_out += pool->handed_out;
+      total->found_empty += pool->found_empty;
+      total->unhealthy += pool->unhealthy;
+      total->start_failures += pool->start_failures;
+    }
+    return total;
+  });
   metrics_.SetOpenConnectionsSource([this] {
     return std::map<std::string, uint64_t>{{"api", api_limiter_.open()},
                                            {"metrics", metrics_limiter_.open()}};
@@ -86,6 +120,47 @@ Server::Server(const Settings& settings, Sandbox& sandbox, Authenticator& authen
     api_unix_->UseMode(settings_.unix_socket_mode);
   }
   if (settings_.metrics_listen != "off") metrics_tcp_.emplace(io_context_, metrics_environment_);
+}
+
+std::vector<std::unique_ptr<EvidenceMonitor>> Server::MakeEvidenceMonitors() {
+  std::vector<std::unique_ptr<EvidenceMonitor>> monitors;
+  for (size_t index = 0; index < images_.size(); ++index) {
+    monitors.push_back(std::make_unique<EvidenceMonitor>(
+        *images_[index].sandbox, log_,
+        EvidenceMonitor::Options{.interval = settings_.evidence_interval,
+                                 .budget = settings_.evidence_budget},
+        [this, index](const EvidenceStatus& status, std::optional<EvidenceCheckResult> result) {
+          EvidenceChanged(index, status);
+          if (result) metrics_.CountEvidenceCheck(EvidenceCheckResultName(*result));
+        }));
+  }
+  return monitors;
+}
+
+void Server::EvidenceChanged(size_t index, const EvidenceStatus& status) {
+  std::lock_guard lock(evidence_mutex_);
+  evidence_statuses_[index] = status;
+  EvidenceStatus weakest = evidence_statuses_.front();
+  for (const EvidenceStatus& other : evidence_statuses_) {
+    if (CompareTiers(other.current_tier, weakest.current_tier) < 0) {
+      weakest.current_tier = other.current_tier;
+    }
+    weakest.confirmed = weakest.confirmed && other.confirmed;
+    if (!other.last_confirmed ||
+        (weakest.last_confirmed && *other.last_confirmed < *weakest.last_confirmed)) {
+      weakest.last_confirmed = other.last_confirmed;
+    }
+  }
+  metrics_.SetEvidence(weakest.current_tier, weakest.confirmed, weakest.last_confirmed);
+}
+
+std::vector<ServedImage> Server::ServedImages() {
+  std::vector<ServedImage> served;
+  for (size_t index = 0; index < images_.size(); ++index) {
+    served.push_back(ServedImage{images_[index].name, *images_[index].sandbox,
+                                 *evidence_monitors_[index], images_[index].contents});
+  }
+  return served;
 }
 
 Server::~Server() {
@@ -109,10 +184,11 @@ void Server::AuditSessionEnd(const SessionEnded& ended) {
 }
 
 void Server::StopThreads() {
-  sessions_.Shutdown();      // ends every session `shutdown` (a running call first)
-  readiness_.Stop();         // wakes /readyz waiters; a preflight in progress finishes
-  evidence_monitor_.Stop();  // wakes it; a check in progress is bounded by its budget
-  pool_.Shutdown();          // waits for runs still inside the provider
+  sessions_.Shutdown();  // ends every session `shutdown` (a running call first)
+  readiness_.Stop();     // wakes /readyz waiters; a preflight in progress finishes
+  // Wakes each; a check in progress is bounded by its budget.
+  for (auto& monitor : evidence_monitors_) monitor->Stop();
+  pool_.Shutdown();  // waits for runs still inside the provider
   work_.reset();
   io_context_.stop();
   for (std::thread& thread : io_threads_) thread.join();
@@ -174,7 +250,7 @@ std::optional<asio::ip::tcp::endpoint> Server::metrics_endpoint() const {
 
 Status Server::Start() {
   PLIMSOLL_RETURN_IF_ERROR(pool_.Start());
-  PLIMSOLL_RETURN_IF_ERROR(evidence_monitor_.Start());
+  for (auto& monitor : evidence_monitors_) PLIMSOLL_RETURN_IF_ERROR(monitor->Start());
   sessions_.Start();
   work_.emplace(io_context_.get_executor());
   api_tcp_.Start();

@@ -24,7 +24,8 @@
 // Thread-safety: Bind, Start and Drain from one controlling thread.
 //
 // Usage:
-//   Server server(settings, sandbox, authenticator, log);
+//   Server server(settings, {{"base", &base, base_contents}, {"data", &data, data_contents}},
+//                 authenticator, log);           // or (settings, sandbox, ...) for one image
 //   PLIMSOLL_RETURN_IF_ERROR(server.Bind());
 //   PLIMSOLL_RETURN_IF_ERROR(server.Start());
 //   std::cout << http::FormatEndpoint(server.api_endpoint());
@@ -38,7 +39,9 @@
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -54,16 +57,30 @@
 #include "daemon/server/readiness_probe.h"
 #include "daemon/server/settings.h"
 #include "daemon/server/worker_pool.h"
+#include "plimsoll/image_info.h"
 #include "plimsoll/sandbox.h"
 
 namespace plimsoll::daemon {
+
+// One image for the Server to serve (SPEC §7): its name (IsWellFormedImageName;
+// the Sandbox should be named the same, Sandbox::NameImage), its sandbox, and
+// what describe lists of it.
+struct ImageToServe {
+  std::string name;
+  Sandbox* sandbox = nullptr;  // outlives the Server
+  ImageContents contents;
+};
 
 class Server {
  public:
   // Every reference must outlive the Server. `audit` (may be null: audit
   // lines then go to `log`; DaemonMain opens settings.audit_log) must too.
-  // Startup evidence must be collected before Start(): the evidence monitor
-  // takes it as the tier proven at startup.
+  // Startup evidence must be collected before Start(): each image's evidence
+  // monitor takes it as the tier proven at startup. `images` is not empty,
+  // the default first, names distinct; all share one provider and its limits.
+  Server(const Settings& settings, std::vector<ImageToServe> images, Authenticator& authenticator,
+         Log& log, AuditLog* audit = nullptr);
+  // One image: `sandbox` under its own name (image_name(), else "default").
   Server(const Settings& settings, Sandbox& sandbox, Authenticator& authenticator, Log& log,
          AuditLog* audit = nullptr);
   ~Server();
@@ -84,7 +101,9 @@ class Server {
 
   Metrics& metrics() { return metrics_; }
   admission::AdmissionController& admission() { return admission_; }
-  EvidenceMonitor& evidence_monitor() { return evidence_monitor_; }
+  // The default image's monitor, and image `index`'s (in the order given).
+  EvidenceMonitor& evidence_monitor() { return *evidence_monitors_.front(); }
+  EvidenceMonitor& evidence_monitor(size_t index) { return *evidence_monitors_.at(index); }
   SessionRegistry& sessions() { return sessions_; }
   size_t open_connections() const { return registry_.size(); }
   const http::ConnectionLimiter& api_limiter() const { return api_limiter_; }
@@ -95,9 +114,16 @@ class Server {
   void StopThreads();
   Status LoadTls();
   void AuditSessionEnd(const SessionEnded& ended);
+  // One monitor per image; each reports to metrics through EvidenceChanged.
+  std::vector<std::unique_ptr<EvidenceMonitor>> MakeEvidenceMonitors();
+  // The metrics' evidence gauges: the weakest image's state (the lowest
+  // tier, confirmed only while every image is, the oldest confirmation).
+  void EvidenceChanged(size_t index, const EvidenceStatus& status);
+  std::vector<ServedImage> ServedImages();
 
   Settings settings_;
   Log& log_;
+  const std::vector<ImageToServe> images_;
   // Before io_context_: connections destroyed with the io_context release
   // their places here.
   http::ConnectionLimiter api_limiter_;
@@ -112,7 +138,9 @@ class Server {
   http::ConnectionRegistry registry_;
   WorkerPool pool_;
   admission::AdmissionController admission_;
-  EvidenceMonitor evidence_monitor_;
+  std::mutex evidence_mutex_;                      // guards evidence_statuses_
+  std::vector<EvidenceStatus> evidence_statuses_;  // the last of each image's monitor
+  std::vector<std::unique_ptr<EvidenceMonitor>> evidence_monitors_;  // one per image
   std::unique_ptr<AuditLog> operator_log_audit_;  // set when no AuditLog was given
   AuditLog& audit_;
   std::atomic<bool> audit_failing_{false};

@@ -37,15 +37,20 @@ boost::asio::awaitable<http::Answer> HandleSessionOpen(ApiServices& services,
                                                        http::RequestContext& context) {
   Expected<SessionOpenRequest> request = ParseSessionOpenJson(context.body);
   if (!request.ok()) co_return http::ErrorAnswer(request.error(), context.request_id, services.log);
+  Expected<const ServedImage*> image = SelectImage(services, request->options.image);
+  if (!image.ok()) co_return http::ErrorAnswer(image.error(), context.request_id, services.log);
+  // The sandbox takes the session under its own name, so a call naming the
+  // default image's name is accepted like one naming none.
+  Sandbox& sandbox = (*image)->sandbox;
   // Making the sandbox is slow work: a worker does it, within the evidence
   // budget the Sandbox gives the provider plus a grace.
   const std::chrono::milliseconds bound =
       Sandbox::kDefaultEvidenceBudget + services.run_bound.grace;
-  auto work = [&registry = services.sessions, caller = CallerName(context),
-               owner = request->owner, options = request->options]() noexcept
-      -> Expected<std::shared_ptr<Session>> {
+  auto work = [&registry = services.sessions, &sandbox, caller = CallerName(context),
+               owner = request->owner,
+               options = request->options]() noexcept -> Expected<std::shared_ptr<Session>> {
     try {
-      return registry.Open(caller, owner, options);
+      return registry.Open(caller, owner, options, sandbox);
     } catch (const std::exception& exception) {
       return Failure(ErrorCode::kInternal,
                      std::string("Opening the session threw: ") + exception.what());
@@ -64,9 +69,9 @@ boost::asio::awaitable<http::Answer> HandleSessionOpen(ApiServices& services,
   }
   const Expected<std::shared_ptr<Session>>& session = *outcome.value;
   if (!session.ok()) co_return http::ErrorAnswer(session.error(), context.request_id, services.log);
-  http::Answer answer = http::JsonAnswer(
-      http::HttpStatus::created,
-      SessionOpenedToJson((*session)->Info(), services.sandbox.Describe().limits));
+  http::Answer answer =
+      http::JsonAnswer(http::HttpStatus::created,
+                       SessionOpenedToJson((*session)->Info(), sandbox.Describe().limits));
   answer.audit_details = nlohmann::ordered_json::object();
   answer.audit_details["session"] = SessionIdDigest((*session)->id());
   co_return answer;
@@ -74,7 +79,8 @@ boost::asio::awaitable<http::Answer> HandleSessionOpen(ApiServices& services,
 
 boost::asio::awaitable<http::Answer> HandleSessionRun(ApiServices& services,
                                                       http::RequestContext& context) {
-  std::shared_ptr<Session> session = services.sessions.Find(CallerName(context), SessionId(context));
+  std::shared_ptr<Session> session =
+      services.sessions.Find(CallerName(context), SessionId(context));
   if (!session) co_return NotFound(services, context);
   // The session refuses a third concurrent call itself; refusing it here
   // too keeps it from taking a worker just to be told so.
@@ -89,14 +95,19 @@ boost::asio::awaitable<http::Answer> HandleSessionRun(ApiServices& services,
   if (!request.ok()) co_return http::ErrorAnswer(request.error(), context.request_id, services.log);
   nlohmann::ordered_json audit = nlohmann::ordered_json::object();
   audit["session"] = SessionIdDigest(session->id());
+  // The session runs on the image it was opened on (a call naming another
+  // is refused by Session::Run): that image's facts explain a failure.
+  Expected<const ServedImage*> image = SelectImage(services, session->Info().image);
+  if (!image.ok()) co_return http::ErrorAnswer(image.error(), context.request_id, services.log);
   Dispatch dispatch = [session](const Request& admitted) { return session->Run(admitted); };
-  co_return co_await AdmitAndRun(services, context, std::move(*request), std::move(dispatch),
-                                 std::move(audit));
+  co_return co_await AdmitAndRun(services, context, std::move(*request), **image,
+                                 std::move(dispatch), std::move(audit));
 }
 
 boost::asio::awaitable<http::Answer> HandleSessionState(ApiServices& services,
                                                         http::RequestContext& context) {
-  std::shared_ptr<Session> session = services.sessions.Find(CallerName(context), SessionId(context));
+  std::shared_ptr<Session> session =
+      services.sessions.Find(CallerName(context), SessionId(context));
   if (!session) co_return NotFound(services, context);
   co_return http::JsonAnswer(http::HttpStatus::ok, SessionStateToJson(session->Info()));
 }

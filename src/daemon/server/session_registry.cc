@@ -8,8 +8,8 @@
 
 namespace plimsoll::daemon {
 
-SessionRegistry::SessionRegistry(Sandbox& sandbox, SessionCaps caps, EndedSink ended)
-    : sandbox_(sandbox), caps_(caps), ended_(std::move(ended)) {}
+SessionRegistry::SessionRegistry(SessionCaps caps, EndedSink ended)
+    : caps_(caps), ended_(std::move(ended)) {}
 
 SessionRegistry::~SessionRegistry() {
   Shutdown();
@@ -44,7 +44,8 @@ std::optional<SessionRegistry::Entry> SessionRegistry::TakeLocked(const std::str
 
 Expected<std::shared_ptr<Session>> SessionRegistry::Open(const std::string& caller,
                                                          const std::string& owner,
-                                                         const SessionOptions& options) {
+                                                         const SessionOptions& options,
+                                                         Sandbox& sandbox) {
   // A malformed open is refused as such, whatever the caps say.
   PLIMSOLL_RETURN_IF_ERROR(Sandbox::CheckSessionOptions(options));
   std::optional<Entry> replaced;
@@ -54,20 +55,21 @@ Expected<std::shared_ptr<Session>> SessionRegistry::Open(const std::string& call
       return Refusal(NotDispatched::kUnsupported, "The daemon is shutting down.");
     }
     auto count = [this](auto matches) {
-      return static_cast<size_t>(std::count_if(sessions_.begin(), sessions_.end(),
-                                               [&](const auto& item) { return matches(item.second); }));
+      return static_cast<size_t>(
+          std::count_if(sessions_.begin(), sessions_.end(),
+                        [&](const auto& item) { return matches(item.second); }));
     };
     if (sessions_.size() + opening_ >= caps_.total) {
       return Refusal(NotDispatched::kCapacity,
                      "The daemon has " + std::to_string(caps_.total) +
                          " sessions open, its limit; close one or try again later.");
     }
-    const size_t callers = count([&](const Entry& e) { return e.caller == caller; }) +
-                           opening_by_caller_[caller];
+    const size_t callers =
+        count([&](const Entry& e) { return e.caller == caller; }) + opening_by_caller_[caller];
     if (callers >= caps_.per_caller) {
-      return Refusal(NotDispatched::kCapacity,
-                     "This caller has " + std::to_string(caps_.per_caller) +
-                         " sessions open, its limit; close one first.");
+      return Refusal(NotDispatched::kCapacity, "This caller has " +
+                                                   std::to_string(caps_.per_caller) +
+                                                   " sessions open, its limit; close one first.");
     }
     if (!owner.empty()) {
       const size_t owners =
@@ -100,7 +102,7 @@ Expected<std::shared_ptr<Session>> SessionRegistry::Open(const std::string& call
   }
   if (replaced) Report(*replaced, replaced->session->End(SessionEndReason::kReplaced));
 
-  Expected<std::unique_ptr<Session>> opened = sandbox_.OpenSession(options);
+  Expected<std::unique_ptr<Session>> opened = sandbox.OpenSession(options);
 
   std::lock_guard lock(mutex_);
   --opening_;

@@ -51,7 +51,7 @@ struct SessionEnded {
 class SessionRegistry {
  public:
   using EndedSink = std::function<void(const SessionEnded&)>;
-  SessionRegistry(Sandbox& sandbox, SessionCaps caps, EndedSink ended);
+  SessionRegistry(SessionCaps caps, EndedSink ended);
   ~SessionRegistry();  // Shutdown()
   SessionRegistry(const SessionRegistry&) = delete;
   SessionRegistry& operator=(const SessionRegistry&) = delete;
@@ -60,10 +60,12 @@ class SessionRegistry {
   void Start();
 
   // Opens a session for `caller` (and `owner`, "" for none) through
-  // Sandbox::OpenSession. Refusals: the caps (capacity), and whatever the
-  // sandbox refuses. Slow (it makes a sandbox): call on a worker thread.
+  // `sandbox`.OpenSession (the sandbox of the image it names; the caps count
+  // the sessions of every image together). Refusals: the caps (capacity),
+  // and whatever the sandbox refuses. Slow (it makes a sandbox): call on a
+  // worker thread.
   Expected<std::shared_ptr<Session>> Open(const std::string& caller, const std::string& owner,
-                                          const SessionOptions& options);
+                                          const SessionOptions& options, Sandbox& sandbox);
 
   // The caller's open session with this ID, or nullptr (unknown, ended,
   // another caller's). A session found ended is dropped here.
@@ -92,7 +94,6 @@ class SessionRegistry {
   std::optional<Entry> TakeLocked(const std::string& id);
   void Report(const Entry& entry, const SessionClose& close);
 
-  Sandbox& sandbox_;
   const SessionCaps caps_;
   const EndedSink ended_;
 

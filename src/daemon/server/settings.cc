@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "daemon/http/listener.h"
+#include "plimsoll/request.h"
 
 extern char** environ;  // NOLINT: POSIX
 
@@ -15,7 +16,7 @@ namespace plimsoll::daemon {
 namespace {
 
 // Every PLIMSOLL_* / SANDBOX_* variable this build reads, in any component.
-constexpr std::array<std::string_view, 36> kKnownVariables = {
+constexpr std::array<std::string_view, 37> kKnownVariables = {
     "SANDBOX_PROVIDER",
     "SANDBOX_OCI_RUNTIME",  // the oci provider (docs/oci-provider.md)
     "SANDBOX_OCI_POOL_SIZE",
@@ -36,6 +37,7 @@ constexpr std::array<std::string_view, 36> kKnownVariables = {
     "PLIMSOLL_DEV",
     "PLIMSOLL_HARDENED",
     "PLIMSOLL_IMAGE",
+    "PLIMSOLL_IMAGES",
     "PLIMSOLL_CACHE",
     "PLIMSOLL_SECCOMP_POLICY",
     "PLIMSOLL_BENCH_RUNS",
@@ -125,6 +127,50 @@ Expected<std::optional<Tier>> ParseFloor(std::string_view value) {
   return tier;
 }
 
+// "NAME=PATH" entries: each name an image name, given once; each path not
+// empty; at most kMaxImages. `origin` names the flag or variable.
+Expected<std::vector<ImageSetting>> ParseImages(const std::vector<std::string>& entries,
+                                                std::string_view origin) {
+  if (entries.size() > kMaxImages) {
+    return Invalid(std::string(origin) + " names " + std::to_string(entries.size()) +
+                   " images; at most " + std::to_string(kMaxImages) + " are served.");
+  }
+  std::vector<ImageSetting> images;
+  for (const std::string& entry : entries) {
+    size_t equals = entry.find('=');
+    ImageSetting image;
+    if (equals != std::string::npos) {
+      image.name = entry.substr(0, equals);
+      image.directory = entry.substr(equals + 1);
+    }
+    if (equals == std::string::npos || image.directory.empty() ||
+        !IsWellFormedImageName(image.name)) {
+      return Invalid(std::string(origin) + " \"" + entry.substr(0, 200) +
+                     "\" is not NAME=PATH with NAME of 1-64 lowercase letters, digits or '-' "
+                     "(e.g. data=/var/lib/plimsoll/images/data).");
+    }
+    for (const ImageSetting& earlier : images) {
+      if (earlier.name == image.name) {
+        return Invalid(std::string(origin) + " names the image \"" + image.name + "\" twice.");
+      }
+    }
+    images.push_back(std::move(image));
+  }
+  return images;
+}
+
+std::vector<std::string> SplitCommas(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    if (comma > start) out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
 Status ReadEnvironment(const Environment& environment, Settings& settings) {
   auto get = [&](const char* name) -> std::optional<std::string> {
     auto found = environment.find(name);
@@ -132,6 +178,11 @@ Status ReadEnvironment(const Environment& environment, Settings& settings) {
     return found->second;
   };
   if (auto value = get("SANDBOX_PROVIDER"); value && !value->empty()) settings.provider = *value;
+  if (auto value = get("PLIMSOLL_IMAGES"); value && !value->empty()) {
+    auto images = ParseImages(SplitCommas(*value), "PLIMSOLL_IMAGES");
+    if (!images.ok()) return images.error();
+    settings.images = std::move(*images);
+  }
   if (auto value = get("PLIMSOLL_LISTEN"); value && !value->empty()) settings.listen = *value;
   if (auto value = get("PLIMSOLL_UNIX_SOCKET")) settings.unix_socket = *value;
   if (auto value = get("PLIMSOLL_UNIX_SOCKET_MODE"); value && !value->empty()) {
@@ -182,6 +233,7 @@ Status ReadEnvironment(const Environment& environment, Settings& settings) {
 struct RawFlags {
   std::string min_isolation;
   std::string unix_socket_mode;
+  std::vector<std::string> images;  // --image, each NAME=PATH
   int64_t idle_ms = 0, header_ms = 0, body_ms = 0, drain_ms = 0, evidence_ms = 0;
   int64_t max_header_bytes = 0, max_body_bytes = 0;
   // kNotGiven unless the flag was given (0 and negative values are checked).
@@ -192,6 +244,10 @@ struct RawFlags {
 void DeclareFlags(CLI::App& app, Settings& settings, RawFlags& raw) {
   app.add_option("--provider", settings.provider,
                  "Provider (default: $SANDBOX_PROVIDER, else disabled).");
+  app.add_option("--image", raw.images,
+                 "Serve this image as NAME (NAME=PATH; repeatable, the first is the default).")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--min-isolation", raw.min_isolation, "Refuse to start below this tier.");
   app.add_option("--pin-environment", settings.pinned_environment,
                  "Refuse to start unless the provider's environment is this sha256:… identity.");
@@ -257,6 +313,11 @@ void DeclareFlags(CLI::App& app, Settings& settings, RawFlags& raw) {
 
 Status ApplyRawFlags(const RawFlags& raw, Settings& settings) {
   using std::chrono::milliseconds;
+  if (!raw.images.empty()) {  // the flags replace PLIMSOLL_IMAGES whole
+    auto images = ParseImages(raw.images, "--image");
+    if (!images.ok()) return images.error();
+    settings.images = std::move(*images);
+  }
   if (!raw.min_isolation.empty()) {
     auto floor = ParseFloor(raw.min_isolation);
     if (!floor.ok()) return floor.error().WithContext("--min-isolation");

@@ -2,6 +2,9 @@
 // defaults (docs/daemon.md lists them all).
 //
 //   --provider NAME          SANDBOX_PROVIDER       (default: disabled)
+//   --image NAME=PATH        PLIMSOLL_IMAGES        an image to serve, repeatable (the
+//                            (NAME=PATH,...)        first is the default; at most 16;
+//                                                   default: the provider's own, "default")
 //   --min-isolation TIER     SANDBOX_MIN_ISOLATION  refuse to start below it
 //   --listen ADDR:PORT       PLIMSOLL_LISTEN        (default 127.0.0.1:8470; port 0 = any)
 //   --unix-socket PATH       PLIMSOLL_UNIX_SOCKET   (default: none)
@@ -60,8 +63,22 @@ namespace plimsoll::daemon {
 
 using Environment = std::map<std::string, std::string>;
 
+// One image to serve (SPEC §7): --image NAME=PATH.
+struct ImageSetting {
+  std::string name;       // IsWellFormedImageName
+  std::string directory;  // an image directory (docs/guest-images.md)
+  friend bool operator==(const ImageSetting&, const ImageSetting&) = default;
+};
+
+// At most this many --image flags: each image is a sandbox with its own
+// evidence monitor thread, warm pool and startup smoke test.
+inline constexpr size_t kMaxImages = 16;
+
 struct Settings {
   std::string provider = "disabled";
+  // The images served, the default first; names distinct. Empty: the
+  // provider's default image, served under the name "default".
+  std::vector<ImageSetting> images;
   std::optional<Tier> min_isolation;
   // "sha256:…": refuse to start unless the provider's environment (the guest
   // image or engine identity) is exactly this one.

@@ -14,21 +14,23 @@ LANGUAGES = ("javascript", "python")
 
 def code_request(kind: str, code: Data, minimum_isolation: Optional[str],
                  timeout_ms: Optional[int], environment: Optional[str],
-                 grant_profile: Optional[str], trace_id: Optional[str]) -> Dict[str, Any]:
+                 grant_profile: Optional[str], trace_id: Optional[str],
+                 image: Optional[str]) -> Dict[str, Any]:
     return build_request(kind, {"code": wire_data(code, f"{kind} code")},
                          minimum_isolation=minimum_isolation, timeout_ms=timeout_ms,
                          environment=environment, grant_profile=grant_profile,
-                         trace_id=trace_id)
+                         trace_id=trace_id, image=image)
 
 
 def project_request(files: Optional[Files], steps: Optional[Sequence[Sequence[str]]],
                     artifacts: Optional[Sequence[str]], minimum_isolation: Optional[str],
                     timeout_ms: Optional[int], environment: Optional[str],
-                    grant_profile: Optional[str], trace_id: Optional[str]) -> Dict[str, Any]:
+                    grant_profile: Optional[str], trace_id: Optional[str],
+                    image: Optional[str]) -> Dict[str, Any]:
     return build_request("project", project_payload(files, steps, artifacts),
                          minimum_isolation=minimum_isolation, timeout_ms=timeout_ms,
                          environment=environment, grant_profile=grant_profile,
-                         trace_id=trace_id)
+                         trace_id=trace_id, image=image)
 
 
 def cell_request(language: str, code: Data, timeout_ms: Optional[int],
@@ -37,7 +39,7 @@ def cell_request(language: str, code: Data, timeout_ms: Optional[int],
         raise bad_argument(f"A cell's language is javascript or python, not {language!r}.")
     return build_request("cell", {"language": language, "code": wire_data(code, "cell code")},
                          minimum_isolation=None, timeout_ms=timeout_ms, environment=None,
-                         grant_profile=None, trace_id=trace_id)
+                         grant_profile=None, trace_id=trace_id, image=None)
 
 
 def hand_request(request: Mapping[str, Any]) -> Dict[str, Any]:
@@ -51,12 +53,15 @@ def hand_request(request: Mapping[str, Any]) -> Dict[str, Any]:
 
 def session_open_request(minimum_isolation: Optional[str], environment: Optional[str],
                          owner_hmac: Optional[str], lifetime_ms: Optional[int],
-                         idle_timeout_ms: Optional[int]) -> Dict[str, Any]:
+                         idle_timeout_ms: Optional[int],
+                         image: Optional[str]) -> Dict[str, Any]:
     request: Dict[str, Any] = {"protocol": PROTOCOL}
     if minimum_isolation:
         request["minimum_isolation"] = minimum_isolation
     if environment is not None:
         request["environment"] = environment
+    if image:  # absent and "" both mean the daemon's default image
+        request["image"] = image
     if owner_hmac is not None:
         request["owner"] = owner_hmac
     for name, value in (("lifetime_ms", lifetime_ms), ("idle_timeout_ms", idle_timeout_ms)):
@@ -80,8 +85,16 @@ def why_not(description: Describe, request: Mapping[str, Any],
     floor = request.get("minimum_isolation") or ""
     if description.tier == "none":
         return Reason.UNSUPPORTED, "it runs nothing (tier none)"
-    if floor and not tier_meets(description.tier, floor):
-        return Reason.ISOLATION, f"its tier {description.tier} is below the floor {floor}"
+    # A named image brings its own tier and identity; the top-level ones are the default's.
+    tier, environment = description.tier, description.environment
+    named = request.get("image") or ""
+    if named:
+        image = next((i for i in description.images if i.name == named), None)
+        if image is None:
+            return Reason.UNSUPPORTED, f"it serves no image named {named!r}"
+        tier, environment = image.tier, image.environment
+    if floor and not tier_meets(tier, floor):
+        return Reason.ISOLATION, f"its tier {tier} is below the floor {floor}"
     if session:
         if not description.sessions:
             return Reason.UNSUPPORTED, "it has no sessions"
@@ -90,7 +103,7 @@ def why_not(description: Describe, request: Mapping[str, Any],
         if kind not in description.payloads:
             return Reason.UNSUPPORTED, f"it does not run {kind or 'this'} payloads"
     required = request.get("environment")
-    if required and description.environment != required:
+    if required and environment != required:
         return Reason.ENVIRONMENT, "its environment is not the one required"
     if request.get("grant_profile") and not description.grants:
         return Reason.UNSUPPORTED, "it has no grants"

@@ -26,29 +26,31 @@ class RunCalls:
 
     def run_javascript(self, code: Data, *, minimum_isolation: Optional[str] = None,
                        timeout_ms: Optional[int] = None, environment: Optional[str] = None,
-                       grant_profile: Optional[str] = None,
-                       trace_id: Optional[str] = None) -> Result:
+                       grant_profile: Optional[str] = None, trace_id: Optional[str] = None,
+                       image: Optional[str] = None) -> Result:
         """Runs a JavaScript snippet."""
         return self._send(_api.code_request("javascript", code, minimum_isolation, timeout_ms,
-                                            environment, grant_profile, trace_id))
+                                            environment, grant_profile, trace_id, image))
 
     def run_python(self, code: Data, *, minimum_isolation: Optional[str] = None,
                    timeout_ms: Optional[int] = None, environment: Optional[str] = None,
-                   grant_profile: Optional[str] = None, trace_id: Optional[str] = None) -> Result:
+                   grant_profile: Optional[str] = None, trace_id: Optional[str] = None,
+                   image: Optional[str] = None) -> Result:
         """Runs a Python snippet."""
         return self._send(_api.code_request("python", code, minimum_isolation, timeout_ms,
-                                            environment, grant_profile, trace_id))
+                                            environment, grant_profile, trace_id, image))
 
     def run_project(self, files: Optional[Files] = None,
                     steps: Optional[Sequence[Sequence[str]]] = None,
                     artifacts: Optional[Sequence[str]] = None, *,
                     minimum_isolation: Optional[str] = None, timeout_ms: Optional[int] = None,
                     environment: Optional[str] = None, grant_profile: Optional[str] = None,
-                    trace_id: Optional[str] = None) -> Result:
+                    trace_id: Optional[str] = None, image: Optional[str] = None) -> Result:
         """Writes ``files`` into /work, runs the argv ``steps`` in order, brings back
         ``artifacts``."""
         return self._send(_api.project_request(files, steps, artifacts, minimum_isolation,
-                                               timeout_ms, environment, grant_profile, trace_id))
+                                               timeout_ms, environment, grant_profile, trace_id,
+                                               image))
 
 
 class AsyncRunCalls:
@@ -62,19 +64,21 @@ class AsyncRunCalls:
     async def run_javascript(self, code: Data, *, minimum_isolation: Optional[str] = None,
                              timeout_ms: Optional[int] = None, environment: Optional[str] = None,
                              grant_profile: Optional[str] = None,
-                             trace_id: Optional[str] = None) -> Result:
+                             trace_id: Optional[str] = None,
+                             image: Optional[str] = None) -> Result:
         """Runs a JavaScript snippet."""
         return await self._send(_api.code_request("javascript", code, minimum_isolation,
                                                   timeout_ms, environment, grant_profile,
-                                                  trace_id))
+                                                  trace_id, image))
 
     async def run_python(self, code: Data, *, minimum_isolation: Optional[str] = None,
                          timeout_ms: Optional[int] = None, environment: Optional[str] = None,
                          grant_profile: Optional[str] = None,
-                         trace_id: Optional[str] = None) -> Result:
+                         trace_id: Optional[str] = None,
+                         image: Optional[str] = None) -> Result:
         """Runs a Python snippet."""
         return await self._send(_api.code_request("python", code, minimum_isolation, timeout_ms,
-                                                  environment, grant_profile, trace_id))
+                                                  environment, grant_profile, trace_id, image))
 
     async def run_project(self, files: Optional[Files] = None,
                           steps: Optional[Sequence[Sequence[str]]] = None,
@@ -82,9 +86,10 @@ class AsyncRunCalls:
                           minimum_isolation: Optional[str] = None,
                           timeout_ms: Optional[int] = None, environment: Optional[str] = None,
                           grant_profile: Optional[str] = None,
-                          trace_id: Optional[str] = None) -> Result:
+                          trace_id: Optional[str] = None,
+                          image: Optional[str] = None) -> Result:
         """Writes ``files`` into /work, runs the argv ``steps`` in order, brings back
         ``artifacts``."""
         return await self._send(_api.project_request(files, steps, artifacts, minimum_isolation,
                                                      timeout_ms, environment, grant_profile,
-                                                     trace_id))
+                                                     trace_id, image))

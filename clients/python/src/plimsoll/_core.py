@@ -17,8 +17,8 @@ from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequ
 
 from . import records
 from .errors import ERROR_CODES, PlimsollError, Reason
-from .results import (TIERS, Advice, Artifact, Broker, Describe, Record, Result, SessionEnd,
-                      SessionInfo, SessionState, Step, tier_meets)
+from .results import (TIERS, Advice, Artifact, Broker, Describe, Image, ImagePackage, Record,
+                      Result, SessionEnd, SessionInfo, SessionState, Step, tier_meets)
 
 Data = Union[bytes, bytearray, memoryview, str]
 Files = Union[Mapping[str, Data], Iterable[Tuple[str, Data]]]
@@ -39,6 +39,7 @@ _OUTCOMES = frozenset({"completed", "setup_failed", "timed_out", "protocol_error
 _ENDS = frozenset({"closed", "expired", "disk_exceeded", "main_process_ended", "boundary_failed",
                    "sandbox_changed", "shutdown", "replaced", "not_found", "unclaimed"})
 _TIER_SET = frozenset(TIERS)
+_PACKAGE_SOURCES = frozenset({"debian", "python", "npm"})
 
 
 def bad_argument(message: str, code: str = "invalid_argument") -> PlimsollError:
@@ -299,7 +300,7 @@ def wire_data(value: Data, where: str) -> Union[str, Dict[str, str]]:
 def build_request(payload_kind: str, payload: Dict[str, Any], *,
                   minimum_isolation: Optional[str], timeout_ms: Optional[int],
                   environment: Optional[str], grant_profile: Optional[str],
-                  trace_id: Optional[str]) -> Dict[str, Any]:
+                  trace_id: Optional[str], image: Optional[str]) -> Dict[str, Any]:
     request: Dict[str, Any] = {"protocol": PROTOCOL}
     if minimum_isolation:
         request["minimum_isolation"] = minimum_isolation
@@ -313,6 +314,8 @@ def build_request(payload_kind: str, payload: Dict[str, Any], *,
         request["grant_profile"] = grant_profile
     if environment is not None:
         request["environment"] = environment
+    if image:  # absent and "" both mean the daemon's default image (SPEC §7)
+        request["image"] = image
     request[payload_kind] = payload
     return request
 
@@ -727,6 +730,37 @@ def _readable(sent_id: str, answer: Answer, success: int,
                     answer.status) from None
 
 
+def _strings(d: Mapping[str, Any], key: str, where: str) -> Tuple[str, ...]:
+    values = _list(d, key, where)
+    if not all(type(x) is str for x in values):
+        raise Unreadable(f"{where}{key} holds non-strings")
+    return tuple(values)
+
+
+def _images(d: Mapping[str, Any]) -> Tuple[Image, ...]:
+    """describe's optional ``images`` (SPEC §7): absent or null is none."""
+    images = []
+    for entry in _list(d, "images", ""):
+        if type(entry) is not dict:
+            raise Unreadable("an images entry is not an object")
+        w = "images[]."
+        packages = []
+        for package in _list(entry, "packages", w):
+            if type(package) is not dict:
+                raise Unreadable("an images[].packages entry is not an object")
+            p = w + "packages[]."
+            source = _str(package, "source", p)
+            if source not in _PACKAGE_SOURCES:
+                raise Unreadable(f'{p}source "{_printable(source)}" is not a package source')
+            packages.append(ImagePackage(_str(package, "name", p), _str(package, "version", p),
+                                         source))
+        images.append(Image(_str(entry, "name", w), _bool(entry, "default", w),
+                            _str(entry, "environment", w), _tier(entry, "tier", w),
+                            _bool(entry, "confirmed", w), _strings(entry, "languages", w),
+                            tuple(packages)))
+    return tuple(images)
+
+
 def check_describe_answer(sent_id: str, answer: Answer) -> Describe:
     def read(d: Dict[str, Any]) -> Describe:
         capabilities = _obj(d, "capabilities", "")
@@ -741,7 +775,8 @@ def check_describe_answer(sent_id: str, answer: Answer) -> Describe:
                         _bool(capabilities, "projects", "capabilities."),
                         _bool(sessions, "enabled", "sessions.")
                         and _bool(capabilities, "sessions", "capabilities."),
-                        _bool(capabilities, "grants", "capabilities."), _limits(d, ""), d)
+                        _bool(capabilities, "grants", "capabilities."), _limits(d, ""), d,
+                        _images(d))
     result: Describe = _readable(sent_id, answer, 200, read)
     return result
 
@@ -755,10 +790,16 @@ def _identity(d: Mapping[str, Any]) -> Tuple[str, str, str, str, int, int, int]:
             _int(d, "expires_unix_ms", ""), _int(d, "idle_timeout_ms", ""))
 
 
+def _session_image(d: Mapping[str, Any]) -> str:
+    """The session's image name; "" when the answer names none."""
+    image: Optional[str] = _opt(d, "image", str, "")
+    return image or ""
+
+
 def check_session_open_answer(sent: Mapping[str, Any], sent_id: str,
                               answer: Answer) -> SessionInfo:
     def read(d: Dict[str, Any]) -> SessionInfo:
-        info = SessionInfo(*_identity(d), _limits(d, ""))
+        info = SessionInfo(*_identity(d), _limits(d, ""), _session_image(d))
         floor = sent.get("minimum_isolation") or ""
         if floor and not tier_meets(info.isolation, floor):
             raise Unreadable(f'the session\'s tier {info.isolation} does not meet the requested '
@@ -766,6 +807,9 @@ def check_session_open_answer(sent: Mapping[str, Any], sent_id: str,
         environment = sent.get("environment") or ""
         if environment and info.environment != environment:
             raise Unreadable("the session's environment is not the one the request required")
+        image = sent.get("image") or ""
+        if image and info.image != image:
+            raise Unreadable("the session's image is not the one the request named")
         return info
     result: SessionInfo = _readable(sent_id, answer, 201, read)
     return result
@@ -779,7 +823,8 @@ def check_session_state_answer(sent_id: str, answer: Answer) -> SessionState:
         return SessionState(*_identity(d), _int(d, "calls", ""), _bool(d, "busy", ""),
                             _bool(d, "queued", ""), _int(d, "last_used_unix_ms", ""),
                             _int(d, "disk_used_bytes", ""), _int(d, "disk_bytes", ""),
-                            tuple(interpreters), _str(d, "last_record_sha256", ""))
+                            tuple(interpreters), _str(d, "last_record_sha256", ""),
+                            _session_image(d))
     result: SessionState = _readable(sent_id, answer, 200, read)
     return result
 

@@ -84,12 +84,13 @@ class AsyncClient(Base, AsyncRunCalls):
     async def open_session(self, *, minimum_isolation: Optional[str] = None,
                            environment: Optional[str] = None, owner: Optional[str] = None,
                            lifetime_ms: Optional[int] = None,
-                           idle_timeout_ms: Optional[int] = None) -> "AsyncSession":
+                           idle_timeout_ms: Optional[int] = None,
+                           image: Optional[str] = None) -> "AsyncSession":
         """Opens a session; use it as ``async with await client.open_session() as s``, or
         ``async with client.session() as s``."""
         request = _api.session_open_request(minimum_isolation, environment,
                                             self._owner_hmac(owner), lifetime_ms,
-                                            idle_timeout_ms)
+                                            idle_timeout_ms, image)
         request_id, answer = await self._exchange("POST", "/v1/sessions", encode_json(request),
                                                   self._settings.call_timeout,
                                                   "the session may have been opened")
@@ -262,9 +263,10 @@ class AsyncPool(AsyncRunCalls):
     async def open_session(self, *, minimum_isolation: Optional[str] = None,
                            environment: Optional[str] = None, owner: Optional[str] = None,
                            lifetime_ms: Optional[int] = None,
-                           idle_timeout_ms: Optional[int] = None) -> AsyncSession:
+                           idle_timeout_ms: Optional[int] = None,
+                           image: Optional[str] = None) -> AsyncSession:
         wanted: Dict[str, Any] = {"minimum_isolation": minimum_isolation,
-                                  "environment": environment}
+                                  "environment": environment, "image": image}
         return await self._place(wanted, True, lambda c: c.open_session(
             minimum_isolation=minimum_isolation, environment=environment, owner=owner,
-            lifetime_ms=lifetime_ms, idle_timeout_ms=idle_timeout_ms))
+            lifetime_ms=lifetime_ms, idle_timeout_ms=idle_timeout_ms, image=image))

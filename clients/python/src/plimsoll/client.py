@@ -78,7 +78,7 @@ class Client(Base, RunCalls):
         return self._run_at("/v1/runs", request)
 
     def describe(self) -> Describe:
-        """``GET /v1/describe``: provider, tier, capabilities, environment, limits."""
+        """``GET /v1/describe``: provider, tier, capabilities, environment, limits, images."""
         request_id, answer = self._exchange("GET", "/v1/describe", None,
                                             self._settings.call_timeout,
                                             "the daemon may have answered")
@@ -87,14 +87,16 @@ class Client(Base, RunCalls):
     def open_session(self, *, minimum_isolation: Optional[str] = None,
                      environment: Optional[str] = None, owner: Optional[str] = None,
                      lifetime_ms: Optional[int] = None,
-                     idle_timeout_ms: Optional[int] = None) -> "Session":
+                     idle_timeout_ms: Optional[int] = None,
+                     image: Optional[str] = None) -> "Session":
         """Opens a session (one sandbox kept for many calls); use it as a context manager.
 
-        ``owner`` is the end user's name: only its HMAC under ``owner_key`` is sent.
+        ``owner`` is the end user's name: only its HMAC under ``owner_key`` is sent. ``image``
+        names one of the daemon's images (``describe().images``); the session's calls run there.
         """
         request = _api.session_open_request(minimum_isolation, environment,
                                             self._owner_hmac(owner), lifetime_ms,
-                                            idle_timeout_ms)
+                                            idle_timeout_ms, image)
         request_id, answer = self._exchange("POST", "/v1/sessions", encode_json(request),
                                             self._settings.call_timeout,
                                             "the session may have been opened")
@@ -261,11 +263,12 @@ class Pool(RunCalls):
     def open_session(self, *, minimum_isolation: Optional[str] = None,
                      environment: Optional[str] = None, owner: Optional[str] = None,
                      lifetime_ms: Optional[int] = None,
-                     idle_timeout_ms: Optional[int] = None) -> Session:
+                     idle_timeout_ms: Optional[int] = None,
+                     image: Optional[str] = None) -> Session:
         """Opens a session on the first daemon that can hold it; it stays there."""
         wanted: Dict[str, Any] = {"minimum_isolation": minimum_isolation,
-                                  "environment": environment}
+                                  "environment": environment, "image": image}
         session: Session = self._place(wanted, True, lambda c: c.open_session(
             minimum_isolation=minimum_isolation, environment=environment, owner=owner,
-            lifetime_ms=lifetime_ms, idle_timeout_ms=idle_timeout_ms))
+            lifetime_ms=lifetime_ms, idle_timeout_ms=idle_timeout_ms, image=image))
         return session

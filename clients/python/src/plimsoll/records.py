@@ -166,7 +166,8 @@ def _optional_string(value: object, name: str) -> str:
 
 
 def request_digest(request: Mapping[str, Any]) -> str:
-    """``plimsoll.run-request.v1`` of a wire request (trace_id and environment not covered)."""
+    """``plimsoll.run-request.v1`` of a wire request (trace_id and environment not covered;
+    ``image`` is, when named)."""
     e = Encoder(REQUEST_DOMAIN)
     e.integer("protocol", request.get("protocol"))
     e.string("minimum_isolation", _optional_string(request.get("minimum_isolation"),
@@ -174,6 +175,11 @@ def request_digest(request: Mapping[str, Any]) -> str:
     timeout = request.get("timeout_ms")
     e.integer("timeout_ms", 0 if timeout is None else timeout)
     e.string("grant_profile", _optional_string(request.get("grant_profile"), "grant_profile"))
+    # Row 4a: the one field encoded only when present, so a request naming no image (absent,
+    # null or "") keeps the digest it always had.
+    image = request.get("image")
+    if image is not None and image != "":
+        e.string("image", image)
     kinds = [k for k in ("javascript", "python", "project", "cell") if request.get(k) is not None]
     e.count("payloads", len(kinds))
     for kind in kinds:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Optional, Tuple
 
-__all__ = ["Record", "Step", "Artifact", "Broker", "Advice", "Result", "Describe",
-           "SessionInfo", "SessionState", "SessionEnd", "TIERS", "tier_meets"]
+__all__ = ["Record", "Step", "Artifact", "Broker", "Advice", "Result", "Describe", "Image",
+           "ImagePackage", "SessionInfo", "SessionState", "SessionEnd", "TIERS", "tier_meets"]
 
 #: Tier names from weakest to strongest; ``none`` and ``unknown`` meet no floor.
 TIERS = ("none", "unknown", "process", "container", "kernel", "vm")
@@ -150,6 +150,28 @@ class Result:
 
 
 @dataclass(frozen=True, slots=True)
+class ImagePackage:
+    """A package an image carries, as its own package records list it."""
+
+    name: str
+    version: str
+    source: str  # "debian", "python" or "npm"
+
+
+@dataclass(frozen=True, slots=True)
+class Image:
+    """One of the images a daemon serves (SPEC §7); a request names it with ``image``."""
+
+    name: str
+    default: bool  # what a request naming no image runs on
+    environment: str  # the image's identity, as ``environment`` pins it
+    tier: str  # what its evidence proves now (never above the claim)
+    confirmed: bool  # its evidence monitor's verdict
+    languages: Tuple[str, ...]
+    packages: Tuple[ImagePackage, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Describe:
     """What a daemon runs and how strong its wall is (``GET /v1/describe``)."""
 
@@ -165,6 +187,9 @@ class Describe:
     grants: bool
     limits: Mapping[str, int]
     raw: Mapping[str, Any] = field(repr=False, compare=False)
+    #: The images the daemon serves, the default first (SPEC §7); the fields above are the
+    #: default image's. Empty from a daemon that does not list them.
+    images: Tuple[Image, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +204,7 @@ class SessionInfo:
     expires_unix_ms: int
     idle_timeout_ms: int
     limits: Mapping[str, int] = field(repr=False)
+    image: str = ""  # the name of the image the session runs on ("" when the answer names none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +226,7 @@ class SessionState:
     disk_bytes: int
     interpreters: Tuple[str, ...]
     last_record_sha256: str
+    image: str = ""  # the name of the image the session runs on ("" when the answer names none)
 
 
 @dataclass(frozen=True, slots=True)
