@@ -12,8 +12,9 @@
 #    (must print 1), `plimsolld --help`, `man -w` of both pages, and the
 #    conffile and unit are where the package says.
 # 4. `apt-get remove`: every file of the package is gone but the conffile,
-#    which dpkg keeps and marks (state `rc`); `apt-get purge`: that goes too,
-#    and the chroot's file list equals the one before the install.
+#    which dpkg keeps and marks (state `rc`); `apt-get purge` (and autoremove
+#    of the libraries apt pulled in): that goes too, and the chroot's file list
+#    equals the one before the install.
 # Needs root and mmdebstrap; without them it prints "skipped: <reason>" and
 # exits 77.
 set -euo pipefail
@@ -68,23 +69,27 @@ grep -q 'ExecStart=/usr/bin/plimsolld' "$chroot_dir/lib/systemd/system/plimsolld
   || fail "the unit does not start /usr/bin/plimsolld"
 [[ -x $chroot_dir/usr/lib/plimsoll/guest/plimsoll-guest ]] || fail "no guest agent"
 [[ -f $chroot_dir/usr/share/plimsoll/image/variants/data/recipe ]] || fail "no image recipes"
-in_chroot plimsoll image build --variant nope 2>&1 | grep -q '/usr/share/plimsoll/image/variants' \
-  || fail "plimsoll image does not look for variants in /usr/share/plimsoll"
+variants=$(in_chroot plimsoll image build --variant nope 2>&1 || true)
+grep -q '/usr/share/plimsoll/image/variants/nope/recipe' <<<"$variants" \
+  || fail "plimsoll image does not look for variants in /usr/share/plimsoll: $variants"
 echo "deb_install_test: binaries, man pages, unit, conffile, guest binaries and recipes in place"
 
-in_chroot dpkg -L plimsoll | sort > "$work/package-files"
+# The package's files and links (not its directories, which other packages share).
+dpkg-deb --fsys-tarfile "$deb" | tar -t | grep -v '/$' | sed 's|^\./|/|' | sort > "$work/package-files"
 in_chroot sh -c 'DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq plimsoll' > /dev/null 2>&1 \
   || fail "apt-get remove failed"
 state=$(in_chroot dpkg-query -W -f='${db:Status-Abbrev}' plimsoll)
 [[ $state == rc* ]] || fail "after remove the package's state is \"$state\", not rc (config kept)"
 [[ -f $chroot_dir/etc/plimsoll/plimsolld.env ]] || fail "remove deleted the conffile"
 while read -r path; do
-  [[ $path == /etc/plimsoll* || $path == /. ]] && continue
+  [[ $path == /etc/plimsoll/* ]] && continue
   if [[ -f $chroot_dir$path || -L $chroot_dir$path ]]; then fail "remove left $path"; fi
 done < "$work/package-files"
 echo "deb_install_test: removed; only the conffile is left, marked (state rc)"
 
-in_chroot sh -c 'DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq plimsoll' > /dev/null 2>&1 \
+# Purged, and the libraries apt installed for it (marked automatic) autoremoved.
+in_chroot sh -c 'DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq plimsoll &&
+                 DEBIAN_FRONTEND=noninteractive apt-get autoremove --purge -y -qq' > /dev/null 2>&1 \
   || fail "apt-get purge failed"
 file_list > "$work/after"
 if ! diff -u "$work/before" "$work/after" > "$work/diff"; then

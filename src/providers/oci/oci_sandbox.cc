@@ -13,6 +13,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "guest/protocol.h"
 #include "os/owner.h"
@@ -28,6 +30,8 @@ constexpr size_t kDiagnosticsCap = 4096;
 // killed, before it forces the deletion.
 constexpr auto kRuntimeExitWait = std::chrono::seconds(5);
 constexpr auto kDeleteWait = std::chrono::seconds(10);
+// How long Destroy keeps removing cgroup directories the runtime left.
+constexpr auto kCgroupRemovalWait = std::chrono::seconds(5);
 
 Expected<std::string> NewContainerId() {
   unsigned char bytes[8];
@@ -52,6 +56,40 @@ pid_t ParentOf(pid_t pid) {
     if (line.rfind("PPid:", 0) == 0) return static_cast<pid_t>(std::atol(line.c_str() + 5));
   }
   return -1;
+}
+
+// The container's cgroup directories in every hierarchy (cgroup v1: one per
+// mounted controller; v2: the unified tree), which the runtime normally
+// removes itself. Under load a runtime's rmdir can meet EBUSY while the last
+// tasks are still being torn down and give up (seen with crun on cgroup v1),
+// leaving an empty directory behind for every run: each left directory is
+// removed here, its remaining members SIGKILLed (the path is this
+// container's alone), retried until `deadline`. Links between hierarchies
+// (cpu -> cpu,cpuacct) are skipped. Returns the directories still there.
+std::vector<std::string> RemoveContainerCgroups(const std::string& cgroup_path,
+                                                std::chrono::steady_clock::time_point deadline) {
+  std::vector<std::string> pending;
+  std::error_code error;
+  if (std::filesystem::exists("/sys/fs/cgroup/cgroup.controllers", error)) {
+    pending.push_back("/sys/fs/cgroup" + cgroup_path);
+  }
+  for (const auto& hierarchy : std::filesystem::directory_iterator("/sys/fs/cgroup", error)) {
+    std::error_code inner;
+    if (hierarchy.is_symlink(inner) || !hierarchy.is_directory(inner)) continue;
+    pending.push_back(hierarchy.path().string() + cgroup_path);
+  }
+  while (true) {
+    std::vector<std::string> left;
+    for (const std::string& directory : pending) {
+      if (::rmdir(directory.c_str()) == 0 || errno == ENOENT || errno == ENOTDIR) continue;
+      std::ifstream procs(directory + "/cgroup.procs");
+      for (pid_t pid = 0; procs >> pid;) ::kill(pid, SIGKILL);
+      left.push_back(directory);
+    }
+    if (left.empty() || std::chrono::steady_clock::now() >= deadline) return left;
+    pending = std::move(left);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 }  // namespace
@@ -217,6 +255,11 @@ Status OciSandbox::Destroy(Deadline deadline) {
     auto deleted = RunCommand(remove, std::max(deadline, Clock::now() + kDeleteWait));
     if (!deleted.ok())
       problems += runtime_.binary() + " delete: " + deleted.error().message() + ". ";
+  }
+  std::vector<std::string> cgroups =
+      RemoveContainerCgroups(cgroup_path_, std::max(deadline, Clock::now() + kCgroupRemovalWait));
+  if (!cgroups.empty()) {
+    problems += "The container's cgroup " + cgroups.front() + " could not be removed. ";
   }
   std::filesystem::remove_all(bundle_, error);
   if (error) problems += "Removing " + bundle_ + ": " + error.message() + ". ";
