@@ -143,7 +143,7 @@ def _only(obj: dict, known, where: str) -> dict:
 
 
 REQUEST_FIELDS = ("protocol", "minimum_isolation", "timeout_ms", "trace_id", "grant_profile",
-                  "environment") + PAYLOAD_ORDER
+                  "environment", "image") + PAYLOAD_ORDER
 RESULT_FIELDS = ("provider", "isolation", "environment", "kind", "exit_code", "timed_out", "stdout",
                  "stderr", "stdout_truncated", "stderr_truncated", "duration_ms", "outcome", "steps",
                  "artifacts", "value", "value_truncated", "interpreter_started", "state_kept",
@@ -159,7 +159,7 @@ RECORD_FIELDS = ("version", "request_sha256", "result_sha256", "provider", "isol
 
 
 def request_digest(request: dict) -> str:
-    """Covers protocol, floor, timeout, grant profile and every payload."""
+    """Covers protocol, floor, timeout, grant profile, a named image and every payload."""
     _only(request, REQUEST_FIELDS, "request")
     d = Digest(REQUEST_DOMAIN)
     d.integer("protocol", request["protocol"])
@@ -167,6 +167,8 @@ def request_digest(request: dict) -> str:
     timeout = request.get("timeout_ms")
     d.integer("timeout_ms", 0 if timeout is None else timeout)
     d.string("grant_profile", request.get("grant_profile") or "")
+    if request.get("image"):  # present only when named (docs/run-records.md, row 4a)
+        d.string("image", request["image"])
     kinds = [k for k in PAYLOAD_ORDER if not _absent(request.get(k))]
     d.count("payloads", kinds)
     for kind in kinds:
