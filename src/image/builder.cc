@@ -14,6 +14,7 @@
 
 #include "image/held_image.h"
 #include "image/image.h"
+#include "image/image_files.h"
 #include "image/language_packages.h"
 #include "image/manifest.h"
 #include "image/process.h"
@@ -151,12 +152,6 @@ Status WriteFileAtomically(const fs::path& file, std::string_view content) {
   fs::rename(temporary, file, error);
   if (error) return SystemError("rename " + temporary.string(), error.value());
   return Status::Ok();
-}
-
-std::optional<std::string> ReadText(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
@@ -342,7 +337,7 @@ Expected<BuildResult> BuildImage(const BuildOptions& options, BaseTreeBuilder& b
   std::error_code error;
   fs::create_directories(options.output, error);
   if (error) return SystemError("mkdir " + options.output.string(), error.value());
-  if (ReadText(options.output / kInputsName) == inputs) {
+  if (internal::ReadSmallFile(options.output / kInputsName) == inputs) {
     if (auto existing = OpenImage(options.output); existing.ok()) {
       result.identity = existing->identity;
       result.unchanged = true;

@@ -9,6 +9,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "image/image_files.h"
 #include "image/process.h"
 
 namespace plimsoll::image {
@@ -24,9 +25,9 @@ Error Bad(const fs::path& file, int line, std::string message) {
 }
 
 Expected<std::string> ReadText(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Failure(ErrorCode::kNotFound, "Cannot read " + file.string() + ".");
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  std::optional<std::string> text = internal::ReadSmallFile(file);
+  if (!text) return Failure(ErrorCode::kNotFound, "Cannot read " + file.string() + ".");
+  return std::move(*text);
 }
 
 bool IsHex(std::string_view text) {

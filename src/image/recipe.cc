@@ -5,6 +5,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "image/image_files.h"
 #include "image/manifest.h"
 
 namespace plimsoll::image {
@@ -38,10 +39,11 @@ Error Bad(int line, std::string message) {
 }
 
 Expected<std::string> ReadRecipeFile(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
+  std::optional<std::string> text = internal::ReadSmallFile(file);
+  if (!text) {
     return Failure(ErrorCode::kNotFound, "Cannot read the image recipe " + file.string() + ".");
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  return std::move(*text);
 }
 
 // Parses `text` into `recipe`. `including` holds the files whose include led here (a cycle

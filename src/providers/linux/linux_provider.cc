@@ -97,9 +97,16 @@ struct Prepared {
   }
 };
 
+// "" when it cannot be read. (A read loop: /proc files report no size, and
+// istreambuf_iterator makes g++ 12 -O2 warn -Wnull-dereference.)
 std::string ReadProcFile(pid_t pid, const char* name) {
   std::ifstream file("/proc/" + std::to_string(pid) + "/" + name);
-  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+  std::string content;
+  char buffer[4096];
+  while (file.read(buffer, sizeof buffer) || file.gcount() > 0) {
+    content.append(buffer, static_cast<size_t>(file.gcount()));
+  }
+  return content;
 }
 
 // "Seccomp:\t2" of /proc/<pid>/status: 2 is filter mode.
@@ -159,8 +166,10 @@ class LinuxSession final : public ProviderSession {
     }
     std::string mode = SeccompMode(init);
     if (mode != "2") {
-      return Failure(ErrorCode::kInternal, "The session's sandbox init is not in seccomp filter "
-                                           "mode (Seccomp: \"" + mode + "\").");
+      return Failure(ErrorCode::kInternal,
+                     "The session's sandbox init is not in seccomp filter "
+                     "mode (Seccomp: \"" +
+                         mode + "\").");
     }
     if (ReadProcFile(init, "uid_map") != uid_map_) {
       return Failure(ErrorCode::kInternal, "The session's uid map changed since it was opened.");

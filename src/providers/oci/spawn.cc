@@ -156,8 +156,13 @@ Expected<ChildProcess> Spawn(const SpawnOptions& options) {
       (options.channel >= 0 && !parked_channel.valid())) {
     return SystemError("F_DUPFD_CLOEXEC", errno);
   }
-  const int highest_target = options.channel >= 0 ? std::max(options.channel_target, 2) : 2;
-  const char* hide = options.hide_mount.empty() ? nullptr : options.hide_mount.c_str();
+  // volatile: vfork returns twice in this frame, and g++ -O2 warns
+  // (-Wclobbered) about locals it may keep in registers across it; neither
+  // changes after the vfork.
+  const volatile int highest_target =
+      options.channel >= 0 ? std::max(options.channel_target, 2) : 2;
+  const char* const volatile hide =
+      options.hide_mount.empty() ? nullptr : options.hide_mount.c_str();
   const int error_fd = error_write.get();
   const pid_t parent = getpid();
 
