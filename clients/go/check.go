@@ -175,6 +175,43 @@ func (r *reader) object(v *jsonValue, key, path string) *jsonValue {
 	return obj
 }
 
+// displays reads a result's displays (SPEC §7; nil when absent or empty). An entry is an object
+// of exactly mime (a non-empty string), data (bytes) and the optional width and height (integers
+// from 1; absent is 0).
+func (r *reader) displays(v *jsonValue) []Display {
+	var out []Display
+	for i, item := range r.array(v, "displays", "displays") {
+		path := indexed("displays", i)
+		obj, err := asObject(item, path)
+		if err != nil {
+			r.fail(err)
+			continue
+		}
+		if err := onlyKeys(obj, path, "mime", "data", "width", "height"); err != nil {
+			r.fail(err)
+		}
+		d := Display{Mime: r.str(obj, "mime", path+".mime"), Data: r.bytes(obj, "data", path+".data")}
+		if r.err == nil && d.Mime == "" {
+			r.fail(fmt.Errorf("%s.mime is empty", path))
+		}
+		for _, dim := range [...]struct {
+			key string
+			to  *int
+		}{{"width", &d.Width}, {"height", &d.Height}} {
+			if !present(obj.get(dim.key)) {
+				continue
+			}
+			if n := r.small(obj, dim.key, path+"."+dim.key); n < 1 {
+				r.fail(fmt.Errorf("%s.%s must be at least 1", path, dim.key))
+			} else {
+				*dim.to = n
+			}
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
 var knownKinds = map[string]bool{"javascript": true, "python": true, "project": true, "cell": true}
 
 func decodeResult(v *jsonValue) (*Result, error) {
@@ -260,6 +297,10 @@ func decodeResult(v *jsonValue) (*Result, error) {
 			AddedLatencyMS: latency,
 			Bytes:          r.integer(obj, "bytes", path+".bytes"),
 		})
+	}
+	res.Displays = r.displays(v)
+	if present(v.get("displays_truncated")) {
+		res.DisplaysTruncated = r.boolean(v, "displays_truncated", "displays_truncated")
 	}
 	rec := r.object(v, "record", "record")
 	res.Record = Record{

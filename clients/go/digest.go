@@ -243,8 +243,9 @@ func requestDigest(req *jsonValue) (string, error) {
 	return r.e.sum(), nil
 }
 
-// resultDigest is the result digest (§3.2) of a wire answer; `record` and fields this client does
-// not know are not inputs (a field that enters the digest comes with a new domain).
+// resultDigest is the result digest (§3.2, rows 1-19) of a wire answer; `record` and fields this
+// client does not know are not inputs (a field that enters the digest comes with a new domain, or,
+// like displays, adds no pair when absent, so that every earlier answer keeps its digest).
 func resultDigest(res *jsonValue) (string, error) {
 	r := &fieldReader{e: newEncoder(domainResult)}
 	res = r.object(res, "result")
@@ -327,6 +328,32 @@ func resultDigest(res *jsonValue) (string, error) {
 		}
 		r.e.float("advice.added_latency_ms", f)
 		r.intField(a, "bytes", "advice.bytes", path+".bytes", false)
+	}
+	// Rows 18 and 19: rich outputs (SPEC §7), last and only when there is something to say (absent,
+	// null or [] displays and an absent, null or false displays_truncated add no pair), so a result
+	// without them keeps the digest it always had. An entry has exactly these four keys.
+	displays, err := asArray(res.get("displays"), "displays")
+	if err != nil {
+		r.fail(err)
+	}
+	if len(displays) > 0 {
+		r.e.integer("displays", int64(len(displays)))
+		for i, d := range displays {
+			path := indexed("displays", i)
+			d = r.object(d, path, "mime", "data", "width", "height")
+			r.strField(d, "mime", "display.mime", path+".mime", false)
+			r.bytesField(d, "data", "display.data", path+".data")
+			r.intField(d, "width", "display.width", path+".width", true)
+			r.intField(d, "height", "display.height", path+".height", true)
+		}
+	}
+	if v := res.get("displays_truncated"); present(v) {
+		truncated, err := asBool(v, "displays_truncated")
+		if err != nil {
+			r.fail(err)
+		} else if truncated {
+			r.e.boolean("displays_truncated", true)
+		}
 	}
 	if r.err != nil {
 		return "", r.err

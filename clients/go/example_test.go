@@ -113,3 +113,26 @@ func ExampleImage() {
 	}
 	fmt.Print(r.StdoutText())
 }
+
+func ExampleDisplay() {
+	c, err := plimsoll.New(daemonURL())
+	if err != nil {
+		log.Fatal(err)
+	}
+	code := "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.show()\n"
+	r, err := c.RunPython(context.Background(), code, plimsoll.Image("data"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	for i, d := range r.Displays {
+		fmt.Println(d.Mime, d.Width, d.Height, len(d.Data)) // e.g. image/png 640 480 14213
+		if d.Mime == "image/png" {
+			if err := os.WriteFile(fmt.Sprintf("figure-%d.png", i+1), d.Data, 0o644); err != nil {
+				log.Fatal(err)
+			}
+		}
+	}
+	if r.DisplaysTruncated {
+		fmt.Println("some displays were dropped")
+	}
+}

@@ -238,6 +238,10 @@ type Result struct {
 	Broker *Broker  // a granted run's broker summary
 	Advice []Advice // advisor findings
 
+	// Rich outputs (SPEC §7), in the order shown; nil when there are none.
+	Displays          []Display
+	DisplaysTruncated bool // the daemon's caps dropped some displays
+
 	Record    Record
 	RequestID string // the Plimsoll-Request-Id this answer echoed
 	URL       string // the URL of the daemon that answered (which one, in a Pool)
@@ -302,6 +306,19 @@ type Advice struct {
 	AddedLatencyMS float64
 	Bytes          int64
 }
+
+// Display is a rich output of a run or a cell (SPEC §7): a figure as image/png, a displayed table
+// as text/html and then text/plain. Data is the bytes as they go in a file (a PNG's bytes; they
+// travel as base64); Width and Height are pixels, for images only (0 when the daemon sent none).
+type Display struct {
+	Mime   string
+	Data   []byte
+	Width  int
+	Height int
+}
+
+// DataText is the display's data as text (for the text types).
+func (d *Display) DataText() string { return string(d.Data) }
 
 // Record binds what was sent to what came back and where it ran (SPEC §5).
 type Record struct {

@@ -55,6 +55,22 @@ struct Artifact {
   friend bool operator==(const Artifact&, const Artifact&) = default;
 };
 
+// A rich output of a run or cell (SPEC §7): a figure the code showed or left
+// open (image/png), a displayed DataFrame (text/html, then text/plain), or
+// what JavaScript's display() was given. width and height are pixels, 0 when
+// the output is not an image; a PNG's are read from its own header.
+struct Display {
+  std::string mime;  // e.g. "image/png", "text/html", "text/plain"
+  std::string data;  // raw bytes
+  int64_t width = 0;
+  int64_t height = 0;
+  friend bool operator==(const Display&, const Display&) = default;
+};
+
+// Caps on one result's displays: more are dropped (displays_truncated).
+inline constexpr size_t kMaxDisplays = 16;
+inline constexpr size_t kMaxDisplayBytes = size_t{4} << 20;  // all of them together
+
 // Counts of broker calls made during a granted run (SPEC §8).
 struct BrokerSummary {
   std::string profile;
@@ -109,6 +125,11 @@ struct Result {
   std::optional<CellResult> cell;       // cells only
   std::optional<BrokerSummary> broker;  // set when a grant was used
   std::vector<Advice> advice;
+
+  // Rich outputs, in the order they were shown (at most kMaxDisplays,
+  // kMaxDisplayBytes together); displays_truncated when more were dropped.
+  std::vector<Display> displays;
+  bool displays_truncated = false;
 
   Record record;  // binds this result to its request (SPEC §5)
 

@@ -70,7 +70,8 @@ int RunCommand(const RunOptions& options, const std::string& runtime, std::ostre
   if (!result.ok()) return ReportError(result.error(), options.json, out, err);
   // The run's tier never exceeds the evidence's, which says why.
   std::optional<Evidence> evidence = sandbox->evidence();
-  return ReportResult(*result, options.json, out, err, evidence ? evidence->summary : "");
+  return ReportResultAndSave(*result, options.json, options.save_displays, out, err,
+                             evidence ? evidence->summary : "");
 }
 
 int DescribeCommand(const std::string& provider_flag, const std::string& runtime, std::ostream& out,
@@ -148,6 +149,8 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
                           "Run on the image NAME: the daemon's (with --daemon), else the "
                           "variant's (this build tree's image-NAME, else the cache's).");
   run_command->add_flag("--json", run.json, "Print the result as the API's JSON object.");
+  run_command->add_option("--save-displays", run.save_displays,
+                          "Write the result's displays (figures, tables) into DIR.");
   DaemonFlags run_daemon;
   CLI::Option* run_daemon_option = AddDaemonFlags(*run_command, run_daemon, run_provider);
   run_daemon_option->excludes(run_runtime_option);

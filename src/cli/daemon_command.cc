@@ -30,7 +30,7 @@ int RunOnDaemon(const RunOptions& options, const DaemonFlags& daemon, std::ostre
   if (!request.ok()) return ReportError(request.error(), options.json, out, err);
   Expected<Result> result = client->Run(*request);
   if (!result.ok()) return ReportError(result.error(), options.json, out, err);
-  return ReportResult(*result, options.json, out, err);
+  return ReportResultAndSave(*result, options.json, options.save_displays, out, err);
 }
 
 int DescribeOnDaemon(const DaemonFlags& daemon, std::ostream& out, std::ostream& err) {

@@ -55,6 +55,14 @@ void PrintResult(const Result& result, std::ostream& out, std::string_view why) 
     out << "artifact:   " << artifact.path << " (" << artifact.content.size() << " bytes"
         << (artifact.truncated ? ", truncated" : "") << ")\n";
   }
+  for (size_t i = 0; i < result.displays.size(); ++i) {
+    const Display& display = result.displays[i];
+    out << "display " << i + 1 << ":  " << display.mime;
+    if (display.width > 0 && display.height > 0)
+      out << " " << display.width << "x" << display.height;
+    out << " (" << display.data.size() << " bytes)\n";
+  }
+  if (result.displays_truncated) out << "displays:   more were dropped (at most 16, 4 MiB)\n";
   PrintStream("stdout", result.stdout_bytes, out);
   PrintStream("stderr", result.stderr_bytes, out);
 }

@@ -1,7 +1,10 @@
 #include "cli/run_report.h"
 
+#include <filesystem>
+
 #include "cli/exit_status.h"
 #include "cli/human_output.h"
+#include "cli/save_displays.h"
 #include "plimsoll/wire.h"
 
 namespace plimsoll::cli {
@@ -26,6 +29,18 @@ int ReportResult(const Result& result, bool json, std::ostream& out, std::ostrea
     }
   }
   return (result.exit_code == 0 && !result.timed_out) ? kExitRanOk : kExitRanFailed;
+}
+
+int ReportResultAndSave(const Result& result, bool json, std::string_view save_displays,
+                        std::ostream& out, std::ostream& err, std::string_view why) {
+  int status = ReportResult(result, json, out, err, why);
+  if (save_displays.empty()) return status;
+  Status saved = SaveDisplays(result, std::filesystem::path(save_displays), err);
+  if (!saved.ok()) {
+    err << "plimsoll: --save-displays: " << saved.error().message() << "\n";
+    return kExitRanFailed;
+  }
+  return status;
 }
 
 }  // namespace plimsoll::cli

@@ -27,6 +27,12 @@ int ReportError(const Error& error, bool json, std::ostream& out, std::ostream& 
 int ReportResult(const Result& result, bool json, std::ostream& out, std::ostream& err,
                  std::string_view why = {});
 
+// ReportResult, then (when `save_displays` is not empty) the displays saved
+// there (save_displays.h; "saved:" lines on `err`). A save that fails is
+// reported on `err` and makes the status kExitRanFailed: the code ran.
+int ReportResultAndSave(const Result& result, bool json, std::string_view save_displays,
+                        std::ostream& out, std::ostream& err, std::string_view why = {});
+
 }  // namespace plimsoll::cli
 
 #endif  // PLIMSOLL_CLI_RUN_REPORT_H_

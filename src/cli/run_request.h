@@ -32,6 +32,8 @@ struct RunOptions {
   // --image NAME: with --daemon, the daemon's image of that name; locally,
   // the variant's image (image::VariantImageDirectory; base: the default).
   std::string image;
+  // --save-displays DIR: the result's displays written there (save_displays.h).
+  std::string save_displays;
   bool json = false;
 };
 

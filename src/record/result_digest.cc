@@ -66,6 +66,18 @@ std::string ResultDigest(const Result& result) {
     digest.Float("advice.added_latency_ms", advice.added_latency_ms);
     digest.Integer("advice.bytes", advice.bytes);
   }
+  // Rich outputs, last and only when there are any, so results without them
+  // keep the digests they always had.
+  if (!result.displays.empty()) {
+    digest.Count("displays", result.displays.size());
+    for (const Display& display : result.displays) {
+      digest.Bytes("display.mime", display.mime);
+      digest.Bytes("display.data", display.data);
+      digest.Integer("display.width", display.width);
+      digest.Integer("display.height", display.height);
+    }
+  }
+  if (result.displays_truncated) digest.Boolean("displays_truncated", true);
   return std::move(digest).Finish();
 }
 

@@ -128,6 +128,33 @@ std::vector<Exchange> Exchanges() {
     e.result = res;
     out.push_back(e);
   }
+  {  // Rich outputs.
+    Exchange e{"python-displays",
+               "A Python run on the data image that showed a figure and displayed a DataFrame: "
+               "one image/png (binary, travels as base64; width and height from its header), "
+               "then text/html and text/plain of the frame; one more was dropped by the caps "
+               "(displays_truncated). Both are encoded last and only when present.",
+               {},
+               {}};
+    Request r;
+    r.image = "data";
+    r.python = PythonPayload{"import pandas as pd\ndisplay(pd.DataFrame({'a': [1]}))\n"};
+    Result res = Snippet(PayloadKind::kPython, "linux", Tier::kContainer, "");
+    res.duration_ms = 812;
+    res.displays = {
+        Display{"image/png",
+                Bin("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x02\x00\x00\x00"
+                    "\x01\x08\x02\x00\x00\x00"),
+                2, 1},
+        Display{"text/html", "<table><tr><th>a</th></tr><tr><td>1</td></tr></table>", 0, 0},
+        Display{"text/plain", "   a\n0  1", 0, 0},
+    };
+    res.displays_truncated = true;
+    Seal(r, res, policy, kStart + 1600, 815);
+    e.request = r;
+    e.result = res;
+    out.push_back(e);
+  }
   {  // Empty strings everywhere a string can be empty.
     Exchange e{
         "empty-strings",
@@ -402,8 +429,8 @@ std::vector<Exchange> Exchanges() {
       // Call 1 starts the JavaScript interpreter and call 2 Python's; call 3
       // finds n kept and ends in an expression without a value.
       const char* values[] = {"41", "2", nullptr};
-      res.cell = CellResult{values[i] ? std::optional<std::string>(values[i]) : std::nullopt,
-                            false, i < 2, true};
+      res.cell = CellResult{values[i] ? std::optional<std::string>(values[i]) : std::nullopt, false,
+                            i < 2, true};
       Seal(r, res, policy, kStart + 10000 + 1000 * i, 6, SessionLink{session, i + 1, previous});
       previous = res.record.record_sha256;
       e.request = r;

@@ -124,6 +124,28 @@ Artifact ReadArtifact(const Json& value, const std::string& path, Problem& probl
   return artifact;
 }
 
+Display ReadDisplay(const Json& value, const std::string& path, Problem& problem) {
+  Display display;
+  if (!value.is_object()) {
+    problem.Set(path + " must be an object.");
+    return display;
+  }
+  FieldReader fields(value, path, problem, /*null_is_absent=*/false);
+  fields.RejectUnknown({"mime", "data", "width", "height"});
+  display.mime = fields.String("mime", wire::kRequired);
+  display.data = fields.Bytes("data", wire::kRequired);
+  // A size, when given, is at least one pixel (absent: not an image).
+  const bool has_width = fields.Find("width") != nullptr;
+  const bool has_height = fields.Find("height") != nullptr;
+  if (has_width) display.width = fields.Integer("width", wire::kRequired);
+  if (has_height) display.height = fields.Integer("height", wire::kRequired);
+  if (!problem && (display.mime.empty() || (has_width && display.width < 1) ||
+                   (has_height && display.height < 1))) {
+    problem.Set(path + " needs a mime type, and a width or height given must be at least 1.");
+  }
+  return display;
+}
+
 Advice ReadAdvice(const Json& value, const std::string& path, Problem& problem) {
   Advice advice;
   if (!value.is_object()) {
@@ -209,6 +231,10 @@ Expected<Result> ReadResult(std::string_view body) {
     result.broker = std::move(summary);
   }
   result.advice = ReadObjects<Advice>(fields, "advice", problem, &ReadAdvice);
+  result.displays = ReadObjects<Display>(fields, "displays", problem, &ReadDisplay);
+  if (fields.Find("displays_truncated") != nullptr) {
+    result.displays_truncated = fields.Boolean("displays_truncated", wire::kRequired);
+  }
   if (const Json* record = fields.Object("record", wire::kRequired)) {
     result.record = ReadRecord(*record, problem);
   }
@@ -276,6 +302,19 @@ std::string ResultToJson(const Result& result) {
     }
     out["advice"] = std::move(advice);
   }
+  if (!result.displays.empty()) {
+    OrderedJson displays = OrderedJson::array();
+    for (const Display& display : result.displays) {
+      OrderedJson entry = OrderedJson::object();
+      entry["mime"] = display.mime;
+      entry["data"] = wire::WriteBytes(display.data);
+      if (display.width > 0) entry["width"] = display.width;
+      if (display.height > 0) entry["height"] = display.height;
+      displays.push_back(std::move(entry));
+    }
+    out["displays"] = std::move(displays);
+  }
+  if (result.displays_truncated) out["displays_truncated"] = true;
   out["record"] = WriteRecord(result.record);
   return wire::Dump(out);
 }

@@ -59,6 +59,9 @@ Result FullProject() {
       Advice{"x", "r", "m", 0, 0.1, 0},
       Advice{"x", "r", "m", 0, std::numeric_limits<double>::denorm_min(), 0},
   };
+  result.displays = {Display{"image/png", std::string("\x89PNG\r\n\x1a\n\x00", 9), 640, 480},
+                     Display{"text/html", "<b>é</b>", 0, 0}};
+  result.displays_truncated = true;
   result.record.session = SessionLink{std::string(64, 'e'), 2, std::string(64, 'f')};
   return result;
 }
@@ -115,7 +118,7 @@ TEST(ResultJsonTest, RoundTripsEveryFieldBitForBit) {
 TEST(ResultJsonTest, OmitsOptionalFieldsWhenAbsent) {
   std::string json = ResultToJson(SpecExample());
   for (const char* key : {"outcome", "steps", "artifacts", "broker", "advice", "session",
-                          "sequence", "previous_sha256"}) {
+                          "sequence", "previous_sha256", "displays", "displays_truncated"}) {
     EXPECT_THAT(json, Not(HasSubstr(std::string("\"") + key + "\""))) << key;
   }
   Result project = SpecExample();
@@ -164,6 +167,28 @@ TEST(ResultJsonTest, IgnoresUnknownFieldsButIsStrictAboutTypes) {
     EXPECT_EQ(result.error().code(), ErrorCode::kDataLoss);
     EXPECT_FALSE(result.error().not_dispatched())
         << "an unreadable answer must never read as nothing ran";
+  }
+}
+
+TEST(ResultJsonTest, DisplaysAreReadStrictly) {
+  Result result = SpecExample();
+  result.displays = {Display{"text/plain", "x", 0, 0}};
+  std::string json = ResultToJson(result);
+  EXPECT_THAT(json, HasSubstr(R"("displays":[{"mime":"text/plain","data":"x"}])"));
+  auto parsed = ParseResultJson(json);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().ToString();
+  EXPECT_EQ(parsed->displays, result.displays);
+  EXPECT_FALSE(parsed->displays_truncated);
+  for (const char* bad :
+       {R"([{"mime":"","data":"x"}])", R"([{"mime":"a/b","data":"x","width":-1}])",
+        R"([{"mime":"a/b","data":"x","height":0}])", R"([{"mime":"a/b"}])",
+        R"([{"mime":"a/b","data":"x","extra":1}])", R"(["x"])", R"({"mime":"a/b"})"}) {
+    std::string broken = json;
+    broken.replace(broken.find(R"([{"mime":"text/plain","data":"x"}])"),
+                   std::string(R"([{"mime":"text/plain","data":"x"}])").size(), bad);
+    auto refused = ParseResultJson(broken);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_EQ(refused.error().code(), ErrorCode::kDataLoss) << bad;
   }
 }
 

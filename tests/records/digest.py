@@ -147,11 +147,12 @@ REQUEST_FIELDS = ("protocol", "minimum_isolation", "timeout_ms", "trace_id", "gr
 RESULT_FIELDS = ("provider", "isolation", "environment", "kind", "exit_code", "timed_out", "stdout",
                  "stderr", "stdout_truncated", "stderr_truncated", "duration_ms", "outcome", "steps",
                  "artifacts", "value", "value_truncated", "interpreter_started", "state_kept",
-                 "broker", "advice", "record")
+                 "broker", "advice", "displays", "displays_truncated", "record")
 STEP_FIELDS = ("command", "exit_code", "timed_out", "stdout", "stderr", "stdout_truncated",
                "stderr_truncated", "duration_ms")
 ARTIFACT_FIELDS = ("path", "content", "truncated")
 BROKER_FIELDS = ("profile", "calls", "denied")
+DISPLAY_FIELDS = ("mime", "data", "width", "height")
 ADVICE_FIELDS = ("pattern", "route", "message", "extra_calls", "added_latency_ms", "bytes")
 RECORD_FIELDS = ("version", "request_sha256", "result_sha256", "provider", "isolation", "environment",
                  "policy", "started_unix_ms", "ended_unix_ms", "session", "sequence", "previous_sha256",
@@ -263,6 +264,23 @@ def result_digest(result: dict) -> str:
         d.integer("advice.extra_calls", finding["extra_calls"])
         d.float("advice.added_latency_ms", finding["added_latency_ms"])
         d.integer("advice.bytes", finding["bytes"])
+    # Rows 18 and 19 (SPEC §7): only when present and not empty, only when
+    # present and true, so results without displays keep their digests.
+    displays = result.get("displays", [])
+    if not isinstance(displays, list):
+        raise TypeError(f"displays is not a list: {displays!r}")
+    if displays:
+        d.count("displays", displays)
+        for display in displays:
+            _only(display, DISPLAY_FIELDS, "display")
+            d.string("display.mime", display["mime"])
+            d.bytes("display.data", display["data"])
+            d.integer("display.width", display.get("width", 0))
+            d.integer("display.height", display.get("height", 0))
+    truncated = result.get("displays_truncated", False)
+    encode_boolean(truncated)  # refuses a non-boolean
+    if truncated:
+        d.boolean("displays_truncated", True)
     return d.hexdigest()
 
 

@@ -222,7 +222,8 @@ class MutationTest(unittest.TestCase):
         self.assertGreater(checked, 50)
 
     def test_dropping_optional_fields_and_list_entries_changes_a_digest(self):
-        optional = {"outcome", "broker", "session", "minimum_isolation", "timeout_ms", "grant_profile"}
+        optional = {"outcome", "broker", "session", "minimum_isolation", "timeout_ms", "grant_profile",
+                    "displays", "displays_truncated"}
         checked = 0
         for vector in load()["vectors"]:
             expected = recompute(vector)
@@ -258,6 +259,86 @@ class MutationTest(unittest.TestCase):
         self.assertEqual(digest.encode_float(float("nan")).hex(), "7ff8000000000000")
         self.assertEqual(digest.encode_float(-0.0).hex(), "8000000000000000")
         self.assertEqual(digest.encode_float(1.5).hex(), "3ff8000000000000")
+
+
+class DisplaysTest(unittest.TestCase):
+    """Rows 18 and 19 (docs/run-records.md §3.2): rich outputs, last and only
+    when there is something to say."""
+
+    PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452")
+
+    def setUp(self):
+        plain = [v for v in load()["vectors"] if "result" in v and "displays" not in v["result"]
+                 and "displays_truncated" not in v["result"]]
+        self.assertTrue(plain)
+        self.vector = plain[0]
+        self.result = {k: v for k, v in self.vector["result"].items() if k != "record"}
+        self.figure = {"mime": "image/png", "data": {"base64": base64.b64encode(self.PNG).decode()},
+                       "width": 640, "height": 480}
+
+    def digest(self, **extra):
+        return digest.result_digest(dict(self.result, **extra))
+
+    def test_absent_empty_and_false_keep_the_digest(self):
+        plain = self.vector["result_sha256"]
+        self.assertEqual(self.digest(), plain)
+        self.assertEqual(self.digest(displays=[]), plain)
+        self.assertEqual(self.digest(displays_truncated=False), plain)
+        self.assertEqual(self.digest(displays=[], displays_truncated=False), plain)
+
+    def test_displays_and_truncated_change_it(self):
+        plain = self.vector["result_sha256"]
+        got = {self.digest(displays=[self.figure]), self.digest(displays_truncated=True),
+               self.digest(displays=[self.figure], displays_truncated=True), plain}
+        self.assertEqual(len(got), 4)
+
+    def test_transcript_tail(self):
+        """Two displays and the flag are hashed after advice, in the documented order."""
+        tail = digest.Digest("")
+        for name, content in (("displays", b"2"), ("display.mime", b"image/png"),
+                              ("display.data", self.PNG), ("display.width", b"640"),
+                              ("display.height", b"480"), ("display.mime", b"text/plain"),
+                              ("display.data", b"x"), ("display.width", b"0"),
+                              ("display.height", b"0"), ("displays_truncated", b"true")):
+            tail.field(name, content)
+        expected_tail = bytes(tail.transcript)[len(digest.value(b"")):]  # without its domain
+        text = {"mime": "text/plain", "data": "x"}
+        transcript = _result_transcript(dict(self.result, displays=[self.figure, text],
+                                             displays_truncated=True))
+        self.assertEqual(transcript, _result_transcript(self.result) + expected_tail)
+
+    def test_an_absent_size_is_zero(self):
+        text = {"mime": "text/plain", "data": "x"}
+        absent = self.digest(displays=[text])
+        self.assertEqual(absent, self.digest(displays=[dict(text, width=0, height=0)]))
+        self.assertNotEqual(absent, self.digest(displays=[dict(text, width=1)]))
+
+    def test_malformed_displays_are_refused(self):
+        for change in ({"displays": {"mime": "image/png"}},
+                       {"displays": [dict(self.figure, extra=1)]},
+                       {"displays": [{"data": ""}]}, {"displays": [{"mime": "x"}]},
+                       {"displays": [dict(self.figure, width="640")]},
+                       {"displays": [dict(self.figure, data={"base64": "x", "y": 1})]},
+                       {"displays_truncated": "true"}, {"displays_truncated": None}):
+            with self.subTest(change=change):
+                with self.assertRaises((ValueError, TypeError, KeyError)):
+                    self.digest(**change)
+
+
+def _result_transcript(result):
+    """The exact bytes the reference hashes for a result."""
+    seen = []
+    original = digest.Digest.hexdigest
+
+    def keep(self):
+        seen.append(bytes(self.transcript))
+        return original(self)
+    digest.Digest.hexdigest = keep
+    try:
+        digest.result_digest(result)
+    finally:
+        digest.Digest.hexdigest = original
+    return seen[0]
 
 
 def vector_at(node, path):

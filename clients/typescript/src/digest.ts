@@ -169,7 +169,7 @@ export function requestEncoding(req: Obj): Encoder {
   return e;
 }
 
-/** The result digest (§3.2) of a wire answer (its `record` is ignored). */
+/** The result digest (§3.2, rows 1–19) of a wire answer (its `record` is ignored). */
 export function resultEncoding(res: Obj): Encoder {
   const e = new Encoder(RESULT_DOMAIN);
   e.fieldString("provider", res.provider as string);
@@ -228,6 +228,19 @@ export function resultEncoding(res: Obj): Encoder {
     e.fieldFloat("advice.added_latency_ms", wireFloat(a.added_latency_ms));
     e.fieldInt("advice.bytes", a.bytes as number);
   }
+  // 18, 19: rich outputs, last and only when there is something to say (no displays, [] and
+  // displays_truncated false add no field), so a result without them keeps its digest.
+  const displays = list(res.displays);
+  if (displays.length > 0) {
+    e.fieldInt("displays", displays.length);
+    for (const d of displays) {
+      e.fieldString("display.mime", d.mime as string);
+      e.fieldWireBytes("display.data", d.data);
+      e.fieldInt("display.width", present(d.width) ? (d.width as number) : 0);
+      e.fieldInt("display.height", present(d.height) ? (d.height as number) : 0);
+    }
+  }
+  if (res.displays_truncated === true) e.fieldBool("displays_truncated", true);
   return e;
 }
 

@@ -14,8 +14,9 @@ export {
 export { meetsFloor, PACKAGE_SOURCES, TIERS } from "./types.js";
 export type {
   Tier, Kind, Outcome, Language, RunOptions, ProjectFile, ProjectSpec, RequestBytes, WireRequest,
-  SentRequest, RunRecord, StepResult, Artifact, BrokerSummary, Advice, Limits, Capabilities,
-  Description, ImageInfo, ImagePackage, PackageSource, SessionOptions, SessionState, SessionClosed,
+  SentRequest, RunRecord, StepResult, Artifact, Display, BrokerSummary, Advice, Limits,
+  Capabilities, Description, ImageInfo, ImagePackage, PackageSource, SessionOptions, SessionState,
+  SessionClosed,
 } from "./types.js";
 export type { BytesLike, WireBytes } from "./bytes.js";
 export * as digest from "./digest-api.js";

@@ -129,6 +129,23 @@ export interface Artifact {
   truncated: boolean;
 }
 
+/**
+ * A rich output of a run (SPEC §7): a figure as `image/png`, a displayed DataFrame as `text/html`
+ * and `text/plain`, what JavaScript's `display()` was given. Covered by the result digest
+ * (docs/run-records.md §3.2, rows 18–19).
+ */
+export interface Display {
+  /** Its media type, never empty: e.g. "image/png", "text/html", "text/plain". */
+  mime: string;
+  /** Its bytes (a PNG's bytes as they would be in a file). */
+  data: Uint8Array;
+  /** `data` as text (invalid UTF-8 becomes U+FFFD), for the text types. */
+  dataText: string;
+  /** Pixels, images only (absent otherwise). */
+  width?: number;
+  height?: number;
+}
+
 export interface BrokerSummary {
   profile: string;
   calls: number;

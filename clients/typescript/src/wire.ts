@@ -6,8 +6,8 @@ import { type BytesLike, base64Decode, fromWire, text, toWire, type WireBytes } 
 import { wireFloat } from "./digest.js";
 import { clientRefusal } from "./errors.js";
 import type {
-  Advice, Artifact, Description, ImageInfo, ImagePackage, Kind, Limits, Outcome, RequestBytes,
-  RunRecord, SentRequest, SessionClosed, SessionState, StepResult, Tier, WireRequest,
+  Advice, Artifact, Description, Display, ImageInfo, ImagePackage, Kind, Limits, Outcome,
+  RequestBytes, RunRecord, SentRequest, SessionClosed, SessionState, StepResult, Tier, WireRequest,
 } from "./types.js";
 import { PACKAGE_SOURCES, TIERS } from "./types.js";
 
@@ -134,6 +134,31 @@ function present(v: unknown): boolean {
   return v !== undefined && v !== null;
 }
 
+const DISPLAY_FIELDS: readonly string[] = ["mime", "data", "width", "height"];
+
+/**
+ * One of a result's `displays` (SPEC §7). Stricter than the rest of an answer: no other key
+ * (api/openapi.yaml says so, and the result digest would not cover one), `mime` not empty, and a
+ * size present only as an integer ≥ 1 (the daemon leaves it out when it has none).
+ */
+function readDisplay(v: unknown, where: string): Display {
+  const o = obj(v, where);
+  for (const key of Object.keys(o)) {
+    if (!DISPLAY_FIELDS.includes(key)) throw new Unreadable(`${where} has an unknown field ${JSON.stringify(key)}`);
+  }
+  const mime = s(o, "mime", where);
+  if (mime === "") throw new Unreadable(`${where}.mime is empty`);
+  const data = by(o, "data", where);
+  const d: Display = { mime, data, dataText: text(data) };
+  for (const k of ["width", "height"] as const) {
+    if (!(k in o)) continue;
+    const n = i(o, k, where);
+    if (n < 1) throw new Unreadable(`${where}.${k} is not a positive integer`);
+    d[k] = n;
+  }
+  return d;
+}
+
 const KINDS: readonly string[] = ["javascript", "python", "project", "cell"];
 const OUTCOMES: readonly string[] = ["completed", "setup_failed", "timed_out", "protocol_error"];
 
@@ -189,6 +214,10 @@ export class Result {
   readonly stateKept?: boolean;
   readonly broker?: { profile: string; calls: number; denied: number };
   readonly advice: Advice[];
+  /** Rich outputs in the order shown (SPEC §7): figures, tables; [] when there are none. */
+  readonly displays: Display[];
+  /** Some displays were dropped by the daemon's caps (16 per result, 4 MiB of data together). */
+  readonly displaysTruncated: boolean;
   readonly record: RunRecord;
   /** The Plimsoll-Request-Id of the call. */
   readonly requestId: string;
@@ -272,6 +301,8 @@ export class Result {
         bytes: i(ao, "bytes", aw),
       };
     });
+    this.displays = arr(o, "displays", w, true).map((x, n) => readDisplay(x, `answer.displays[${n}]`));
+    this.displaysTruncated = present(o.displays_truncated) ? b(o, "displays_truncated", w) : false;
     this.record = readRecord(o.record);
     this.requestId = requestId;
   }

@@ -17,8 +17,8 @@ from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequ
 
 from . import records
 from .errors import ERROR_CODES, PlimsollError, Reason
-from .results import (TIERS, Advice, Artifact, Broker, Describe, Image, ImagePackage, Record,
-                      Result, SessionEnd, SessionInfo, SessionState, Step, tier_meets)
+from .results import (TIERS, Advice, Artifact, Broker, Describe, Display, Image, ImagePackage,
+                      Record, Result, SessionEnd, SessionInfo, SessionState, Step, tier_meets)
 
 Data = Union[bytes, bytearray, memoryview, str]
 Files = Union[Mapping[str, Data], Iterable[Tuple[str, Data]]]
@@ -569,6 +569,16 @@ def _float(value: Any, where: str) -> float:
     raise Unreadable(f"{where} is not a number")
 
 
+def _size(d: Mapping[str, Any], key: str, where: str) -> Optional[int]:
+    """An optional pixel size: absent (or null), or a positive integer."""
+    value = d.get(key)
+    if value is None:
+        return None
+    if type(value) is not int or value <= 0:
+        raise Unreadable(f"{where}{key} is not a positive integer")
+    return value
+
+
 def parse_result(d: Mapping[str, Any]) -> Result:
     kind = _str(d, "kind", "")
     if kind not in _KINDS:
@@ -613,6 +623,17 @@ def parse_result(d: Mapping[str, Any]) -> Result:
                              _str(entry, "message", w), _int(entry, "extra_calls", w),
                              _float(entry.get("added_latency_ms"), w + "added_latency_ms"),
                              _int(entry, "bytes", w)))
+    displays = []
+    for entry in _list(d, "displays", ""):
+        if type(entry) is not dict:
+            raise Unreadable("a displays entry is not an object")
+        w = "displays[]."
+        mime = _str(entry, "mime", w)
+        if not mime:
+            raise Unreadable("displays[].mime is empty")
+        displays.append(Display(mime, _bytes(entry, "data", w), _size(entry, "width", w),
+                                _size(entry, "height", w)))
+    displays_truncated = _opt(d, "displays_truncated", bool, "") is True
     return Result(
         _int(d, "exit_code", ""), _bool(d, "timed_out", ""), _bytes(d, "stdout", ""),
         _bytes(d, "stderr", ""), _bool(d, "stdout_truncated", ""),
@@ -620,7 +641,8 @@ def parse_result(d: Mapping[str, Any]) -> Result:
         _tier(d, "isolation", ""), _str(d, "environment", ""), kind,
         parse_record(_obj(d, "record", "")), outcome, tuple(steps), tuple(artifacts), value,
         _opt(d, "value_truncated", bool, ""), _opt(d, "interpreter_started", bool, ""),
-        _opt(d, "state_kept", bool, ""), broker, tuple(advice))
+        _opt(d, "state_kept", bool, ""), broker, tuple(advice), tuple(displays),
+        displays_truncated)
 
 
 class ChainState:

@@ -278,6 +278,24 @@ def result_digest(result: Mapping[str, Any]) -> str:
         e.integer("advice.extra_calls", finding.get("extra_calls"))
         e.floating("advice.added_latency_ms", finding.get("added_latency_ms"))
         e.integer("advice.bytes", finding.get("bytes"))
+    # Rows 18 and 19: rich outputs (SPEC §7), last and only when there is something to say, so a
+    # result without displays keeps the digest it always had.
+    displays = _list(get("displays"), "displays")
+    if displays:
+        e.count("displays", len(displays))
+        for display in displays:
+            display = _object(display, "displays[]")
+            e.string("display.mime", display.get("mime"))
+            e.bytes_field("display.data", display.get("data"))
+            width, height = display.get("width"), display.get("height")
+            e.integer("display.width", 0 if width is None else width)
+            e.integer("display.height", 0 if height is None else height)
+    truncated = get("displays_truncated")
+    if truncated is not None:
+        if type(truncated) is not bool:
+            raise ValueError("displays_truncated is not a boolean")
+        if truncated:
+            e.boolean("displays_truncated", True)
     return e.hexdigest()
 
 

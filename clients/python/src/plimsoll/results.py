@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Optional, Tuple
 
-__all__ = ["Record", "Step", "Artifact", "Broker", "Advice", "Result", "Describe", "Image",
-           "ImagePackage", "SessionInfo", "SessionState", "SessionEnd", "TIERS", "tier_meets"]
+__all__ = ["Record", "Step", "Artifact", "Broker", "Advice", "Display", "Result", "Describe",
+           "Image", "ImagePackage", "SessionInfo", "SessionState", "SessionEnd", "TIERS",
+           "tier_meets"]
 
 #: Tier names from weakest to strongest; ``none`` and ``unknown`` meet no floor.
 TIERS = ("none", "unknown", "process", "container", "kernel", "vm")
@@ -101,6 +102,24 @@ class Advice:
 
 
 @dataclass(frozen=True, slots=True)
+class Display:
+    """A rich output of a run or cell (SPEC §7): a figure (``image/png``), a displayed table
+    (``text/html``, then ``text/plain``), or what JavaScript's ``display()`` was given.
+
+    ``width`` and ``height`` are pixels, for images only (``None`` when the daemon sent none).
+    """
+
+    mime: str
+    data: bytes
+    width: Optional[int] = None
+    height: Optional[int] = None
+
+    @property
+    def data_text(self) -> str:
+        return _text(self.data)
+
+
+@dataclass(frozen=True, slots=True)
 class Result:
     """What a run did and where it ran. A non-zero exit code is a result, never an error."""
 
@@ -125,6 +144,10 @@ class Result:
     state_kept: Optional[bool] = None
     broker: Optional[Broker] = None
     advice: Tuple[Advice, ...] = ()
+    #: Rich outputs in the order they were shown; ``displays_truncated`` when the daemon's caps
+    #: dropped some.
+    displays: Tuple[Display, ...] = ()
+    displays_truncated: bool = False
 
     @property
     def ran(self) -> Literal[True]:
