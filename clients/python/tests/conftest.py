@@ -10,8 +10,9 @@ skipped): the linux part of the same run does.
 
 from __future__ import annotations
 
+import json
 import os
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 import pytest
 
@@ -74,3 +75,24 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             report.longrepr)
         reason = reason.removeprefix("Skipped: ")
         terminalreporter.write_line(f"skipped: {report.nodeid.split('::')[-1]}: {reason}")
+
+
+def record_vectors() -> Dict[str, Any]:
+    """testdata/records/vectors.json ($PLIMSOLL_TEST_VECTORS, else the repository's)."""
+    path = os.environ.get("PLIMSOLL_TEST_VECTORS") or os.path.join(
+        os.path.dirname(__file__), "..", "..", "..", "testdata", "records", "vectors.json")
+    if not os.path.exists(path):
+        need("PLIMSOLL_TEST_VECTORS")
+    with open(path, encoding="utf-8") as handle:
+        document: Dict[str, Any] = json.load(handle)
+    assert document["format"] == "plimsoll.record-vectors.v1"
+    return document
+
+
+def record_vector(name: str) -> Dict[str, Any]:
+    """The shared vector `name`; a failure when the file has none of that name."""
+    found = [v for v in record_vectors()["vectors"] if v["name"] == name]
+    assert found, f"testdata/records/vectors.json has no vector {name!r}"
+    vector: Dict[str, Any] = found[0]
+    return vector
+

@@ -12,7 +12,6 @@ import base64
 import copy
 import dataclasses
 import json
-import os
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import pytest
@@ -20,6 +19,8 @@ import pytest
 from plimsoll import AsyncClient, Client, DataLossError, Display, Result
 from plimsoll import records
 from plimsoll._core import Answer
+
+from conftest import record_vector
 
 REQUEST_ID = "0123456789abcdef0123456789abcdef"
 ENVIRONMENT = "sha256:" + "3" * 64
@@ -192,20 +193,6 @@ def test_a_malformed_display_cannot_be_hashed(change: Dict[str, Any]) -> None:
         records.result_digest(dict(_base(), **change))
 
 
-def _displays_vector() -> Dict[str, Any]:
-    path = os.environ.get("PLIMSOLL_TEST_VECTORS") or os.path.join(
-        os.path.dirname(__file__), "..", "..", "..", "testdata", "records", "vectors.json")
-    if not os.path.exists(path):
-        pytest.skip(f"no record vectors at {path}")
-    with open(path, encoding="utf-8") as handle:
-        vectors = json.load(handle)["vectors"]
-    found = [v for v in vectors if v["name"] == "python-displays"]
-    if not found:
-        pytest.skip("the vectors carry no python-displays exchange")
-    vector: Dict[str, Any] = found[0]
-    return vector
-
-
 class VectorDaemon(Client):
     """Answers with a shared vector's result as the C++ side wrote it."""
 
@@ -221,7 +208,7 @@ class VectorDaemon(Client):
 
 def test_the_shared_vector_is_believed_and_typed() -> None:
     """The daemon's own answer (vector python-displays) passes every check and reads back."""
-    vector = _displays_vector()
+    vector = record_vector("python-displays")
     with VectorDaemon(vector["result"]) as client:
         result = client.run_python(vector["request"]["python"]["code"], image="data")
     assert result.record.result_sha256 == vector["result_sha256"]

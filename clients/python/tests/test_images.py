@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
@@ -19,6 +18,8 @@ from plimsoll import (AsyncClient, Client, DataLossError, Describe, Image, Image
 from plimsoll import _api
 from plimsoll._core import Answer, check_describe_answer, encode_json
 from plimsoll.records import POLICY_FIELDS
+
+from conftest import record_vector
 
 REQUEST_ID = "0123456789abcdef0123456789abcdef"
 SESSION_ID = "fedcba9876543210fedcba9876543210"
@@ -151,21 +152,10 @@ def test_the_builders_place_image_like_environment() -> None:
     assert "image" not in _api.session_open_request(None, None, None, None, None, None)
 
 
-def _named_image_vector() -> Dict[str, Any]:
-    path = os.environ.get("PLIMSOLL_TEST_VECTORS") or os.path.join(
-        os.path.dirname(__file__), "..", "..", "..", "testdata", "records", "vectors.json")
-    if not os.path.exists(path):
-        pytest.skip(f"no record vectors at {path}")
-    with open(path, encoding="utf-8") as handle:
-        vectors = json.load(handle)["vectors"]
-    found: Dict[str, Any] = next(v for v in vectors if v["name"] == "python-named-image")
-    return found
-
-
 def test_a_run_naming_an_image_is_checked_against_its_digest() -> None:
     """The client's recomputed request digest covers the name it sent: the vector's answer is
     believed for image "data" and refused for any other name (a proxy's rewrite)."""
-    vector = _named_image_vector()
+    vector = record_vector("python-named-image")
     code = vector["request"]["python"]["code"]
     environment = vector["request"]["environment"]
     client = FakeClient(_answer(200, vector["result"]))
@@ -180,7 +170,7 @@ def test_a_run_naming_an_image_is_checked_against_its_digest() -> None:
 
 
 def test_async_runs_send_image() -> None:
-    vector = _named_image_vector()
+    vector = record_vector("python-named-image")
 
     async def go() -> Dict[str, Any]:
         client = FakeAsyncClient(_answer(200, vector["result"]))

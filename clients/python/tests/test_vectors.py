@@ -11,21 +11,10 @@ import pytest
 
 from plimsoll import records
 
-from conftest import need
+from conftest import record_vectors
 
 
-def _load() -> Dict[str, Any]:
-    path = os.environ.get("PLIMSOLL_TEST_VECTORS") or os.path.join(
-        os.path.dirname(__file__), "..", "..", "..", "testdata", "records", "vectors.json")
-    if not os.path.exists(path):
-        need("PLIMSOLL_TEST_VECTORS")
-    with open(path, encoding="utf-8") as handle:
-        document: Dict[str, Any] = json.load(handle)
-    assert document["format"] == "plimsoll.record-vectors.v1"
-    return document
-
-
-VECTORS = _load()
+VECTORS = record_vectors()
 BY_NAME = {v["name"]: v for v in VECTORS["vectors"]}
 
 
