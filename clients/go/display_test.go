@@ -393,7 +393,7 @@ func TestDisplaysVector(t *testing.T) {
 	vf := loadVectors(t)
 	v := vf.vectors["python-displays"]
 	if v == nil {
-		t.Skip("testdata/records/vectors.json has no python-displays vector yet")
+		t.Fatal("testdata/records/vectors.json has no python-displays vector")
 	}
 	res := v.get("result")
 	r := &reader{}
