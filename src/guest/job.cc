@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "guest/displays.h"
 #include "guest/protocol.h"
 
 namespace plimsoll::guest {
@@ -77,8 +78,8 @@ Expected<Job> JobFromRequest(const Request& request, const Limits& limits, std::
       job_cell.language = cell.language;
       job_cell.code = cell.code;
       // As the embedded engine does: the value is held to the output cap.
-      job_cell.value_cap_bytes = std::clamp<int64_t>(limits.output_cap_bytes, 0,
-                                                     kMaxCellValueCapBytes);
+      job_cell.value_cap_bytes =
+          std::clamp<int64_t>(limits.output_cap_bytes, 0, kMaxCellValueCapBytes);
       job.cell = std::move(job_cell);
       job.timeout_ms = cell.language == "javascript" ? timeout + kJavascriptGraceMs : timeout;
       break;
@@ -90,12 +91,15 @@ Expected<Job> JobFromRequest(const Request& request, const Limits& limits, std::
 void FillResult(const Request& request, const Report& report, Result* result) {
   auto kind = request.kind().value_or(PayloadKind::kProject);
   result->kind = kind;
+  result->displays = report.displays;
+  result->displays_truncated = report.displays_truncated;
+  MeasureDisplays(result->displays);
   if (kind == PayloadKind::kCell) {
     // A cell that could not reach its interpreter kept nothing.
-    result->cell = report.cell ? CellResult{report.cell->value, report.cell->value_truncated,
-                                            report.cell->interpreter_started,
-                                            report.cell->state_kept}
-                               : CellResult{};
+    result->cell = report.cell
+                       ? CellResult{report.cell->value, report.cell->value_truncated,
+                                    report.cell->interpreter_started, report.cell->state_kept}
+                       : CellResult{};
   }
   if (kind == PayloadKind::kProject) {
     result->outcome = report.outcome;

@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <string>
 
+#include "guest/displays.h"
 #include "wire/base64.h"
 #include "wire/json_reader.h"
 
@@ -282,6 +283,14 @@ std::string EncodeReport(const Report& report) {
     message["cell"] = std::move(cell);
   }
   if (report.interpreters) message["interpreters"] = Strings(*report.interpreters);
+  if (!report.displays.empty()) {
+    Json displays = Json::array();
+    for (const Display& display : report.displays) {
+      displays.push_back(Json{{"mime", display.mime}, {"data", wire::EncodeBase64(display.data)}});
+    }
+    message["displays"] = std::move(displays);
+  }
+  if (report.displays_truncated) message["displays_truncated"] = true;
   return Dump(message);
 }
 
@@ -292,8 +301,8 @@ Expected<Report> DecodeReport(std::string_view bytes) {
   Report report;
   if (!RequireObject(*parsed, "The report", problem)) return Malformed("report", problem);
   FieldReader fields(*parsed, "", problem, /*null_is_absent=*/false);
-  fields.RejectUnknown(
-      {"version", "outcome", "steps", "artifacts", "detail", "cell", "interpreters"});
+  fields.RejectUnknown({"version", "outcome", "steps", "artifacts", "detail", "cell",
+                        "interpreters", "displays", "displays_truncated"});
   CheckVersion(fields, problem);
   std::string outcome = fields.String("outcome", wire::kRequired);
   if (!problem) {
@@ -346,6 +355,26 @@ Expected<Report> DecodeReport(std::string_view bytes) {
         problem.Set("interpreters names \"" + language + "\", not javascript or python.");
       }
     }
+  }
+  if (const Json* displays = problem ? nullptr : fields.Array("displays", wire::kOptional)) {
+    if (displays->empty() || displays->size() > kMaxDisplays) {
+      problem.Set("displays has " + std::to_string(displays->size()) + " entries; 1 to " +
+                  std::to_string(kMaxDisplays) + " when present.");
+    }
+    for (size_t i = 0; i < displays->size() && !problem; ++i) {
+      std::string path = wire::IndexPath("displays", i);
+      if (!RequireObject((*displays)[i], path, problem)) break;
+      FieldReader display_fields((*displays)[i], path, problem, false);
+      display_fields.RejectUnknown({"mime", "data"});
+      Display display;
+      display.mime = display_fields.String("mime", wire::kRequired);
+      display.data = ReadBase64(display_fields, "data", problem);
+      if (!problem && !IsDisplayMime(display.mime)) problem.Set(path + ".mime is malformed.");
+      report.displays.push_back(std::move(display));
+    }
+  }
+  if (!problem && parsed->contains("displays_truncated")) {
+    report.displays_truncated = fields.Boolean("displays_truncated", wire::kRequired);
   }
   if (problem) return Malformed("report", problem);
   return report;

@@ -171,6 +171,11 @@ struct Report {
   // A session agent's interpreters alive after this job (language names,
   // sorted); absent from a one-shot agent's reports.
   std::optional<std::vector<std::string>> interpreters;
+  // What the steps or the cell wrote to the displays directory (displays.h),
+  // in order, cut at kMaxDisplays / kMaxDisplayBytes (displays_truncated).
+  // Width and height are not sent: the host reads them from the data.
+  std::vector<Display> displays;
+  bool displays_truncated = false;
 };
 
 // Builds the job for a validated request (ValidateRequest resolved its
@@ -224,7 +229,8 @@ Expected<std::string> ReadSealedFrame(int fd, std::string_view report_key,
 // prefers an error checks report.outcome first. Sets kind, never duration_ms
 // (the provider measures the run), provider, isolation or record. A cell's
 // single step fills the result as a snippet's does, and report.cell fills
-// result->cell.
+// result->cell. The report's displays become the result's, measured from
+// their own bytes (MeasureDisplays).
 void FillResult(const Request& request, const Report& report, Result* result);
 
 }  // namespace plimsoll::guest

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "guest/displays.h"
+
 namespace plimsoll::guest {
 namespace {
 
@@ -46,6 +48,9 @@ ReportBounds ReportBoundsFor(const Job& job) {
     bytes += kWorstEscape * path.size() + 256;
     strings += 5;
   }
+  // Displays: whatever the steps or the cell showed, within their own caps.
+  bytes += Base64Bytes(kMaxDisplayBytes) + kMaxDisplays * (kMaxDisplayMimeBytes + 64);
+  strings += 4 * kMaxDisplays + 2;
   uint64_t detail = kDetailNotesBytes + cap + 512 * job.artifacts.size();
   bytes += kWorstEscape * detail;
   ReportBounds bounds;
@@ -117,7 +122,8 @@ Status CheckReportAgainstJob(const Report& report, const Job& job) {
                    std::to_string(expected.size()) + ".");
   }
   if (report.cell.has_value() != job.cell.has_value()) {
-    return Refused(job.cell ? "it has no answer for the job's cell." : "it answers a cell the job did not send.");
+    return Refused(job.cell ? "it has no answer for the job's cell."
+                            : "it answers a cell the job did not send.");
   }
   if (report.cell && report.cell->value &&
       report.cell->value->size() > static_cast<size_t>(job.cell->value_cap_bytes)) {
@@ -136,6 +142,7 @@ Status CheckReportAgainstJob(const Report& report, const Job& job) {
                      std::to_string(cap) + " bytes per stream.");
     }
   }
+  PLIMSOLL_RETURN_IF_ERROR(CheckDisplays(report.displays));
   std::set<std::string> asked(job.artifacts.begin(), job.artifacts.end());
   std::set<std::string> seen;
   uint64_t total = 0;

@@ -99,7 +99,8 @@ TEST(ReportBounds, AFrameOfManySmallStringsIsRefusedBeforeParsing) {
 
 TEST(ReportBounds, AFrameLargerThanTheJobAllowsIsRefused) {
   Report report = HonestReport();
-  report.detail = std::string(4 << 20, 'x');
+  // Past everything the job allows, displays included (their 4 MiB cap, ~5.6 MB as base64).
+  report.detail = std::string(12 << 20, 'x');
   std::string bytes = EncodeReport(report);
   ASSERT_LT(bytes.size(), kMaxFrameBytes);
   auto read = Exchange(TwoStepJob(), bytes);

@@ -58,6 +58,7 @@ class MmdebstrapBuilder final : public BaseTreeBuilder {
     mode_t old_mask = umask(022);
     Status status = RunProcess(MmdebstrapArguments(recipe, root), environment);
     if (status.ok()) status = InstallPythonRequirements(recipe, root, progress);
+    if (status.ok()) status = InstallPythonSiteFiles(recipe, root, progress);
     if (status.ok()) status = InstallNpmProjects(recipe, root, progress);
     umask(old_mask);
     if (!status.ok()) return status;

@@ -220,6 +220,25 @@ std::vector<std::string> PipInstallArguments(const fs::path& requirements, const
   return argv;
 }
 
+namespace {
+
+// The tree's own interpreter writes the .pyc files of `paths` (files or directories; its magic
+// number, its paths), with hashes instead of timestamps, so two builds give the same bytes. The
+// guest's / is read-only, so without them every import would compile again.
+Status CompileInTree(const Recipe& recipe, const fs::path& root,
+                     const std::vector<std::string>& paths) {
+  std::vector<std::string> argv = {
+      "chroot", root.string(),         "/usr/bin/python3", "-m", "compileall", "-q", "-j",
+      "1",      "--invalidation-mode", "unchecked-hash"};
+  argv.insert(argv.end(), paths.begin(), paths.end());
+  return RunProcess(
+      argv,
+      {"PYTHONHASHSEED=0", "LC_ALL=C.UTF-8",
+       "SOURCE_DATE_EPOCH=" + (recipe.source_date_epoch.empty() ? "0" : recipe.source_date_epoch)});
+}
+
+}  // namespace
+
 Status InstallPythonRequirements(const Recipe& recipe, const fs::path& root,
                                  std::ostream& progress) {
   if (recipe.pip_requirements.empty()) return Status::Ok();
@@ -259,15 +278,37 @@ Status InstallPythonRequirements(const Recipe& recipe, const fs::path& root,
     fs::remove_all(staging, error);
   }
   PLIMSOLL_RETURN_IF_ERROR(NormaliseOwnership(root / site));
-  // The tree's own interpreter writes the .pyc files (its magic number, its paths), with hashes
-  // instead of timestamps, so two builds give the same bytes. The guest's / is read-only, so
-  // without them every import would compile again.
   progress << "image: pip: compiling /" << site << " with the tree's python3" << std::endl;
-  return RunProcess(
-      {"chroot", root.string(), "/usr/bin/python3", "-m", "compileall", "-q", "-j", "1",
-       "--invalidation-mode", "unchecked-hash", "/" + site},
-      {"PYTHONHASHSEED=0", "LC_ALL=C.UTF-8",
-       "SOURCE_DATE_EPOCH=" + (recipe.source_date_epoch.empty() ? "0" : recipe.source_date_epoch)});
+  return CompileInTree(recipe, root, {"/" + site});
+}
+
+Status InstallPythonSiteFiles(const Recipe& recipe, const fs::path& root, std::ostream& progress) {
+  if (recipe.python_site.empty()) return Status::Ok();
+  auto version = TreePythonVersion(root);
+  if (!version.ok()) return version.error();
+  std::string site = "usr/local/lib/python" + *version + "/dist-packages";
+  std::error_code error;
+  fs::create_directories(root / site, error);
+  if (error) return SystemError("mkdir " + (root / site).string(), error.value());
+  std::vector<std::string> compile;
+  for (const fs::path& file : recipe.python_site) {
+    fs::path destination = root / site / file.filename();
+    if (fs::exists(fs::symlink_status(destination))) {
+      return Failure(ErrorCode::kFailedPrecondition, "python_site " + file.string() + ": /" + site +
+                                                         "/" + file.filename().string() +
+                                                         " is there already.");
+    }
+    fs::copy_file(file, destination, error);
+    if (error) return SystemError("copy " + file.string(), error.value());
+    fs::permissions(destination, fs::perms(0644), error);
+    if (error) return SystemError("chmod " + destination.string(), error.value());
+    if (file.extension() == ".py") compile.push_back("/" + site + "/" + file.filename().string());
+  }
+  PLIMSOLL_RETURN_IF_ERROR(NormaliseOwnership(root / site));
+  progress << "image: python_site: " << recipe.python_site.size() << " files into /" << site
+           << std::endl;
+  if (compile.empty()) return Status::Ok();
+  return CompileInTree(recipe, root, compile);
 }
 
 Status InstallNpmProjects(const Recipe& recipe, const fs::path& root, std::ostream& progress) {

@@ -15,9 +15,12 @@
 //                          its node_modules goes to /usr/share/nodejs (on Debian node's global
 //                          path, so `require(name)` works from any directory). A package the tree
 //                          already has there is an error, not an overwrite.
+//   python_site FILE       copied (mode 0644) into the same dist-packages as the wheels, then
+//                          compiled like them; a name the tree has there already is an error.
 //
 // Usage (MmdebstrapBuilder does this after mmdebstrap):
 //   PLIMSOLL_RETURN_IF_ERROR(image::InstallPythonRequirements(recipe, root, progress));
+//   PLIMSOLL_RETURN_IF_ERROR(image::InstallPythonSiteFiles(recipe, root, progress));
 //   PLIMSOLL_RETURN_IF_ERROR(image::InstallNpmProjects(recipe, root, progress));
 #ifndef PLIMSOLL_IMAGE_LANGUAGE_PACKAGES_H_
 #define PLIMSOLL_IMAGE_LANGUAGE_PACKAGES_H_
@@ -50,6 +53,8 @@ std::vector<std::string> PipInstallArguments(const std::filesystem::path& requir
 
 Status InstallPythonRequirements(const Recipe& recipe, const std::filesystem::path& root,
                                  std::ostream& progress);
+Status InstallPythonSiteFiles(const Recipe& recipe, const std::filesystem::path& root,
+                              std::ostream& progress);
 Status InstallNpmProjects(const Recipe& recipe, const std::filesystem::path& root,
                           std::ostream& progress);
 

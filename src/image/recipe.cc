@@ -124,6 +124,15 @@ Status ParseInto(Recipe& recipe, std::string_view text, const std::filesystem::p
       recipe.pip_requirements.push_back((directory / std::string(value)).lexically_normal());
     } else if (key == "npm_project") {
       recipe.npm_projects.push_back((directory / std::string(value)).lexically_normal());
+    } else if (key == "python_site") {
+      for (const std::string& word : Words(value)) {
+        std::filesystem::path file = (directory / word).lexically_normal();
+        std::string extension = file.extension().string();
+        if (extension != ".py" && extension != ".pth") {
+          return Bad(number, "\"" + word + "\" is not a .py or .pth file.");
+        }
+        recipe.python_site.push_back(std::move(file));
+      }
     } else {
       return Bad(number, "unknown key `" + key + "`.");
     }
@@ -192,6 +201,11 @@ Expected<std::string> CanonicalRecipe(const Recipe& recipe) {
       value += " " + *digest;
     }
     line("npm_project", value);
+  }
+  for (const auto& file : recipe.python_site) {
+    auto digest = Sha256OfFile(file);
+    if (!digest.ok()) return digest.error().WithContext("Cannot read the python_site file");
+    line("python_site", file.filename().string() + " " + *digest);
   }
   return text;
 }

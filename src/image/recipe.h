@@ -11,6 +11,9 @@
 //   npm_project      (a directory relative to the recipe holding package.json and
 //                    package-lock.json; `npm ci` of it lands on the guest node's global path;
 //                    may repeat)
+//   python_site      (.py and .pth files relative to the recipe, space-separated; may repeat:
+//                    copied into the tree's /usr/local/lib/python3.X/dist-packages and compiled,
+//                    e.g. the displays hook of image/variants/data/python)
 // Unknown keys are errors, so a typo never silently changes the image. Every file a recipe
 // names is part of its cache key by content.
 //
@@ -42,6 +45,7 @@ struct Recipe {
   std::vector<std::filesystem::path> customize_hooks;   // absolute paths
   std::vector<std::filesystem::path> pip_requirements;  // absolute paths
   std::vector<std::filesystem::path> npm_projects;      // absolute paths (directories)
+  std::vector<std::filesystem::path> python_site;       // absolute paths (.py and .pth files)
 };
 
 // How deep `include` may nest (a cycle is refused before that).

@@ -43,6 +43,8 @@ TEST(RecipeTest, TheDataVariantIsTheBasePlusItsOwnPackages) {
   EXPECT_TRUE(std::filesystem::exists(data->pip_requirements.front()));
   ASSERT_EQ(data->npm_projects.size(), 1u);
   EXPECT_TRUE(std::filesystem::exists(data->npm_projects.front() / "package-lock.json"));
+  ASSERT_EQ(data->python_site.size(), 3u) << "the displays hook: .pth, module, backend";
+  for (const auto& file : data->python_site) EXPECT_TRUE(std::filesystem::exists(file)) << file;
   // The base's hook (the guest user, the mount points) is the variant's too.
   EXPECT_EQ(data->customize_hooks, base->customize_hooks);
   auto base_key = RecipeCacheKey(*base, "mmdebstrap 1");
@@ -126,6 +128,32 @@ TEST(RecipeTest, PipAndNpmFilesAreInTheKeyByContentAndOnlyWhenNamed) {
   auto recipe = ParseRecipe(with, temporary.path());
   ASSERT_TRUE(recipe.ok());
   EXPECT_FALSE(RecipeCacheKey(*recipe, "mmdebstrap 1").ok());
+}
+
+TEST(RecipeTest, PythonSiteFilesAreKeyedByContentAndMustBePythonFiles) {
+  TemporaryDirectory temporary;
+  const std::string text = "suite = bookworm\nvariant = minbase\nmirror = http://m\n";
+  WriteFile(temporary.path() / "python" / "hook.pth", "import hook\n");
+  WriteFile(temporary.path() / "python" / "hook.py", "x = 1\n");
+  auto recipe =
+      ParseRecipe(text + "python_site = python/hook.pth python/hook.py\n", temporary.path());
+  ASSERT_TRUE(recipe.ok()) << recipe.error().ToString();
+  ASSERT_EQ(recipe->python_site.size(), 2u);
+  EXPECT_EQ(recipe->python_site[1], temporary.path() / "python" / "hook.py");
+  auto before = RecipeCacheKey(*recipe, "mmdebstrap 1");
+  ASSERT_TRUE(before.ok());
+  WriteFile(temporary.path() / "python" / "hook.py", "x = 2\n");
+  auto after = RecipeCacheKey(*recipe, "mmdebstrap 1");
+  ASSERT_TRUE(after.ok());
+  EXPECT_NE(*before, *after) << "a changed module must make a new tree";
+  auto plain = CanonicalRecipe(*ParseRecipe(text, temporary.path()));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->find("python_site"), std::string::npos) << "older recipes keep their keys";
+  EXPECT_FALSE(ParseRecipe(text + "python_site = python/hook.sh\n", temporary.path()).ok());
+  auto missing = ParseRecipe(text + "python_site = python/missing.py\n", temporary.path());
+  ASSERT_TRUE(missing.ok());
+  EXPECT_FALSE(RecipeCacheKey(*missing, "mmdebstrap 1").ok())
+      << "a file the recipe names must exist by the time its key is made";
 }
 
 TEST(RecipeTest, RejectsUnknownRepeatedAndMissingKeys) {

@@ -180,8 +180,8 @@ TEST_P(BareHostSelfCheckTest, EveryWallCheckFailsOutsideAnyWall) {
 INSTANTIATE_TEST_SUITE_P(Profiles, BareHostSelfCheckTest,
                          ::testing::Values(SelfCheckProfile::kLinux, SelfCheckProfile::kOciRunc,
                                            SelfCheckProfile::kGvisor, SelfCheckProfile::kMicrovm),
-                         [](const auto& info) {
-                           switch (info.param) {
+                         [](const auto& profile) {
+                           switch (profile.param) {
                              case SelfCheckProfile::kLinux:
                                return std::string("linux");
                              case SelfCheckProfile::kOciRunc:

@@ -120,30 +120,114 @@ TEST_P(DataImageTest, TheNumbersAreRight) {
   EXPECT_EQ(result.stdout_bytes, "[2.0, 3.0]\n2.0\n1.414213562\n3.0 1.0\n");
 }
 
+// Big-endian u32 at `at` of `bytes` (a PNG's IHDR width is at 16, its height at 20).
+uint32_t BigEndian32(const std::string& bytes, size_t at) {
+  return (uint32_t(uint8_t(bytes[at])) << 24) | (uint32_t(uint8_t(bytes[at + 1])) << 16) |
+         (uint32_t(uint8_t(bytes[at + 2])) << 8) | uint32_t(uint8_t(bytes[at + 3]));
+}
+
+// A PNG of `width` x `height` pixels, by its own header.
+void ExpectPng(const std::string& png, uint32_t width, uint32_t height) {
+  ASSERT_GE(png.size(), 24u);
+  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  EXPECT_EQ(BigEndian32(png, 16), width);
+  EXPECT_EQ(BigEndian32(png, 20), height);
+}
+
 TEST_P(DataImageTest, MatplotlibDrawsAPngWithAggWithoutADisplay) {
   Result result =
       RunProject(ProjectPayload{{{"chart.py",
                                   "import matplotlib, matplotlib.pyplot as plt\n"
-                                  "print(matplotlib.get_backend())\n"
                                   "fig, ax = plt.subplots(figsize=(4, 3), dpi=50)\n"
+                                  "print(matplotlib.get_backend(), type(fig.canvas).__name__)\n"
                                   "ax.plot([0, 1, 2], [0, 1, 4]); ax.set_title('chart')\n"
-                                  "fig.savefig('chart.png')\n"}},
+                                  "fig.savefig('chart.png'); plt.close(fig)\n"}},
                                 {{"python3", "chart.py"}},
                                 {"chart.png"}});
   ASSERT_EQ(result.exit_code, 0) << result.stderr_bytes;
-  EXPECT_EQ(result.stdout_bytes, "agg\n");
+  // The displays hook's backend (image/variants/data/python), which draws with Agg.
+  EXPECT_EQ(result.stdout_bytes, "module://plimsoll_display_backend FigureCanvasAgg\n");
   EXPECT_EQ(result.stderr_bytes, "") << "warnings (a font cache or a display?)";
   ASSERT_EQ(result.artifacts.size(), 1u);
-  const std::string& png = result.artifacts[0].content;
-  ASSERT_GE(png.size(), 24u);
-  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
-  // IHDR: width and height, big-endian, at bytes 16..23: 4 x 3 inches at 50 dpi.
-  auto be32 = [&](size_t at) {
-    return (uint32_t(uint8_t(png[at])) << 24) | (uint32_t(uint8_t(png[at + 1])) << 16) |
-           (uint32_t(uint8_t(png[at + 2])) << 8) | uint32_t(uint8_t(png[at + 3]));
+  ExpectPng(result.artifacts[0].content, 200, 150);  // 4 x 3 inches at 50 dpi
+  EXPECT_TRUE(result.displays.empty()) << "a closed figure is not a display";
+}
+
+// Issue 18's test: pandas plots through matplotlib, the code shows the figure, and it comes back
+// as a display whose header and size check out; the host, not the guest, measured it.
+TEST_P(DataImageTest, AShownFigureComesBackAsAPngDisplay) {
+  Result result = RunPython(
+      "import pandas as pd, matplotlib.pyplot as plt\n"
+      "frame = pd.DataFrame({'x': [0, 1, 2, 3], 'y': [0, 1, 4, 9]})\n"
+      "figure, axes = plt.subplots(figsize=(4, 3), dpi=50)\n"
+      "frame.plot(x='x', y='y', ax=axes)\n"
+      "plt.show()\n"
+      "print('shown')\n");
+  ASSERT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  EXPECT_EQ(result.stdout_bytes, "shown\n");
+  EXPECT_EQ(result.stderr_bytes, "");
+  ASSERT_EQ(result.displays.size(), 1u) << "shown once, closed by show(): not saved again at exit";
+  const Display& display = result.displays[0];
+  EXPECT_EQ(display.mime, "image/png");
+  ExpectPng(display.data, 200, 150);
+  EXPECT_EQ(display.width, 200);
+  EXPECT_EQ(display.height, 150);
+  EXPECT_FALSE(result.displays_truncated);
+}
+
+TEST_P(DataImageTest, FiguresLeftOpenComeBackInOrderAndAreCapped) {
+  Result result = RunPython(
+      "import matplotlib.pyplot as plt\n"
+      "for n in range(1, 21):\n"
+      "    plt.figure(figsize=(n, 1), dpi=10)\n");
+  ASSERT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  ASSERT_EQ(result.displays.size(), kMaxDisplays);
+  for (size_t i = 0; i < result.displays.size(); ++i) {
+    EXPECT_EQ(result.displays[i].mime, "image/png");
+    EXPECT_EQ(result.displays[i].width, static_cast<int64_t>(10 * (i + 1))) << i;
+    EXPECT_EQ(result.displays[i].height, 10);
+  }
+  EXPECT_TRUE(result.displays_truncated) << "20 figures were left open";
+}
+
+TEST_P(DataImageTest, ADisplayedDataFrameIsHtmlAndPlainText) {
+  Result result = RunPython(
+      "import pandas as pd\n"
+      "frame = pd.DataFrame({'city': ['Oslo', 'Lima'], 'rain_mm': [763, 16]})\n"
+      "display(frame)\n"
+      "print(repr(frame))\n");
+  ASSERT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  ASSERT_EQ(result.displays.size(), 2u);
+  EXPECT_EQ(result.displays[0].mime, "text/html");
+  EXPECT_NE(result.displays[0].data.find("<table"), std::string::npos);
+  EXPECT_NE(result.displays[0].data.find("<td>Oslo</td>"), std::string::npos);
+  EXPECT_EQ(result.displays[1].mime, "text/plain");
+  EXPECT_EQ(result.displays[1].data + "\n", result.stdout_bytes);
+  EXPECT_EQ(result.displays[0].width, 0);
+}
+
+TEST_P(DataImageTest, ASessionCellsFiguresAreThatCellsDisplays) {
+  if (!description().capabilities.sessions) GTEST_SKIP() << "skipped: no sessions here";
+  auto session = sandbox().OpenSession(SessionOptions{});
+  ASSERT_TRUE(session.ok()) << session.error().ToString();
+  auto cell = [&](const std::string& code) {
+    Request request;
+    request.timeout_ms = kDataTimeoutMs;
+    request.cell = CellPayload{"python", code};
+    auto result = (*session)->Run(request);
+    EXPECT_TRUE(result.ok()) << result.error().ToString();
+    return result.ok() ? *result : Result{};
   };
-  EXPECT_EQ(be32(16), 200u);
-  EXPECT_EQ(be32(20), 150u);
+  Result drew = cell("import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nNone");
+  EXPECT_EQ(drew.exit_code, 0) << drew.stderr_bytes;
+  ASSERT_EQ(drew.displays.size(), 1u) << "a figure left open at the end of a cell";
+  EXPECT_EQ(drew.displays[0].mime, "image/png");
+  EXPECT_GT(drew.displays[0].width, 0);
+  Result next = cell("len(plt.get_fignums())");
+  EXPECT_EQ(next.exit_code, 0) << next.stderr_bytes;
+  ASSERT_TRUE(next.cell.has_value());
+  EXPECT_EQ(next.cell->value, "0") << "the cell's figure was closed when it was shown";
+  EXPECT_TRUE(next.displays.empty()) << "the previous cell's displays came back again";
 }
 
 TEST_P(DataImageTest, PandasRoundTripsParquetAndExcel) {

@@ -2,6 +2,8 @@
 // every provider under test whose describe says it keeps sessions; every
 // other provider must refuse to open one as `unsupported` (nothing ran).
 // Neither part skips: a provider is in one or the other by what it claims.
+#include "plimsoll/session.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -11,7 +13,6 @@
 
 #include "conformance/conformance.h"
 #include "plimsoll/record.h"
-#include "plimsoll/session.h"
 
 namespace plimsoll::conformance {
 namespace {
@@ -39,7 +40,6 @@ std::vector<std::string> ProvidersKeepingSessions(bool keeping, bool os_level = 
 
 class SessionConformanceTest : public ConformanceTest {
  protected:
-
   std::unique_ptr<Session> Open(SessionOptions options = {}) {
     auto session = sandbox().OpenSession(options);
     EXPECT_TRUE(session.ok()) << session.error().ToString();
@@ -93,8 +93,9 @@ TEST_P(SessionConformanceTest, AnExceptionKeepsTheInterpreterAndItsVariables) {
     SCOPED_TRACE(language);
     const bool python = language == "python";
     Cell(*session, language, python ? "kept = 7" : "var kept = 7");
-    Result thrown = Cell(*session, language,
-                         python ? "raise ValueError('on purpose')" : "throw new Error('on purpose')");
+    Result thrown =
+        Cell(*session, language,
+             python ? "raise ValueError('on purpose')" : "throw new Error('on purpose')");
     EXPECT_EQ(thrown.exit_code, 1);
     EXPECT_NE(thrown.stderr_bytes.find("on purpose"), std::string::npos) << thrown.stderr_bytes;
     EXPECT_TRUE(thrown.cell->state_kept);
@@ -116,8 +117,7 @@ TEST_P(SessionConformanceTest, ADeadlineRestartsTheInterpreterAndTheNextCellSays
     EXPECT_EQ(busy.exit_code, 124);
     EXPECT_TRUE(busy.timed_out);
     EXPECT_FALSE(busy.cell->state_kept);
-    Result fresh = Cell(*session, language,
-                        python ? "'lost' in globals()" : "typeof lost");
+    Result fresh = Cell(*session, language, python ? "'lost' in globals()" : "typeof lost");
     EXPECT_TRUE(fresh.cell->interpreter_started);
     EXPECT_EQ(fresh.cell->value, python ? "False" : "'undefined'");
   }
@@ -205,7 +205,9 @@ TEST_P(OsSessionConformanceTest, FilesInWorkAreKeptFromCallToCall) {
   for (const auto& [key, value] : description().details) {
     if (key == "runtime" && value == "runsc") measured = false;
   }
-  if (measured) EXPECT_GT(session->Info().disk_used_bytes, 0);
+  if (measured) {
+    EXPECT_GT(session->Info().disk_used_bytes, 0);
+  }
 }
 
 TEST_P(OsSessionConformanceTest, ABackgroundProcessOfOneCallIsGoneAtTheNext) {

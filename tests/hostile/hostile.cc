@@ -415,6 +415,10 @@ bool UnderMicrovm(const Description& description) {
   return description.provider == "microvm";
 }
 
+bool UnderSoftwareEmulation(const Description& description) {
+  return UnderMicrovm(description) && description.tier != Tier::kVm;
+}
+
 std::string Denied(const std::string& label, const std::string& errnos) {
   return Literal(label) + ": (" + errnos + ")";
 }

@@ -130,6 +130,10 @@ using MicrovmVerdict = DifferentVerdict;
 bool UnderGvisor(const Description& description);
 // Whether the sandbox described is a VM of the microvm provider.
 bool UnderMicrovm(const Description& description);
+// Whether its CPU is emulated in software (microvm under TCG, tier kernel):
+// every guest instruction is translated, so the agent's own work between
+// steps takes seconds on a busy 2-core host, not milliseconds.
+bool UnderSoftwareEmulation(const Description& description);
 
 // One hostile program and its verdict.
 struct Program {

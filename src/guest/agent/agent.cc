@@ -4,6 +4,7 @@
 #include <chrono>
 #include <string>
 
+#include "guest/agent/display_collector.h"
 #include "guest/agent/reaper.h"
 #include "guest/agent/step_runner.h"
 #include "guest/agent/workdir.h"
@@ -51,11 +52,20 @@ Report RunJob(const Job& job, const AgentOptions& options, SessionState* session
     report.detail = "A cell needs a session agent (plimsoll-guest --session).\n";
     return report;
   }
-  if (auto written = WriteFiles(work->get(), job.files, owner, session != nullptr);
-      !written.ok()) {
+  if (auto written = WriteFiles(work->get(), job.files, owner, session != nullptr); !written.ok()) {
     report.outcome = ProjectOutcome::kSetupFailed;
     report.detail = written.error().message() + "\n";
     return report;
+  }
+
+  // The displays directory is the steps' too: when it cannot be made the
+  // job runs without it (its displays are lost, nothing else is).
+  bool displays = !options.displays_directory.empty();
+  if (displays) {
+    if (Status ready = PrepareDisplaysDirectory(options.displays_directory, owner); !ready.ok()) {
+      report.detail += "No displays: " + ready.error().message() + "\n";
+      displays = false;
+    }
   }
 
   StepOptions step_options;
@@ -68,6 +78,10 @@ Report RunJob(const Job& job, const AgentOptions& options, SessionState* session
   step_options.nproc = job.nproc;
   step_options.seccomp_filter = job.seccomp_filter;
   step_options.environment = StepEnvironment(job.environment, options.work_directory);
+  if (displays) {
+    step_options.environment.push_back(std::string(kDisplaysEnvironment) + "=" +
+                                       options.displays_directory);
+  }
   step_options.sweep_scope =
       options.owns_pid_namespace ? SweepScope::kWholeNamespace : SweepScope::kDescendants;
 
@@ -129,6 +143,12 @@ Report RunJob(const Job& job, const AgentOptions& options, SessionState* session
   Collected collected = CollectArtifacts(work->get(), job.artifacts, job.max_artifact_bytes);
   report.artifacts = std::move(collected.artifacts);
   report.detail += collected.notes;
+  if (displays) {
+    CollectedDisplays shown = CollectDisplays(options.displays_directory, owner);
+    report.displays = std::move(shown.displays);
+    report.displays_truncated = shown.truncated;
+    report.detail += shown.notes;
+  }
   FitReport(&report);
   return report;
 }
@@ -145,6 +165,9 @@ void FitReport(Report* report) {
     bytes.clear();
     truncated = true;
   };
+  for (auto it = report->displays.rbegin(); it != report->displays.rend(); ++it) {
+    empty(it->data, report->displays_truncated);
+  }
   for (auto it = report->artifacts.rbegin(); it != report->artifacts.rend(); ++it) {
     empty(it->content, it->truncated);
   }

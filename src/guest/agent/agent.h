@@ -18,12 +18,15 @@
 #include <vector>
 
 #include "guest/agent/kept_interpreter.h"
+#include "guest/displays.h"
 #include "guest/protocol.h"
 
 namespace plimsoll::guest::agent {
 
 struct AgentOptions {
   std::string work_directory = kWorkDirectory;
+  // Where the steps write displays (guest/displays.h); "" for none.
+  std::string displays_directory = kDisplaysDirectory;
   bool change_identity = true;  // false (--no-setuid): steps run as the agent's user
   uid_t uid = kGuestUid;
   gid_t gid = kGuestGid;
@@ -42,8 +45,8 @@ inline constexpr int64_t kTotalOutputBytes = int64_t{8} << 20;
 struct SessionState {
   std::map<std::string, std::unique_ptr<KeptInterpreter>> interpreters;
 
-  std::vector<pid_t> Spared() const;        // the living servers' pids
-  std::vector<std::string> Alive() const;   // their languages, sorted
+  std::vector<pid_t> Spared() const;       // the living servers' pids
+  std::vector<std::string> Alive() const;  // their languages, sorted
   void FreezeAll();
 };
 

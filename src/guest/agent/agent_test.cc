@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "guest/protocol.h"
+#include "guest/report_bounds.h"
 
 namespace plimsoll::guest {
 namespace {
@@ -82,6 +83,8 @@ struct Mode {
   // the agent, pid 2, does not own the namespace.
   bool hidden_proc = false;
   bool init = false;
+  // --displays: "" (none) unless a test looks at displays.
+  std::string displays = "";
 };
 
 // The shell command that mounts the hidden /proc and starts "$@" without
@@ -132,7 +135,7 @@ AgentRun RunAgent(const Job& job, const TempDir& work, Mode mode = {}) {
   }
   args.push_back(PLIMSOLL_GUEST_BINARY);
   if (mode.init) args.push_back("--init");
-  args.insert(args.end(), {"--channel", "3", "--work", work.path()});
+  args.insert(args.end(), {"--channel", "3", "--work", work.path(), "--displays", mode.displays});
   if (mode.setuid) {
     args.insert(args.end(), {"--uid", "65534", "--gid", "65534"});
   } else {
@@ -372,7 +375,7 @@ TEST(GuestAgent, AProviderThatHangsUpMidRunEndsTheJobAtOnce) {
   if (pid == 0) {
     dup2(fds[1], 3);
     execl(PLIMSOLL_GUEST_BINARY, PLIMSOLL_GUEST_BINARY, "--channel", "3", "--work",
-          work.path().c_str(), "--no-setuid", static_cast<char*>(nullptr));
+          work.path().c_str(), "--displays", "", "--no-setuid", static_cast<char*>(nullptr));
     _exit(99);
   }
   close(fds[1]);
@@ -642,6 +645,80 @@ TEST(GuestAgent, ALeftoverTheAgentCannotFindDoesNotCostTheWholeSweepBound) {
   ASSERT_EQ(run.report->steps.size(), 1u) << run.report->detail;
   EXPECT_EQ(run.report->steps[0].stdout_bytes, "started\n");
   EXPECT_LT(run.elapsed, std::chrono::milliseconds(1500));
+}
+
+// What guest code can plant in the displays directory: the agent takes the
+// regular files that start with a MIME type line, in name order, and leaves
+// out symlinks, FIFOs, hard links, directories, bad headers and half-written
+// dot-files; the directory is empty afterwards.
+TEST(GuestAgent, DisplaysAreTheRegularFilesOfTheDisplaysDirectory) {
+  for (Mode mode : Modes()) {
+    TempDir work;
+    TempDir displays_parent;
+    mode.displays = displays_parent.path() + "/displays";
+    if (mode.setuid) {
+      ASSERT_EQ(chown(displays_parent.path().c_str(), 65534, 65534), 0);
+    }
+    Job job = BaseJob();
+    job.steps = {{"/bin/sh", "-c",
+                  "d=$PLIMSOLL_DISPLAYS; cd \"$d\" || exit 3\n"
+                  "printf 'text/plain\\nhello' > 0001\n"
+                  "ln -s /etc/passwd 0002\n"
+                  "mkfifo 0003\n"
+                  "printf 'not a mime\\nx' > 0004\n"
+                  "printf 'text/html\\n<b>x</b>' > 0005\n"
+                  "printf 'image/png\\npartial' > .0006\n"
+                  "mkdir 0007\n"
+                  "printf 'text/plain\\nlinked' > 0008 && ln 0008 0009\n"
+                  "echo \"$d\""}};
+    AgentRun run = RunAgent(job, work, mode);
+    ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+    ASSERT_EQ(run.report->steps.size(), 1u);
+    EXPECT_EQ(run.report->steps[0].exit_code, 0) << run.report->steps[0].stderr_bytes;
+    EXPECT_EQ(run.report->steps[0].stdout_bytes, mode.displays + "\n");
+    ASSERT_EQ(run.report->displays.size(), 2u) << run.report->detail;
+    EXPECT_EQ(run.report->displays[0].mime, "text/plain");
+    EXPECT_EQ(run.report->displays[0].data, "hello");
+    EXPECT_EQ(run.report->displays[1].mime, "text/html");
+    EXPECT_EQ(run.report->displays[1].data, "<b>x</b>");
+    EXPECT_FALSE(run.report->displays_truncated);
+    for (const char* name : {"0002", "0003", "0004", "0007", "0008", "0009"}) {
+      EXPECT_NE(run.report->detail.find(std::string("\"") + name + "\""), std::string::npos)
+          << name << " is not named in: " << run.report->detail;
+    }
+    EXPECT_EQ(run.report->detail.find(".0006"), std::string::npos);
+    EXPECT_FALSE(displays_parent.Exists("displays/0001")) << "the directory was not emptied";
+    EXPECT_TRUE(CheckReportAgainstJob(*run.report, job).ok());
+  }
+}
+
+TEST(GuestAgent, DisplaysAreCutAtTheirCountAndByteCaps) {
+  TempDir work;
+  TempDir displays_parent;
+  Mode mode;
+  mode.displays = displays_parent.path() + "/displays";
+  Job job = BaseJob();
+  // 20 small displays: the first 16 come back, flagged truncated.
+  job.steps = {{"/bin/sh", "-c",
+                "cd \"$PLIMSOLL_DISPLAYS\" && for i in $(seq 10 29); do "
+                "printf 'text/plain\\n%s' $i > $i; done"}};
+  AgentRun run = RunAgent(job, work, mode);
+  ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+  ASSERT_EQ(run.report->displays.size(), kMaxDisplays) << run.report->detail;
+  EXPECT_EQ(run.report->displays.front().data, "10");
+  EXPECT_EQ(run.report->displays.back().data, "25");
+  EXPECT_TRUE(run.report->displays_truncated);
+
+  // A display over the byte cap is dropped with every later one; an earlier one stays.
+  job.steps = {{"/bin/sh", "-c",
+                "cd \"$PLIMSOLL_DISPLAYS\" && printf 'text/plain\\nfirst' > a && "
+                "{ printf 'image/png\\n'; head -c 5000000 /dev/zero; } > b && "
+                "printf 'text/plain\\nlast' > c"}};
+  run = RunAgent(job, work, mode);
+  ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+  ASSERT_EQ(run.report->displays.size(), 1u) << run.report->detail;
+  EXPECT_EQ(run.report->displays[0].data, "first");
+  EXPECT_TRUE(run.report->displays_truncated);
 }
 
 TEST(GuestAgent, InitModeRefusesToRunAnywhereButAsPidOne) {

@@ -63,7 +63,8 @@ constexpr auto kReportWait = std::chrono::seconds(60);
 int Usage(const char* message) {
   std::fprintf(stderr,
                "plimsoll-guest: %s\nusage: plimsoll-guest [--init] [--channel FD] "
-               "[--announce] [--session] [--job-wait-ms N] [--work DIR] [--no-setuid] "
+               "[--announce] [--session] [--job-wait-ms N] [--work DIR] [--displays DIR] "
+               "[--no-setuid] "
                "[--uid N] [--gid N]\n",
                message);
   return kExitUsage;
@@ -120,6 +121,9 @@ int main(int argc, char** argv) {
     } else if (argument == "--work") {
       if (!has_value) return Usage("--work needs a directory");
       options.work_directory = argv[++i];
+    } else if (argument == "--displays") {
+      if (!has_value) return Usage("--displays needs a directory (\"\": no displays)");
+      options.displays_directory = argv[++i];
     } else if (argument == "--announce") {
       announce = true;
     } else if (argument == "--session") {
@@ -161,9 +165,9 @@ int main(int argc, char** argv) {
       return kExitNoJob;
     }
   }
-  auto job_deadline = job_wait_ms == 0
-                          ? std::chrono::steady_clock::time_point::max()
-                          : std::chrono::steady_clock::now() + std::chrono::milliseconds(job_wait_ms);
+  auto job_deadline =
+      job_wait_ms == 0 ? std::chrono::steady_clock::time_point::max()
+                       : std::chrono::steady_clock::now() + std::chrono::milliseconds(job_wait_ms);
   // A session agent keeps its interpreters (and /work) from job to job; it
   // waits for each next job as long as the host keeps the channel open.
   plimsoll::guest::agent::SessionState session_state;

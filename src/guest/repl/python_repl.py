@@ -259,6 +259,7 @@ class Session:
         self._requests_seen += 1
         filename = f"<cell {self._requests_seen if request.cell is None else request.cell}>"
         answer, report_error = self._run(request, filename)
+        _show_open_figures()
         # Errors go to the server's stderr (fd 2) even if the cell replaced sys.stderr.
         self._streams.restore_and_flush()
         if report_error is not None:
@@ -316,6 +317,19 @@ class Session:
             self._loop = asyncio.new_event_loop()
             asyncio.set_event_loop(self._loop)
         return self._loop
+
+
+def _show_open_figures() -> None:
+    """The figures a cell left open become its displays (the image's plimsoll_display, when
+    the image has it: the data variant; docs/guest-images.md, "Displays")."""
+    hook = sys.modules.get("plimsoll_display")
+    show = getattr(hook, "show_figures", None)
+    if show is None:
+        return
+    try:
+        show()
+    except Exception as error:  # a figure that cannot be drawn is the cell's problem
+        _print_line(f"plimsoll: a figure could not be saved as a display: {error!r}")
 
 
 def _compile(code: str, filename: str) -> CompiledCell:

@@ -230,6 +230,39 @@ class StateTest(ReplTestCase):
         self.assertEqual(server.finish()[0], 0)
 
 
+_FAKE_DISPLAY_HOOK = """import sys, types
+hook = types.ModuleType('plimsoll_display')
+hook.calls = 0
+def show_figures():
+    hook.calls += 1
+    if hook.calls == 3:
+        raise RuntimeError('cannot draw')
+hook.show_figures = show_figures
+sys.modules['plimsoll_display'] = hook"""
+
+
+class DisplaysTest(ReplTestCase):
+    """The image's displays hook (image/variants/data/python) runs after every cell."""
+
+    def test_figures_left_open_are_shown_after_every_cell(self) -> None:
+        server = self.start()
+        self.assertEqual(server.run(_FAKE_DISPLAY_HOOK), {"exit_code": 0})
+        self.assertEqual(server.run("hook.calls")["value"], "1")
+        # The third call fails: the cell still answers, the failure is on stderr.
+        self.assertEqual(server.run("hook.calls")["value"], "2")
+        self.assertEqual(server.run("hook.calls")["value"], "3")
+        status, _, stderr = server.finish()
+        self.assertEqual(status, 0)
+        self.assertIn("a figure could not be saved as a display: RuntimeError('cannot draw')",
+                      stderr)
+
+    def test_without_the_hook_nothing_is_called(self) -> None:
+        server = self.start()
+        self.assertEqual(server.run("import sys\n'plimsoll_display' in sys.modules")["value"],
+                         "False")
+        self.assertEqual(server.finish(), (0, "", ""))
+
+
 class ValueTest(ReplTestCase):
     def test_last_expression_gives_the_value(self) -> None:
         server = self.start()

@@ -1,0 +1,185 @@
+#include "guest/agent/display_collector.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "base/unique_fd.h"
+#include "guest/displays.h"
+
+namespace plimsoll::guest::agent {
+namespace {
+
+struct Split {
+  std::string parent;
+  std::string name;
+};
+
+Split SplitPath(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return {".", path};
+  return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
+}
+
+// Up to `limit` names of the directory `fd` (not "." or ".."), unsorted;
+// `more` is set when there were others.
+std::vector<std::string> ListNames(int fd, size_t limit, bool* more) {
+  std::vector<std::string> names;
+  *more = false;
+  base::UniqueFd copy(fcntl(fd, F_DUPFD_CLOEXEC, 0));
+  if (!copy.valid()) return names;
+  DIR* directory = fdopendir(copy.get());
+  if (directory == nullptr) return names;
+  copy.Release();
+  rewinddir(directory);
+  while (dirent* entry = readdir(directory)) {
+    std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    if (names.size() == limit) {
+      *more = true;
+      break;
+    }
+    names.emplace_back(name);
+  }
+  closedir(directory);
+  return names;
+}
+
+// Unlinks what `fd` holds, a bounded number of rounds; directories go only
+// when empty. What stays is harmless: the next collection skips it.
+void EmptyDirectory(int fd) {
+  for (int round = 0; round < 16; ++round) {
+    bool more = false;
+    std::vector<std::string> names = ListNames(fd, kMaxDisplayEntries, &more);
+    if (names.empty()) return;
+    size_t removed = 0;
+    for (const std::string& name : names) {
+      if (unlinkat(fd, name.c_str(), 0) == 0 ||
+          (errno == EISDIR && unlinkat(fd, name.c_str(), AT_REMOVEDIR) == 0)) {
+        ++removed;
+      }
+    }
+    if (removed == 0) return;
+  }
+}
+
+base::UniqueFd OpenDirectoryNoFollow(int parent, const std::string& name) {
+  return base::UniqueFd(
+      openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+}
+
+// Reads at most `limit` bytes of `fd`; `*more` when the file had others.
+bool ReadUpTo(int fd, size_t limit, std::string* out, bool* more) {
+  out->clear();
+  *more = false;
+  char buffer[65536];
+  for (;;) {
+    ssize_t got = read(fd, buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return false;
+    if (got == 0) return true;
+    size_t take = std::min(static_cast<size_t>(got), limit - out->size());
+    out->append(buffer, take);
+    if (take < static_cast<size_t>(got)) {
+      *more = true;
+      return true;
+    }
+  }
+}
+
+}  // namespace
+
+Status PrepareDisplaysDirectory(const std::string& path, const Owner& owner) {
+  Split split = SplitPath(path);
+  base::UniqueFd parent(open(split.parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!parent.valid()) return SystemError("open " + split.parent, errno);
+  base::UniqueFd directory = OpenDirectoryNoFollow(parent.get(), split.name);
+  if (directory.valid()) {
+    EmptyDirectory(directory.get());
+  } else {
+    if (errno != ENOENT && unlinkat(parent.get(), split.name.c_str(), 0) != 0 && errno != ENOENT) {
+      return SystemError("unlink what took the place of " + path, errno);
+    }
+    if (mkdirat(parent.get(), split.name.c_str(), 0700) != 0) {
+      return SystemError("mkdir " + path, errno);
+    }
+    directory = OpenDirectoryNoFollow(parent.get(), split.name);
+    if (!directory.valid()) return SystemError("open " + path, errno);
+  }
+  if (owner.change && fchown(directory.get(), owner.uid, owner.gid) != 0) {
+    return SystemError("hand " + path + " to the guest user", errno);
+  }
+  if (fchmod(directory.get(), 0700) != 0) return SystemError("chmod " + path, errno);
+  return Status::Ok();
+}
+
+CollectedDisplays CollectDisplays(const std::string& path, const Owner& owner) {
+  CollectedDisplays collected;
+  Split split = SplitPath(path);
+  base::UniqueFd parent(open(split.parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!parent.valid()) return collected;
+  base::UniqueFd directory = OpenDirectoryNoFollow(parent.get(), split.name);
+  if (!directory.valid()) {
+    if (errno != ENOENT) collected.notes += "The displays directory is not a directory any more.\n";
+    return collected;
+  }
+  bool more = false;
+  std::vector<std::string> names = ListNames(directory.get(), kMaxDisplayEntries, &more);
+  if (more) {
+    collected.notes += "The displays directory held more than " +
+                       std::to_string(kMaxDisplayEntries) + " names; the rest were not read.\n";
+  }
+  std::sort(names.begin(), names.end());
+  size_t left = kMaxDisplayBytes;
+  auto skip = [&](const std::string& name, std::string_view why) {
+    collected.notes += "The display \"" + name + "\" was left out: " + std::string(why) + ".\n";
+  };
+  for (const std::string& name : names) {
+    if (name.front() == '.') continue;  // still being written
+    if (collected.displays.size() == kMaxDisplays) {
+      collected.truncated = true;
+      break;
+    }
+    base::UniqueFd fd(
+        openat(directory.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    struct stat info {};
+    if (!fd.valid() || fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode) ||
+        info.st_nlink != 1 || (owner.change && info.st_uid != owner.uid)) {
+      skip(name, "it is not a regular file of the guest's own");
+      continue;
+    }
+    std::string content;
+    bool cut = false;
+    // The header line, then at most what the budget has left.
+    if (!ReadUpTo(fd.get(), kMaxDisplayMimeBytes + 1 + left, &content, &cut)) {
+      skip(name, std::strerror(errno));
+      continue;
+    }
+    size_t newline = content.find('\n');
+    if (newline == std::string::npos || !IsDisplayMime(content.substr(0, newline))) {
+      skip(name, "it does not start with a MIME type line");
+      continue;
+    }
+    if (cut || content.size() - newline - 1 > left) {
+      // Over what is left of the budget: it and every later one are dropped.
+      collected.truncated = true;
+      break;
+    }
+    Display display;
+    display.mime = content.substr(0, newline);
+    display.data = content.substr(newline + 1);
+    left -= display.data.size();
+    collected.displays.push_back(std::move(display));
+  }
+  EmptyDirectory(directory.get());
+  return collected;
+}
+
+}  // namespace plimsoll::guest::agent
