@@ -71,6 +71,11 @@ struct Display {
 inline constexpr size_t kMaxDisplays = 16;
 inline constexpr size_t kMaxDisplayBytes = size_t{4} << 20;  // all of them together
 
+// Sets width and height from each image/png display's own header, 0 and 0
+// for every other display (and for a "PNG" whose header is not one): a
+// provider reports sizes it measured, never ones the sandbox claimed.
+void MeasureDisplays(std::vector<Display>& displays);
+
 // Counts of broker calls made during a granted run (SPEC §8).
 struct BrokerSummary {
   std::string profile;

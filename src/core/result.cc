@@ -1,6 +1,17 @@
 #include "plimsoll/result.h"
 
+#include "base/display_format.h"
+
 namespace plimsoll {
+
+void MeasureDisplays(std::vector<Display>& displays) {
+  for (Display& display : displays) {
+    std::optional<base::PixelSize> size =
+        display.mime == "image/png" ? base::PngSize(display.data) : std::nullopt;
+    display.width = size ? size->width : 0;
+    display.height = size ? size->height : 0;
+  }
+}
 
 std::string_view ProjectOutcomeName(ProjectOutcome outcome) {
   switch (outcome) {

@@ -14,7 +14,6 @@
 namespace plimsoll::engine {
 namespace {
 
-
 // Everything the guarded call needs, kept in memory (not registers) so it is
 // intact after a trap's longjmp.
 struct RunState {
@@ -96,6 +95,8 @@ Outcome OutcomeOf(int trap, int guest_exit_code, HostContext& context) {
   outcome.stderr_bytes = std::move(context.output[1]);
   outcome.stdout_truncated = context.truncated[0];
   outcome.stderr_truncated = context.truncated[1];
+  outcome.displays = std::move(context.displays);
+  outcome.displays_truncated = context.displays_truncated;
   return outcome;
 }
 

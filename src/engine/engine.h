@@ -22,8 +22,9 @@
 // deadline ends the run as timed out), queueMicrotask, the web APIs of
 // kJavascriptGlobals below (performance, crypto, TextEncoder/TextDecoder,
 // URL, structuredClone, atob/btoa, AbortController, EventTarget, fetch that
-// rejects: no network), and a frozen `host` object (host.call/get/post) that
-// throws `Error` with code "no_grant" when the run has no grant. There is no
+// rejects: no network), a frozen `host` object (host.call/get/post) that
+// throws `Error` with code "no_grant" when the run has no grant, and
+// display(value[, mime]) (rich outputs: Outcome::displays). There is no
 // std/os module, require, process, file or network API, and no Intl
 // (docs/javascript.md).
 //
@@ -51,8 +52,10 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "plimsoll/error.h"
+#include "plimsoll/result.h"
 
 namespace plimsoll::engine {
 
@@ -95,7 +98,7 @@ inline constexpr const char* kJavascriptGlobals[] = {
     "TextDecoder",     "URL",           "URLSearchParams",
     "Event",           "EventTarget",   "CustomEvent",
     "AbortController", "AbortSignal",   "DOMException",
-    "fetch",           "host"};
+    "fetch",           "host",          "display"};
 
 // kJavascriptGlobals joined with ", " (for describe's details).
 std::string JavascriptGlobalsList();
@@ -117,6 +120,11 @@ struct Outcome {
   std::string stderr_bytes;
   bool stdout_truncated = false;
   bool stderr_truncated = false;
+  // What display() showed, in order (mime and data; no sizes: whoever
+  // reports them measures the bytes), at most kMaxDisplays and
+  // kMaxDisplayBytes together; displays_truncated when more were dropped.
+  std::vector<Display> displays;
+  bool displays_truncated = false;
 };
 
 // Runs `code` in a fresh instance. A non-zero exit code is an Outcome, not

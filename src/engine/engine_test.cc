@@ -208,9 +208,67 @@ TEST(EngineTest, TheListedGlobalsAreTheOnesOnOffer) {
 TEST(EngineTest, WithoutWebApisOnlyTheCoreGlobalsRemain) {
   Limits limits = WithTimeout(5s);
   limits.web_apis = false;
+  Outcome outcome = RunScript(
+      "console.log(typeof setTimeout, typeof URL, typeof fetch, typeof host, "
+      "typeof display)",
+      limits);
+  EXPECT_EQ(outcome.stdout_bytes, "function undefined undefined object function\n")
+      << outcome.stderr_bytes;
+}
+
+// A 24-byte PNG head (signature, IHDR of 3 x 2) as a JavaScript array literal.
+constexpr const char* kPngHead = "[137,80,78,71,13,10,26,10,0,0,0,13,73,72,68,82,0,0,0,3,0,0,0,2]";
+
+TEST(EngineTest, DisplayShowsTextBytesAndValuesInOrder) {
   Outcome outcome =
-      RunScript("console.log(typeof setTimeout, typeof URL, typeof fetch, typeof host)", limits);
-  EXPECT_EQ(outcome.stdout_bytes, "function undefined undefined object\n") << outcome.stderr_bytes;
+      RunScript(std::string("display('<b>hi</b>', 'text/html');\n"
+                            "display({a: [1, 2]});\n"
+                            "display('plain');\n"
+                            "display(new Uint8Array(") +
+                kPngHead +
+                "), 'image/png');\n"
+                "display(new Uint8Array([0, 1, 2, 3]).subarray(2, 4), "
+                "'application/octet-stream');\n"
+                "display(new Uint8Array([9, 8, 7]).buffer.slice(1), 'x-test/bytes');\n"
+                "console.log(display('x') === undefined);");
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.stderr_bytes;
+  EXPECT_EQ(outcome.stdout_bytes, "true\n");
+  ASSERT_EQ(outcome.displays.size(), 7u);
+  EXPECT_EQ(outcome.displays[0], (Display{"text/html", "<b>hi</b>"}));
+  EXPECT_EQ(outcome.displays[1], (Display{"text/plain", "{ a: [ 1, 2 ] }"}));
+  EXPECT_EQ(outcome.displays[2], (Display{"text/plain", "plain"}));
+  EXPECT_EQ(outcome.displays[3].mime, "image/png");
+  EXPECT_EQ(outcome.displays[3].data.size(), 24u);
+  EXPECT_EQ(outcome.displays[3].width, 0) << "the engine does not measure: its caller does";
+  // A typed array is its own bytes (not its whole buffer); an ArrayBuffer is all of it.
+  EXPECT_EQ(outcome.displays[4], (Display{"application/octet-stream", std::string("\x02\x03", 2)}));
+  EXPECT_EQ(outcome.displays[5], (Display{"x-test/bytes", std::string("\x08\x07", 2)}));
+  EXPECT_EQ(outcome.displays[6], (Display{"text/plain", "x"}));
+  EXPECT_FALSE(outcome.displays_truncated);
+}
+
+TEST(EngineTest, DisplayRefusesBytesWithoutATypeAndMalformedTypes) {
+  for (const char* call : {"display(new Uint8Array([1]))", "display('x', 'Text/HTML')",
+                           "display('x', 'text/html; a=b')", "display('x', 'text')"}) {
+    Outcome outcome = RunScript(std::string("try { ") + call +
+                                "; console.log('shown') } catch (e) { console.log(e.name) }");
+    EXPECT_EQ(outcome.stdout_bytes, "TypeError\n") << call << ": " << outcome.stderr_bytes;
+    EXPECT_TRUE(outcome.displays.empty()) << call;
+  }
+}
+
+TEST(EngineTest, DisplaysAreCappedInCountAndBytes) {
+  Outcome many = RunScript("for (let i = 0; i < 20; i++) display(String(i));");
+  ASSERT_EQ(many.displays.size(), kMaxDisplays);
+  EXPECT_EQ(many.displays.back().data, "15");
+  EXPECT_TRUE(many.displays_truncated);
+
+  Outcome big = RunScript(
+      "display('first'); display('x'.repeat(4 * 1024 * 1024), 'text/plain'); display('later');");
+  ASSERT_EQ(big.displays.size(), 2u) << "the one over the byte cap is dropped, not later ones";
+  EXPECT_EQ(big.displays[0].data, "first");
+  EXPECT_EQ(big.displays[1].data, "later");
+  EXPECT_TRUE(big.displays_truncated);
 }
 
 TEST(EngineTest, WebApisLoadOnFirstUseAndCanBeReplaced) {

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "base/display_format.h"
 #include "engine/guest/abi.h"
 #include "engine/runtime/wasm_runtime.h"
 #include "quickjs_wasm.h"  // generated: the exact import signatures
@@ -53,8 +54,48 @@ bool StoreU64(HostContext& context, u32 address, u64 value) {
   return true;
 }
 
+// One display() record: the MIME type, "\n", the bytes, gathered from the
+// iovecs (display() writes each record in one call).
+u32 FdWriteDisplay(HostContext& context, u32 iovs, u32 iovs_length, u32 written_address) {
+  if (!InBounds(context, iovs, u64{iovs_length} * 8)) return kWasiFault;
+  const size_t room = kMaxDisplayBytes - context.display_bytes + base::kMaxDisplayMimeBytes + 1;
+  std::string record;
+  bool over = context.displays.size() >= kMaxDisplays;
+  u64 total = 0;
+  for (u32 i = 0; i < iovs_length; i++) {
+    u32 base, length;
+    std::memcpy(&base, GuestBytes(context, u64{iovs} + i * 8), 4);
+    std::memcpy(&length, GuestBytes(context, u64{iovs} + i * 8 + 4), 4);
+    if (!InBounds(context, base, length)) return kWasiFault;
+    total += length;
+    if (over || record.size() + length > room) {
+      over = true;
+      continue;
+    }
+    record.append(reinterpret_cast<const char*>(GuestBytes(context, base)), length);
+  }
+  size_t newline = record.find('\n');
+  const bool well_formed = newline != std::string::npos &&
+                           base::IsDisplayMime(std::string_view(record).substr(0, newline));
+  if (!over && well_formed &&
+      record.size() - newline - 1 > kMaxDisplayBytes - context.display_bytes) {
+    over = true;
+  }
+  if (over) {
+    context.displays_truncated = true;  // past the caps: this one and later ones
+  } else if (well_formed) {
+    Display display;
+    display.mime = record.substr(0, newline);
+    display.data = record.substr(newline + 1);
+    context.display_bytes += display.data.size();
+    context.displays.push_back(std::move(display));
+  }  // else malformed (display() checks the type first): dropped
+  return StoreU32(context, written_address, static_cast<u32>(total)) ? kWasiSuccess : kWasiFault;
+}
+
 u32 FdWrite(HostContext& context, u32 fd, u32 iovs, u32 iovs_length, u32 written_address) {
   wasm::HostSection host;
+  if (fd == PLIMSOLL_DISPLAY_FD) return FdWriteDisplay(context, iovs, iovs_length, written_address);
   const bool value = fd == PLIMSOLL_VALUE_FD && context.value_channel;
   if (fd != 1 && fd != 2 && !value) return kWasiBadFileDescriptor;
   if (!InBounds(context, iovs, u64{iovs_length} * 8)) return kWasiFault;

@@ -1,5 +1,5 @@
 // The host side of the guest module's imports: WASI (fd_write into capped
-// buffers, clocks, randomness, no args/environ, EBADF for every other file
+// buffers and the displays, clocks, randomness, no args/environ, EBADF for every other file
 // operation) and plimsoll's own (deadline poll, timer sleep, host_call).
 //
 // The module instance receives pointers to the two import "instances"
@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "engine/engine.h"
 
@@ -38,6 +39,12 @@ struct HostContext {
   std::string value;
   bool value_written = false;
   bool value_truncated = false;
+  // What display() showed (PLIMSOLL_DISPLAY_FD, one write each): at most
+  // kMaxDisplays and kMaxDisplayBytes of data; one past them is dropped and
+  // sets displays_truncated; one with a malformed MIME type is dropped.
+  std::vector<Display> displays;
+  size_t display_bytes = 0;
+  bool displays_truncated = false;
 };
 
 }  // namespace plimsoll::engine

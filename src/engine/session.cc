@@ -188,12 +188,19 @@ Expected<CellOutcome> JavascriptSession::RunOnThread(const Job& job) {
   context.value.clear();
   context.value_written = false;
   context.value_truncated = false;
+  context.displays.clear();
+  context.display_bytes = 0;
+  context.displays_truncated = false;
 
   wasm::RunOptions options;
   options.memory_limit_pages = LinearMemoryPages(limits_.memory_bytes);
   options.hard_deadline = job.deadline + limits_.hard_grace;
-  CellCall call{&kept, job.code.data(), static_cast<u32>(job.code.size()),
-                static_cast<u32>(limits_.memory_bytes), kExitOk, false};
+  CellCall call{&kept,
+                job.code.data(),
+                static_cast<u32>(job.code.size()),
+                static_cast<u32>(limits_.memory_bytes),
+                kExitOk,
+                false};
   int trap = 0;
   {
     wasm::RunScope scope(options);

@@ -51,6 +51,18 @@ TEST_F(JavascriptSessionTest, VariablesLiveFromCellToCell) {
   EXPECT_EQ(*second.value, "84");
 }
 
+TEST_F(JavascriptSessionTest, EachCellHasItsOwnDisplaysAndCaps) {
+  CellOutcome first = Cell("for (let i = 0; i < 20; i++) display('first ' + i)");
+  EXPECT_EQ(first.outcome.exit_code, 0) << first.outcome.stderr_bytes;
+  EXPECT_EQ(first.outcome.displays.size(), kMaxDisplays);
+  EXPECT_TRUE(first.outcome.displays_truncated);
+  CellOutcome second = Cell("display('<i>second</i>', 'text/html')");
+  ASSERT_EQ(second.outcome.displays.size(), 1u) << "the first cell's displays came back again";
+  EXPECT_EQ(second.outcome.displays[0], (Display{"text/html", "<i>second</i>"}));
+  EXPECT_FALSE(second.outcome.displays_truncated) << "the caps are per cell";
+  EXPECT_TRUE(Cell("1").outcome.displays.empty());
+}
+
 TEST_F(JavascriptSessionTest, TheValueIsPrintedAsAReplPrintsIt) {
   EXPECT_EQ(Cell("'text'").value, "'text'");
   EXPECT_EQ(Cell("({ a: 1, b: [1, 2] })").value, "{ a: 1, b: [ 1, 2 ] }");

@@ -8,7 +8,8 @@
 // captured stdout and stderr to its own, exits with the run's exit code
 // (0, 1, 124 timeout, 137 out of memory; 2 for usage errors, 70 when the
 // engine itself cannot run). A truncated stream is followed, on stderr, by
-// "qjs: stdout truncated at N bytes".
+// "qjs: stdout truncated at N bytes". What display() showed is written to
+// $PLIMSOLL_DISPLAYS (the guest agent's displays directory) when it is set.
 //
 //   qjs --repl-server [--memory-bytes N] [--output-cap N] [--value-cap N]
 //
@@ -22,16 +23,18 @@
 // interpreter_started, state_kept}. EOF at a frame boundary: exit 0; a
 // malformed frame: one line on stderr, exit 3.
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
+#include <vector>
 
 #include "engine/engine.h"
 #include "engine/session.h"
@@ -66,6 +69,38 @@ bool ReadAll(int fd, std::string& out) {
     }
     out.append(buffer, static_cast<size_t>(got));
   }
+}
+
+// The displays of a run or a cell as files in $PLIMSOLL_DISPLAYS, the
+// directory the guest agent reads (src/guest/displays.h): each written under
+// a dot-name, then renamed into place, named so that they sort in the order
+// shown; an empty "truncated" when the engine dropped some. Nothing without
+// the variable (qjs outside a sandbox). A display that cannot be written is
+// lost; the run is not.
+void WriteDisplays(const std::vector<plimsoll::Display>& displays, bool truncated) {
+  const char* directory = std::getenv("PLIMSOLL_DISPLAYS");
+  if (directory == nullptr || *directory == '\0') return;
+  static unsigned sequence = 0;  // per process: a session's cells continue it
+  auto write_file = [&](const std::string& name, std::string_view bytes) {
+    std::string partial = std::string(directory) + "/." + name;
+    int fd = open(partial.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return;
+    WriteAll(fd, bytes);
+    close(fd);
+    if (rename(partial.c_str(), (std::string(directory) + "/" + name).c_str()) != 0) {
+      unlink(partial.c_str());
+    }
+  };
+  for (const plimsoll::Display& display : displays) {
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME, &now);
+    char name[64];
+    std::snprintf(name, sizeof name, "%020lld-%07d-%06u",
+                  static_cast<long long>(now.tv_sec) * 1'000'000'000LL + now.tv_nsec,
+                  static_cast<int>(getpid()), ++sequence);
+    write_file(name, display.mime + "\n" + display.data);
+  }
+  if (truncated) write_file("truncated", "");
 }
 
 int Usage(const char* message) {
@@ -148,6 +183,7 @@ int ServeRepl(const plimsoll::engine::SessionLimits& limits) {
     } else {
       WriteAll(STDOUT_FILENO, cell->outcome.stdout_bytes);
       WriteAll(STDERR_FILENO, cell->outcome.stderr_bytes);
+      WriteDisplays(cell->outcome.displays, cell->outcome.displays_truncated);
       answer = {{"exit_code", cell->outcome.exit_code},
                 {"value_truncated", cell->value_truncated},
                 {"interpreter_started", cell->interpreter_started},
@@ -155,9 +191,10 @@ int ServeRepl(const plimsoll::engine::SessionLimits& limits) {
       if (cell->value) answer["value"] = *cell->value;
     }
     std::string bytes = answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    unsigned char out_header[4] = {
-        static_cast<unsigned char>(bytes.size() >> 24), static_cast<unsigned char>(bytes.size() >> 16),
-        static_cast<unsigned char>(bytes.size() >> 8), static_cast<unsigned char>(bytes.size())};
+    unsigned char out_header[4] = {static_cast<unsigned char>(bytes.size() >> 24),
+                                   static_cast<unsigned char>(bytes.size() >> 16),
+                                   static_cast<unsigned char>(bytes.size() >> 8),
+                                   static_cast<unsigned char>(bytes.size())};
     WriteAll(answers, std::string_view(reinterpret_cast<char*>(out_header), 4));
     WriteAll(answers, bytes);
   }
@@ -222,6 +259,7 @@ int main(int argc, char** argv) {
   }
   WriteAll(STDOUT_FILENO, outcome->stdout_bytes);
   WriteAll(STDERR_FILENO, outcome->stderr_bytes);
+  WriteDisplays(outcome->displays, outcome->displays_truncated);
   for (int stream = 0; stream < 2; stream++) {
     bool truncated = stream == 0 ? outcome->stdout_truncated : outcome->stderr_truncated;
     if (truncated) {

@@ -8,14 +8,16 @@
 //
 //   name     any name not starting with "." (a writer renames a finished
 //            file into place from a dot-name, so a half-written file is
-//            never read); displays are taken in the byte order of the names
+//            never read); displays are taken in the byte order of the names;
+//            a file named kDisplaysTruncatedName instead says the writer
+//            dropped some over the caps
 //   content  the MIME type (IsDisplayMime), one "\n", then the raw bytes
 //
 // After the steps (or the cell) the agent reads the directory
 // (agent/display_collector.h), empties it, and carries the displays in the
 // sealed report. The host trusts none of it: CheckDisplays bounds what a
-// report may carry, and MeasureDisplays sets each display's width and height
-// from the PNG's own header (0 for anything that is not a PNG).
+// report may carry, and MeasureDisplays (plimsoll/result.h) sets each
+// display's width and height from the PNG's own header.
 //
 // Thread-safety: pure functions.
 #ifndef PLIMSOLL_GUEST_DISPLAYS_H_
@@ -26,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/display_format.h"
 #include "plimsoll/error.h"
 #include "plimsoll/result.h"
 
@@ -33,29 +36,18 @@ namespace plimsoll::guest {
 
 inline constexpr const char* kDisplaysDirectory = "/tmp/.plimsoll-displays";
 inline constexpr const char* kDisplaysEnvironment = "PLIMSOLL_DISPLAYS";
-// The longest MIME type a display may name.
-inline constexpr size_t kMaxDisplayMimeBytes = 127;
+// A file of this name in the directory says its writer dropped displays
+// over the caps (displays_truncated); it is not a display itself.
+inline constexpr const char* kDisplaysTruncatedName = "truncated";
 
-// "type/subtype": both parts non-empty, lowercase letters, digits and
-// ".+-", at most kMaxDisplayMimeBytes in all (no parameters).
-bool IsDisplayMime(std::string_view mime);
-
-struct PixelSize {
-  int64_t width = 0;
-  int64_t height = 0;
-};
-// The size a PNG's IHDR chunk states (the signature, then IHDR first, each
-// side 1 to 2^31-1 as the PNG specification allows); nullopt when `data`
-// does not start like a PNG.
-std::optional<PixelSize> PngSize(std::string_view data);
+// The MIME check and the PNG size are base/display_format.h's.
+using base::IsDisplayMime;
+using base::kMaxDisplayMimeBytes;
+using base::PngSize;
 
 // kDataLoss when the displays are more than kMaxDisplays, larger than
 // kMaxDisplayBytes together, or one names a malformed MIME type.
 Status CheckDisplays(const std::vector<Display>& displays);
-
-// Sets width and height from each image/png display's header, 0 and 0 for
-// every other display (and for a "PNG" whose header is not one).
-void MeasureDisplays(std::vector<Display>& displays);
 
 }  // namespace plimsoll::guest
 

@@ -93,6 +93,30 @@ TEST_P(JavascriptTest, NumberFormattingIsCorrectlyRounded) {
             "3 1.00 0.30000000000000004 1e+21 123.5 -2 5e-324 9007199254740992\n");
 }
 
+// display() reaches the result by each provider's own path (the embedded
+// engine's host; qjs, the displays directory and the agent's sealed report
+// behind an OS wall), and the host measures the PNG.
+TEST_P(JavascriptTest, DisplayReturnsRichOutputsTheHostMeasures) {
+  Result result = RunJavascript(
+      "display('<b>hi</b>', 'text/html');\n"
+      "display(new Uint8Array([137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82,\n"
+      "                        0, 0, 2, 128, 0, 0, 1, 224]), 'image/png');\n"
+      "display([1, 'two']);\n"
+      "console.log('done');");
+  EXPECT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  EXPECT_EQ(result.stdout_bytes, "done\n");
+  ASSERT_EQ(result.displays.size(), 3u);
+  EXPECT_EQ(result.displays[0].mime, "text/html");
+  EXPECT_EQ(result.displays[0].data, "<b>hi</b>");
+  EXPECT_EQ(result.displays[0].width, 0);
+  EXPECT_EQ(result.displays[1].mime, "image/png");
+  EXPECT_EQ(result.displays[1].width, 640);
+  EXPECT_EQ(result.displays[1].height, 480);
+  EXPECT_EQ(result.displays[2].mime, "text/plain");
+  EXPECT_EQ(result.displays[2].data, "[ 1, 'two' ]");
+  EXPECT_FALSE(result.displays_truncated);
+}
+
 TEST_P(JavascriptTest, MathResultsAreTheSameBitsOnEveryTier) {
   // These strings were produced by the embedded engine; every tier runs the
   // same wasm module, so every tier must print the same bits.

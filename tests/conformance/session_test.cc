@@ -67,6 +67,21 @@ class SessionConformanceTest : public ConformanceTest {
   }
 };
 
+TEST_P(SessionConformanceTest, AJavascriptCellsDisplaysAreThatCellsAndCapped) {
+  auto session = Open();
+  ASSERT_TRUE(session);
+  Result many = Cell(*session, "javascript", "for (let i = 0; i < 20; i++) display('n' + i)");
+  EXPECT_EQ(many.exit_code, 0) << many.stderr_bytes;
+  ASSERT_EQ(many.displays.size(), kMaxDisplays);
+  EXPECT_EQ(many.displays[15].data, "n15");
+  EXPECT_TRUE(many.displays_truncated);
+  Result next = Cell(*session, "javascript", "display('<i>next</i>', 'text/html')");
+  EXPECT_EQ(next.exit_code, 0) << next.stderr_bytes;
+  ASSERT_EQ(next.displays.size(), 1u) << "the previous cell's displays came back again";
+  EXPECT_EQ(next.displays[0].data, "<i>next</i>");
+  EXPECT_FALSE(next.displays_truncated);
+}
+
 TEST_P(SessionConformanceTest, VariablesAreKeptFromCellToCell) {
   auto session = Open();
   ASSERT_TRUE(session);

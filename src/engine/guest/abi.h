@@ -42,6 +42,11 @@
 /* The descriptor a session cell's value is written to (beside 1 and 2). */
 #define PLIMSOLL_VALUE_FD 3
 
+/* The descriptor display() writes to: each write is one display, its MIME
+ * type, "\n", then its bytes. The host keeps at most 16 of them and 4 MiB
+ * together, and drops one whose type is malformed (the run's displays). */
+#define PLIMSOLL_DISPLAY_FD 4
+
 /* Bits of plimsoll_run's `flags`. */
 /* Only the language, console, timers and `host`: no web APIs (the
  * benchmark's baseline for what the web APIs cost at start-up). */

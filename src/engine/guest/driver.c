@@ -13,6 +13,8 @@
  * Built for wasm32-wasi (the engine) and natively (PLIMSOLL_GUEST_NATIVE, for
  * the benchmark's native baseline, which supplies the imports itself).
  */
+#include "driver.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,15 +22,13 @@
 #include <unistd.h>
 
 #include "abi.h"
-#include "driver.h"
 #include "quickjs.h"
 
 #ifdef PLIMSOLL_GUEST_NATIVE
 #define PLIMSOLL_IMPORT(name)
 #define PLIMSOLL_EXPORT(name)
 #else
-#define PLIMSOLL_IMPORT(name) \
-  __attribute__((import_module("plimsoll"), import_name(#name)))
+#define PLIMSOLL_IMPORT(name) __attribute__((import_module("plimsoll"), import_name(#name)))
 #define PLIMSOLL_EXPORT(name) __attribute__((export_name(#name)))
 #endif
 
@@ -89,9 +89,8 @@ static int interrupt_handler(JSRuntime* rt, void* opaque) {
   return g_interrupted;
 }
 
-static void rejection_tracker(JSContext* ctx, JSValueConst promise,
-                              JSValueConst reason, JS_BOOL is_handled,
-                              void* opaque) {
+static void rejection_tracker(JSContext* ctx, JSValueConst promise, JSValueConst reason,
+                              JS_BOOL is_handled, void* opaque) {
   (void)opaque;
   if (!is_handled) {
     if (g_rejection_count == g_rejection_capacity) {
@@ -107,8 +106,7 @@ static void rejection_tracker(JSContext* ctx, JSValueConst promise,
     return;
   }
   for (size_t i = 0; i < g_rejection_count; i++) {
-    if (JS_VALUE_GET_PTR(g_rejections[i].promise) ==
-        JS_VALUE_GET_PTR(promise)) {
+    if (JS_VALUE_GET_PTR(g_rejections[i].promise) == JS_VALUE_GET_PTR(promise)) {
       JS_FreeValue(ctx, g_rejections[i].promise);
       JS_FreeValue(ctx, g_rejections[i].reason);
       g_rejections[i] = g_rejections[--g_rejection_count];
@@ -134,8 +132,8 @@ int driver_report_exception(JSContext* ctx, JSValue exception, const char* prefi
     JS_FreeValue(ctx, exception);
     return PLIMSOLL_EXIT_TIMEOUT;
   }
-  int code = is_out_of_memory(ctx, exception) ? PLIMSOLL_EXIT_OUT_OF_MEMORY
-                                              : PLIMSOLL_EXIT_UNCAUGHT;
+  int code =
+      is_out_of_memory(ctx, exception) ? PLIMSOLL_EXIT_OUT_OF_MEMORY : PLIMSOLL_EXIT_UNCAUGHT;
   if (code == PLIMSOLL_EXIT_OUT_OF_MEMORY && !JS_IsObject(exception)) {
     /* QuickJS could not even allocate the error object */
     static const char kMessage[] = "Uncaught InternalError: out of memory\n";
@@ -154,8 +152,7 @@ static int drain_jobs(JSRuntime* rt) {
     int ran = JS_ExecutePendingJob(rt, &job_context);
     if (ran == 0) break;
     if (ran < 0) {
-      return driver_report_exception(job_context, JS_GetException(job_context),
-                              "Uncaught ");
+      return driver_report_exception(job_context, JS_GetException(job_context), "Uncaught ");
     }
   }
   if (g_interrupted) return PLIMSOLL_EXIT_TIMEOUT;
@@ -170,11 +167,10 @@ static int check_rejections(JSContext* ctx) {
 
 /* ---- host ------------------------------------------------------------ */
 
-static JSValue js_host_call(JSContext* ctx, JSValueConst this_value, int argc,
-                            JSValueConst* argv) {
+static JSValue js_host_call(JSContext* ctx, JSValueConst this_value, int argc, JSValueConst* argv) {
   (void)this_value;
-  JSValue request = JS_JSONStringify(ctx, argc > 0 ? argv[0] : JS_UNDEFINED,
-                                     JS_UNDEFINED, JS_UNDEFINED);
+  JSValue request =
+      JS_JSONStringify(ctx, argc > 0 ? argv[0] : JS_UNDEFINED, JS_UNDEFINED, JS_UNDEFINED);
   if (JS_IsException(request)) return request;
   size_t length = 0;
   const char* text = JS_ToCStringLen(ctx, &length, request);
@@ -198,21 +194,119 @@ static JSValue js_host_call(JSContext* ctx, JSValueConst this_value, int argc,
     result = JS_ParseJSON(ctx, answer, (size_t)read, "<host>");
   } else {
     JSValue plain = JS_NewError(ctx);
-    JS_DefinePropertyValueStr(ctx, plain, "message",
-                              JS_NewStringLen(ctx, answer, (size_t)read),
+    JS_DefinePropertyValueStr(ctx, plain, "message", JS_NewStringLen(ctx, answer, (size_t)read),
                               JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE);
     JS_DefinePropertyValueStr(
         ctx, plain, "code",
-        JS_NewString(ctx, status == PLIMSOLL_HOST_NO_GRANT ? "no_grant"
-                          : status == PLIMSOLL_HOST_REFUSED ? "refused"
-                          : status == PLIMSOLL_HOST_BAD_REQUEST
-                              ? "bad_request"
-                              : "failed"),
+        JS_NewString(ctx, status == PLIMSOLL_HOST_NO_GRANT      ? "no_grant"
+                          : status == PLIMSOLL_HOST_REFUSED     ? "refused"
+                          : status == PLIMSOLL_HOST_BAD_REQUEST ? "bad_request"
+                                                                : "failed"),
         JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE);
     result = JS_Throw(ctx, plain);
   }
   free(answer);
   return result;
+}
+
+/* As base/display_format.h's IsDisplayMime (the host checks again). */
+static int is_display_mime(const char* mime, size_t length) {
+  size_t slash = length;
+  if (length == 0 || length > 127) return 0;
+  for (size_t i = 0; i < length; i++) {
+    char c = mime[i];
+    if (c == '/' && slash == length) {
+      slash = i;
+    } else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '+' ||
+                 c == '-')) {
+      return 0;
+    }
+  }
+  return slash != length && slash != 0 && slash + 1 != length;
+}
+
+/* display(value[, mime]): one rich output of the run (Result::displays).
+ * A string is shown as text/plain, or as `mime`; an ArrayBuffer or a typed
+ * array (its bytes) needs `mime`; anything else is shown as console.log
+ * prints it, as text/plain. The host checks the type and the caps; the
+ * script is never told what was kept. Returns undefined. */
+static JSValue js_display(JSContext* ctx, JSValueConst this_value, int argc, JSValueConst* argv) {
+  (void)this_value;
+  JSValueConst value = argc > 0 ? argv[0] : JS_UNDEFINED;
+  const char* mime = NULL;
+  size_t mime_length = 0;
+  if (argc > 1 && !JS_IsUndefined(argv[1])) {
+    mime = JS_ToCStringLen(ctx, &mime_length, argv[1]);
+    if (!mime) return JS_EXCEPTION;
+  }
+  JSValue held = JS_UNDEFINED; /* keeps `bytes` alive: a buffer or a text */
+  const char* text = NULL;
+  const uint8_t* bytes = NULL;
+  size_t length = 0;
+  size_t buffer_size = 0;
+  if (JS_IsObject(value) && (bytes = JS_GetArrayBuffer(ctx, &buffer_size, value)) != NULL) {
+    length = buffer_size;
+  } else if (JS_IsObject(value)) {
+    JS_FreeValue(ctx, JS_GetException(ctx)); /* not an ArrayBuffer: clear that */
+    size_t offset = 0, element = 0;
+    held = JS_GetTypedArrayBuffer(ctx, value, &offset, &length, &element);
+    if (JS_IsException(held)) {
+      JS_FreeValue(ctx, JS_GetException(ctx)); /* not a typed array either */
+      held = JS_UNDEFINED;
+    } else {
+      uint8_t* base = JS_GetArrayBuffer(ctx, &buffer_size, held);
+      if (!base || offset + length > buffer_size) {
+        JS_FreeValue(ctx, held);
+        JS_FreeCString(ctx, mime);
+        return JS_ThrowTypeError(ctx, "display(): the typed array's buffer is detached");
+      }
+      bytes = base + offset;
+    }
+  }
+  if (bytes != NULL && mime == NULL) {
+    JS_FreeValue(ctx, held);
+    return JS_ThrowTypeError(ctx, "display(bytes, mime): bytes need a MIME type");
+  }
+  if (bytes == NULL) {
+    JSValue shown =
+        JS_IsString(value) ? JS_DupValue(ctx, value) : driver_inspect(ctx, value, 2, 100);
+    if (JS_IsException(shown)) {
+      JS_FreeCString(ctx, mime);
+      return JS_EXCEPTION;
+    }
+    text = JS_ToCStringLen(ctx, &length, shown);
+    JS_FreeValue(ctx, shown);
+    if (!text) {
+      JS_FreeCString(ctx, mime);
+      return JS_EXCEPTION;
+    }
+    bytes = (const uint8_t*)text;
+  }
+  if (mime && !is_display_mime(mime, mime_length)) {
+    if (text) JS_FreeCString(ctx, text);
+    JS_FreeValue(ctx, held);
+    JSValue error = JS_ThrowTypeError(ctx,
+                                      "display(): \"%s\" is not a MIME type (type/subtype, "
+                                      "lowercase)",
+                                      mime);
+    JS_FreeCString(ctx, mime);
+    return error;
+  }
+  const char* type = mime ? mime : "text/plain";
+  size_t type_length = mime ? mime_length : 10;
+  char* record = malloc(type_length + 1 + length);
+  if (record) {
+    memcpy(record, type, type_length);
+    record[type_length] = '\n';
+    memcpy(record + type_length + 1, bytes, length);
+    driver_write(PLIMSOLL_DISPLAY_FD, record, type_length + 1 + length);
+    free(record);
+  }
+  if (text) JS_FreeCString(ctx, text);
+  JS_FreeValue(ctx, held);
+  JS_FreeCString(ctx, mime);
+  if (!record) return JS_ThrowOutOfMemory(ctx);
+  return JS_UNDEFINED;
 }
 
 static const char kHostHelpers[] =
@@ -231,10 +325,9 @@ static int install_globals(JSContext* ctx, uint32_t flags) {
   int failed = driver_install_console(ctx, global) || driver_install_timers(ctx, global);
   if (!failed && !(flags & PLIMSOLL_RUN_NO_WEB_APIS)) failed = driver_install_web(ctx, global);
   JSValue host = JS_NewObject(ctx);
-  JS_SetPropertyStr(ctx, host, "call",
-                    JS_NewCFunction(ctx, js_host_call, "call", 1));
-  JSValue helpers = JS_Eval(ctx, kHostHelpers, sizeof(kHostHelpers) - 1,
-                            "<plimsoll>", JS_EVAL_TYPE_GLOBAL);
+  JS_SetPropertyStr(ctx, host, "call", JS_NewCFunction(ctx, js_host_call, "call", 1));
+  JSValue helpers =
+      JS_Eval(ctx, kHostHelpers, sizeof(kHostHelpers) - 1, "<plimsoll>", JS_EVAL_TYPE_GLOBAL);
   if (JS_IsException(helpers)) {
     failed = 1;
   } else {
@@ -244,6 +337,7 @@ static int install_globals(JSContext* ctx, uint32_t flags) {
   }
   JS_FreeValue(ctx, helpers);
   JS_SetPropertyStr(ctx, global, "host", host);
+  JS_SetPropertyStr(ctx, global, "display", JS_NewCFunction(ctx, js_display, "display", 2));
   JS_FreeValue(ctx, global);
   return failed ? -1 : 0;
 }
@@ -277,8 +371,7 @@ static int evaluate(JSContext* ctx, const char* code, size_t length, JSValue* va
     if (JS_PromiseState(ctx, completion) == JS_PROMISE_REJECTED) {
       JSValue reason = JS_PromiseResult(ctx, completion);
       for (size_t i = 0; i < g_rejection_count; i++) {
-        if (JS_VALUE_GET_PTR(g_rejections[i].promise) ==
-            JS_VALUE_GET_PTR(completion)) {
+        if (JS_VALUE_GET_PTR(g_rejections[i].promise) == JS_VALUE_GET_PTR(completion)) {
           JS_FreeValue(ctx, g_rejections[i].promise);
           JS_FreeValue(ctx, g_rejections[i].reason);
           g_rejections[i] = g_rejections[--g_rejection_count];
@@ -328,7 +421,7 @@ static int new_context(uint32_t js_memory_limit, uint32_t flags, JSContext** out
   /* The deadline can pass while the globals are being set up (a tiny
    * budget, a loaded host): that is a timeout like any other. */
   JSValue exception = JS_GetException(ctx);
-  int exit_code = g_interrupted ? PLIMSOLL_EXIT_TIMEOUT
+  int exit_code = g_interrupted                      ? PLIMSOLL_EXIT_TIMEOUT
                   : is_out_of_memory(ctx, exception) ? PLIMSOLL_EXIT_OUT_OF_MEMORY
                                                      : PLIMSOLL_EXIT_UNCAUGHT;
   JS_FreeValue(ctx, exception);
@@ -340,8 +433,7 @@ PLIMSOLL_EXPORT(plimsoll_free) void plimsoll_free(void* pointer) {
 }
 
 PLIMSOLL_EXPORT(plimsoll_run)
-int32_t plimsoll_run(const char* code, uint32_t length,
-                     uint32_t js_memory_limit, uint32_t flags) {
+int32_t plimsoll_run(const char* code, uint32_t length, uint32_t js_memory_limit, uint32_t flags) {
   JSContext* ctx;
   int exit_code = new_context(js_memory_limit, flags, &ctx);
   if (!ctx) return exit_code;

@@ -719,6 +719,15 @@ TEST(GuestAgent, DisplaysAreCutAtTheirCountAndByteCaps) {
   ASSERT_EQ(run.report->displays.size(), 1u) << run.report->detail;
   EXPECT_EQ(run.report->displays[0].data, "first");
   EXPECT_TRUE(run.report->displays_truncated);
+
+  // A writer that dropped some itself says so with a `truncated` file.
+  job.steps = {{"/bin/sh", "-c",
+                "cd \"$PLIMSOLL_DISPLAYS\" && printf 'text/plain\\nkept' > a && : > truncated"}};
+  run = RunAgent(job, work, mode);
+  ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+  ASSERT_EQ(run.report->displays.size(), 1u) << run.report->detail;
+  EXPECT_EQ(run.report->displays[0].data, "kept");
+  EXPECT_TRUE(run.report->displays_truncated);
 }
 
 TEST(GuestAgent, InitModeRefusesToRunAnywhereButAsPidOne) {

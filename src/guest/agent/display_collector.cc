@@ -142,7 +142,11 @@ CollectedDisplays CollectDisplays(const std::string& path, const Owner& owner) {
     collected.notes += "The display \"" + name + "\" was left out: " + std::string(why) + ".\n";
   };
   for (const std::string& name : names) {
-    if (name.front() == '.') continue;  // still being written
+    if (name.front() == '.') continue;     // still being written
+    if (name == kDisplaysTruncatedName) {  // the writer dropped some itself
+      collected.truncated = true;
+      continue;
+    }
     if (collected.displays.size() == kMaxDisplays) {
       collected.truncated = true;
       break;

@@ -29,6 +29,9 @@ Result ResultOf(engine::Outcome outcome, PayloadKind kind, Clock::time_point sta
   result.stderr_bytes = std::move(outcome.stderr_bytes);
   result.stdout_truncated = outcome.stdout_truncated;
   result.stderr_truncated = outcome.stderr_truncated;
+  result.displays = std::move(outcome.displays);
+  result.displays_truncated = outcome.displays_truncated;
+  MeasureDisplays(result.displays);
   result.duration_ms = MillisecondsSince(start);
   return result;
 }

@@ -13,22 +13,28 @@ named a displays directory in PLIMSOLL_DISPLAYS (src/guest/displays.h); then:
 - a session's interpreter (python_repl.py) calls show_figures() after each cell.
 
 Each display is one file: its MIME type, a newline, its bytes, written under a dot-name and
-renamed into place. The agent reads them after the run; the caps (16 displays, 4 MiB) are its.
+renamed into place; past 16 in one process, an empty file named "truncated" says some were
+dropped. The agent reads them after the run and applies the caps (16 displays, 4 MiB) itself.
 """
 
 import os
 import sys
 
 _DIRECTORY = os.environ.get("PLIMSOLL_DISPLAYS", "")
-# The agent keeps at most 16: one more tells it that some were dropped, and writing still more
-# would only cost time.
-_MOST = 17
+# The agent keeps at most 16; past them a file named "truncated" tells it that some were dropped.
+_MOST = 16
 _written = 0
 
 
 def _write(mime, data):
     global _written
-    if not _DIRECTORY or _written >= _MOST:
+    if not _DIRECTORY:
+        return False
+    if _written >= _MOST:
+        try:
+            open(os.path.join(_DIRECTORY, "truncated"), "wb").close()
+        except OSError:
+            pass
         return False
     _written += 1
     import time
