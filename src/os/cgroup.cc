@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -340,6 +341,32 @@ std::vector<std::pair<std::string, std::string>> RunCgroup::ReadLimits() const {
     }
   }
   return values;
+}
+
+std::vector<std::string> RemoveCgroupEverywhere(const std::string& path,
+                                                std::chrono::steady_clock::time_point deadline) {
+  std::vector<std::string> pending;
+  std::error_code error;
+  if (std::filesystem::exists("/sys/fs/cgroup/cgroup.controllers", error)) {
+    pending.push_back("/sys/fs/cgroup" + path);
+  }
+  for (const auto& hierarchy : std::filesystem::directory_iterator("/sys/fs/cgroup", error)) {
+    std::error_code inner;
+    if (hierarchy.is_symlink(inner) || !hierarchy.is_directory(inner)) continue;
+    pending.push_back(hierarchy.path().string() + path);
+  }
+  while (true) {
+    std::vector<std::string> left;
+    for (const std::string& directory : pending) {
+      if (::rmdir(directory.c_str()) == 0 || errno == ENOENT || errno == ENOTDIR) continue;
+      std::ifstream procs(directory + "/cgroup.procs");
+      for (pid_t pid = 0; procs >> pid;) (void)SignalCgroupMember(directory, pid, SIGKILL);
+      left.push_back(directory);
+    }
+    if (left.empty() || std::chrono::steady_clock::now() >= deadline) return left;
+    pending = std::move(left);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 Expected<int> ReconcileCgroups(const CgroupLayout& layout) {

@@ -118,6 +118,16 @@ class RunCgroup {
 // signalled. Returns whether the signal was sent.
 bool SignalCgroupMember(const std::string& cgroup, pid_t pid, int signal);
 
+// Removes the cgroup `path` (e.g. "/plimsoll/oci/<id>", as a runtime's
+// cgroupsPath names it) from every hierarchy under /sys/fs/cgroup: each v1
+// controller mount and the v2 tree where it has controllers. For a cgroup
+// a runtime made and should have removed itself: members still in it are
+// SIGKILLed (through SignalCgroupMember, never a recycled pid), and the
+// removal is retried until `deadline`. Links between hierarchies (cpu ->
+// cpu,cpuacct) are skipped. Returns the directories still there.
+std::vector<std::string> RemoveCgroupEverywhere(const std::string& path,
+                                                std::chrono::steady_clock::time_point deadline);
+
 // Kills and removes every run cgroup under the parents whose owner is gone
 // (see the naming scheme above). Returns how many were removed.
 Expected<int> ReconcileCgroups(const CgroupLayout& layout);

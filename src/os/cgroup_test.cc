@@ -152,5 +152,36 @@ TEST_F(CgroupTest, SignalsAPidOnlyWhileItIsAMember) {
   EXPECT_TRUE(cgroup->Remove().ok());
 }
 
+// What a runtime left (oci): a cgroup by its path below the hierarchies,
+// still holding a process. Every hierarchy's directory goes; the member is
+// killed; a process outside it is not.
+TEST_F(CgroupTest, RemoveEverywhereKillsMembersAndRemovesEachHierarchysDirectory) {
+  auto cgroup = RunCgroup::Create(layout_, NextRunName(), Limits{});
+  ASSERT_TRUE(cgroup.ok()) << cgroup.error().ToString();
+  std::vector<std::string> directories = cgroup->directories();
+  const std::string mount =
+      layout_.version == CgroupVersion::kV1 ? layout_.memory : layout_.unified;
+  ASSERT_EQ(directories[0].rfind(mount, 0), 0u) << directories[0];
+  const std::string path = directories[0].substr(mount.size());
+  pid_t member = SleepingChild(), stranger = SleepingChild();
+  ASSERT_GT(member, 0);
+  ASSERT_GT(stranger, 0);
+  ASSERT_TRUE(cgroup->AddProcess(member).ok());
+
+  std::vector<std::string> left =
+      RemoveCgroupEverywhere(path, std::chrono::steady_clock::now() + std::chrono::seconds(5));
+  EXPECT_TRUE(left.empty()) << left.front();
+  int status = 0;
+  ASSERT_EQ(waitpid(member, &status, 0), member);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_TRUE(Running(stranger)) << "a process outside the cgroup was signalled";
+  for (const std::string& directory : directories) {
+    struct stat info {};
+    EXPECT_NE(stat(directory.c_str(), &info), 0) << directory << " is still there";
+  }
+  kill(stranger, SIGKILL);
+  waitpid(stranger, nullptr, 0);
+}
+
 }  // namespace
 }  // namespace plimsoll::os

@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "base/scoped_env_for_tests.h"
+#include "common/host_preconditions.h"
 #include "image/image.h"
 #include "image/swap_for_tests.h"
 #include "os/cgroup.h"
@@ -34,15 +35,6 @@
 
 namespace plimsoll {
 namespace {
-
-std::string SkipReason() {
-  if (geteuid() != 0) return "skipped: the linux provider needs root on the host";
-  auto image = image::LocateDefaultImage();
-  if (!image.ok()) return "skipped: no guest image: " + image.error().message();
-  auto cgroups = os::DetectCgroups();
-  if (!cgroups.ok()) return "skipped: " + cgroups.error().message();
-  return "";
-}
 
 Sandbox& SharedSandbox() {
   static Sandbox sandbox = std::move(*Sandbox::Open("linux"));
@@ -124,10 +116,7 @@ const WallParts* RealWall() {
 
 class LinuxProviderTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    static const std::string reason = SkipReason();
-    if (!reason.empty()) GTEST_SKIP() << reason;
-  }
+  void SetUp() override { PLIMSOLL_REQUIRE_HOST("linux"); }
   Result MustRun(const Request& request) { return MustRun(SharedSandbox(), request); }
   static Result MustRun(Sandbox& sandbox, const Request& request) {
     auto result = sandbox.Run(request);
@@ -686,6 +675,55 @@ TEST_F(LinuxProviderTest, ASwappedImageTreeRunsOnlyUnderItsOwnIdentityAfterItsSm
   std::filesystem::remove_all(parent, ignored);
 }
 
+// A changed seccomp policy is a configuration change like a swapped image
+// (issue 13): it serves only once its own smoke test passed. Until then
+// runs keep the tested policy.
+TEST_F(LinuxProviderTest, AChangedSeccompPolicyServesOnlyAfterItsSmokeTest) {
+  std::filesystem::path policy = std::filesystem::temp_directory_path() /
+                                 ("plimsoll-policy-test-" + std::to_string(getpid()) + ".policy");
+  const std::string original(os::BuiltInSeccompPolicyText());
+  // The same policy without `uname` among the allowed calls: denied (EPERM).
+  std::string denies_uname = original;
+  const std::string allowed = " sysinfo uname\n";
+  size_t at = denies_uname.find(allowed);
+  ASSERT_NE(at, std::string::npos) << "the policy no longer allows uname where this test expects";
+  denies_uname.replace(at, allowed.size(), " sysinfo\n");
+  auto write = [&](const std::string& text) {
+    std::ofstream out(policy, std::ios::binary | std::ios::trunc);
+    out << text;
+    return static_cast<bool>(out.flush());
+  };
+  ASSERT_TRUE(write(original));
+  Request uname_call;
+  uname_call.project = ProjectPayload{{}, {{"uname", "-s"}}, {}};
+  uname_call.timeout_ms = 20'000;
+  {
+    testing::ScopedEnv variable("PLIMSOLL_SECCOMP_POLICY", policy.string());
+    auto sandbox = Sandbox::Open("linux");
+    ASSERT_TRUE(sandbox.ok());
+    auto evidence = sandbox->CollectEvidence();
+    ASSERT_TRUE(evidence.ok()) << evidence.error().ToString();
+    const uint64_t first_generation = evidence->generation;
+    Result before = MustRun(*sandbox, uname_call);
+    EXPECT_EQ(before.exit_code, 0) << before.stderr_bytes;
+    EXPECT_EQ(before.stdout_bytes, "Linux\n");
+
+    ASSERT_TRUE(write(denies_uname));
+    EXPECT_TRUE(sandbox->provider().Preflight().ok());  // checks, installs nothing
+    Result held = MustRun(*sandbox, uname_call);
+    EXPECT_EQ(held.exit_code, 0) << "the untested policy was applied: " << held.stderr_bytes;
+
+    evidence = sandbox->CollectEvidence();
+    ASSERT_TRUE(evidence.ok()) << evidence.error().ToString();
+    EXPECT_GT(evidence->generation, first_generation);
+    Result after = MustRun(*sandbox, uname_call);
+    EXPECT_NE(after.exit_code, 0) << "uname ran under the new policy: " << after.stdout_bytes;
+    EXPECT_NE(after.stderr_bytes.find("Operation not permitted"), std::string::npos)
+        << after.stderr_bytes;
+  }
+  std::filesystem::remove(policy);
+}
+
 // ---- sessions (SPEC §9): the kept sandbox of the linux provider ----------------------------
 
 Result MustCell(Session& session, const std::string& language, const std::string& code,
@@ -740,8 +778,7 @@ TEST_F(LinuxProviderTest, ASessionKeepsBothInterpretersAndItsFilesAndLeavesNothi
     EXPECT_EQ(js.stdout_bytes, "out\n");
     EXPECT_EQ(js.cell->value, "42");
     EXPECT_EQ(MustCell(**session, "javascript", "y").cell->value, "6");
-    EXPECT_EQ((*session)->Info().interpreters,
-              (std::vector<std::string>{"javascript", "python"}));
+    EXPECT_EQ((*session)->Info().interpreters, (std::vector<std::string>{"javascript", "python"}));
     // A one-off payload in the session sees what the cells wrote.
     MustCell(**session, "python", "open('note.txt', 'w').write('kept')");
     Request step;
@@ -761,10 +798,14 @@ TEST_F(LinuxProviderTest, WhatACallLeftRunningIsGoneBeforeItsAnswer) {
   const std::string marker = "1000." + std::to_string(getpid());
   Result started = MustCell(**session, "python",
                             "import os, subprocess\n"
-                            "os.system('sleep " + marker + " &')\n"
-                            "p = subprocess.Popen(['setsid', 'sleep', '" + marker + "'])\n"
-                            "import time; time.sleep(0.05)\n"
-                            "assert p.poll() is None\n");
+                            "os.system('sleep " +
+                                marker +
+                                " &')\n"
+                                "p = subprocess.Popen(['setsid', 'sleep', '" +
+                                marker +
+                                "'])\n"
+                                "import time; time.sleep(0.05)\n"
+                                "assert p.poll() is None\n");
   EXPECT_EQ(started.exit_code, 0) << started.stderr_bytes;
   EXPECT_EQ(SandboxProcessesRunning("sleep " + marker), std::vector<pid_t>{});
   // The same after a step of the session (a project), and from inside.

@@ -135,6 +135,14 @@ struct Prepared {
   }
 };
 
+// The runtime of `prepared`, as a pointer that owns the whole generation: a
+// container keeps what it was made from (runtime, image bind) alive, so a
+// pooled container the pool drops at a promotion, destroyed in the
+// background, still has its runtime (OciSandbox::Start).
+std::shared_ptr<const oci::Runtime> RuntimeOf(const std::shared_ptr<const Prepared>& prepared) {
+  return std::shared_ptr<const oci::Runtime>(prepared, &prepared->runtime);
+}
+
 // A kept container (SPEC §9): its agent runs with --session and answers
 // job after job; /work and the interpreters live as long as it does.
 class OciSession final : public ProviderSession {
@@ -285,7 +293,7 @@ class OciProvider final : public Provider {
         static_cast<bool>(serving), "oci", serving ? serving.config->image->identity() : "",
         request.environment));
     if (serving.config->image->Removed()) return RemovedImageRefusal();
-    return RunJob(*serving.config, serving.number, request, deadline, nullptr);
+    return RunJob(serving.config, serving.number, request, deadline, nullptr);
   }
 
   // A container of its own (never the pool's: those agents take one job).
@@ -296,10 +304,10 @@ class OciProvider final : public Provider {
         static_cast<bool>(serving), "oci", serving ? serving.config->image->identity() : "",
         spec.environment));
     if (serving.config->image->Removed()) return RemovedImageRefusal();
-    auto started = OciSandbox::Start(serving.config->runtime, serving.config->config,
-                                     /*pooled=*/false,
-                                     std::min(deadline, Clock::now() + kSetupBudget),
-                                     /*session=*/true);
+    auto started =
+        OciSandbox::Start(RuntimeOf(serving.config), serving.config->config,
+                          /*pooled=*/false, std::min(deadline, Clock::now() + kSetupBudget),
+                          /*session=*/true);
     if (!started.ok()) return started.error();
     return std::unique_ptr<ProviderSession>(std::make_unique<OciSession>(
         serving.config, std::move(*started), limits_, ClaimedTier(settings_.runtime),
@@ -355,7 +363,7 @@ class OciProvider final : public Provider {
     check.project = os::SelfCheckProject(limits_, ProfileFor(kind));
     check.timeout_ms = 60'000;
     std::vector<std::pair<std::string, std::string>> cgroup_values;
-    auto run = RunJob(ready, candidate.number, check,
+    auto run = RunJob(candidate.config, candidate.number, check,
                       std::min(deadline, Clock::now() + std::chrono::seconds(60)), &cgroup_values,
                       /*use_pool=*/false);
     if (!run.ok()) return run.error().WithContext("The self-check run failed");
@@ -374,7 +382,7 @@ class OciProvider final : public Provider {
 
     // 3. The memory limit acts: a hoarder is killed with 137 (under runsc the
     // whole sandbox is: see RunJob).
-    auto hoarded = RunJob(ready, candidate.number, os::MemoryProbeRequest(limits_),
+    auto hoarded = RunJob(candidate.config, candidate.number, os::MemoryProbeRequest(limits_),
                           std::min(deadline, Clock::now() + std::chrono::seconds(25)), nullptr,
                           /*use_pool=*/false);
     if (!hoarded.ok()) return hoarded.error().WithContext("The memory probe failed");
@@ -472,15 +480,15 @@ class OciProvider final : public Provider {
       return Refusal(NotDispatched::kEnvironment,
                      "The configuration the pool was filling for no longer serves.");
     }
-    return OciSandbox::Start(serving.config->runtime, serving.config->config, /*pooled=*/true,
+    return OciSandbox::Start(RuntimeOf(serving.config), serving.config->config, /*pooled=*/true,
                              Clock::now() + kSetupBudget);
   }
 
   // One job in one container: a pooled one when the pool has one (and
   // `use_pool`), else one started now. `cgroup_values`, when given,
   // receives the limits the kernel holds for the container's cgroup.
-  Expected<Result> RunJob(const Prepared& prepared, uint64_t generation, const Request& request,
-                          Deadline deadline,
+  Expected<Result> RunJob(const std::shared_ptr<const Prepared>& prepared, uint64_t generation,
+                          const Request& request, Deadline deadline,
                           std::vector<std::pair<std::string, std::string>>* cgroup_values,
                           bool use_pool = true) {
     Clock::time_point start = Clock::now();
@@ -499,7 +507,7 @@ class OciProvider final : public Provider {
     std::unique_ptr<OciSandbox> sandbox = use_pool ? pool_.Take(generation) : nullptr;
     if (!sandbox) {
       auto started =
-          OciSandbox::Start(prepared.runtime, prepared.config, /*pooled=*/false,
+          OciSandbox::Start(RuntimeOf(prepared), prepared->config, /*pooled=*/false,
                             std::min(deadline + kReportGrace, Clock::now() + kSetupBudget));
       if (!started.ok()) return started.error();
       sandbox = std::move(*started);
@@ -508,7 +516,7 @@ class OciProvider final : public Provider {
 
     Result result;
     result.isolation = ClaimedTier(settings_.runtime);
-    result.environment = prepared.image->identity();
+    result.environment = prepared->image->identity();
     result.kind = *request.kind();
     Status exchanged =
         guest::ExchangeJob(sandbox->channel(), *job, request, deadline + kReportGrace, &result);
@@ -561,15 +569,14 @@ class OciProvider final : public Provider {
   // provider left.
   Status RemoveLeftovers(const oci::Runtime& runtime) {
     std::string problems;
-    auto listed =
-        oci::RunCommand(runtime.SpawnFor(runtime.ListArgv()), Clock::now() + kProbeBudget);
+    auto listed = os::RunCommand(runtime.SpawnFor(runtime.ListArgv()), Clock::now() + kProbeBudget);
     if (listed.ok()) {
       std::istringstream ids(listed->output);
       std::vector<std::string> undeleted;
       for (std::string id; std::getline(ids, id);) {
         if (!LeftByDeadOwner(id)) continue;
         auto deleted =
-            oci::RunCommand(runtime.SpawnFor(runtime.DeleteArgv(id)), Clock::now() + kProbeBudget);
+            os::RunCommand(runtime.SpawnFor(runtime.DeleteArgv(id)), Clock::now() + kProbeBudget);
         if (!deleted.ok() || !WIFEXITED(deleted->status) || WEXITSTATUS(deleted->status) != 0) {
           undeleted.push_back(id);
         }
@@ -579,7 +586,7 @@ class OciProvider final : public Provider {
       // only one still listed is a problem.
       if (!undeleted.empty()) {
         auto again =
-            oci::RunCommand(runtime.SpawnFor(runtime.ListArgv()), Clock::now() + kProbeBudget);
+            os::RunCommand(runtime.SpawnFor(runtime.ListArgv()), Clock::now() + kProbeBudget);
         for (const std::string& id : undeleted) {
           if (!again.ok() || ("\n" + again->output).find("\n" + id + "\n") != std::string::npos) {
             problems += "could not delete container " + id + "; ";

@@ -27,11 +27,12 @@
 #include "base/scoped_env_for_tests.h"
 #include "image/image.h"
 #include "image/swap_for_tests.h"
+#include "os/held_bind.h"
 #include "os/owner.h"
+#include "os/spawn.h"
 #include "plimsoll/provider.h"
 #include "plimsoll/request.h"
 #include "providers/oci/oci_test_support.h"
-#include "providers/oci/spawn.h"
 
 namespace plimsoll {
 namespace {
@@ -71,8 +72,7 @@ class OciProviderTest : public ::testing::TestWithParam<RuntimeKind> {
  protected:
   void SetUp() override {
     kind_ = GetParam();
-    std::string reason = SkipReason(kind_, State().state_dir);
-    if (!reason.empty()) GTEST_SKIP() << reason;
+    PLIMSOLL_REQUIRE_HOST(HostParameter(kind_));
     auto runtime = Probe(kind_, State().state_dir);
     ASSERT_TRUE(runtime.ok()) << runtime.error().ToString();
     runtime_.emplace(std::move(*runtime));
@@ -504,9 +504,9 @@ TEST_P(OciProviderTest, ReconcileRemovesPlantedLeftovers) {
   const std::string cgroup = parent + "/" + id;
   ASSERT_EQ(mkdir(cgroup.c_str(), 0755), 0) << std::strerror(errno);
   // A process still in it, as a container's would be after a crash.
-  oci::SpawnOptions sleeper;
+  os::SpawnOptions sleeper;
   sleeper.argv = {"/bin/sleep", "60"};
-  auto left_running = oci::Spawn(sleeper);
+  auto left_running = os::Spawn(sleeper);
   ASSERT_TRUE(left_running.ok()) << left_running.error().ToString();
   std::ofstream(cgroup + "/cgroup.procs") << left_running->pid() << std::flush;
 
@@ -531,9 +531,9 @@ TEST_P(OciProviderTest, ReconcileLeavesOtherProvidersContainersAlone) {
   bool made_parent = mkdir(parent.c_str(), 0755) == 0;
   const std::string cgroup = parent + "/plimsoll-0therdaem0n0000";
   ASSERT_EQ(mkdir(cgroup.c_str(), 0755), 0) << std::strerror(errno);
-  oci::SpawnOptions sleeper;
+  os::SpawnOptions sleeper;
   sleeper.argv = {"/bin/sleep", "60"};
-  auto other = oci::Spawn(sleeper);
+  auto other = os::Spawn(sleeper);
   ASSERT_TRUE(other.ok()) << other.error().ToString();
   std::ofstream(cgroup + "/cgroup.procs") << other->pid() << std::flush;
 
@@ -552,7 +552,7 @@ TEST_P(OciProviderTest, ReconcileLeavesOtherProvidersContainersAlone) {
   ASSERT_TRUE(std::filesystem::create_directories(live_bundle));
   const std::string live_cgroup = parent + "/" + live_id;
   ASSERT_EQ(mkdir(live_cgroup.c_str(), 0755), 0) << std::strerror(errno);
-  auto live = oci::Spawn(sleeper);
+  auto live = os::Spawn(sleeper);
   ASSERT_TRUE(live.ok()) << live.error().ToString();
   std::ofstream(live_cgroup + "/cgroup.procs") << live->pid() << std::flush;
 
@@ -628,6 +628,65 @@ TEST_P(OciProviderTest, ASwappedImageTreeRunsOnlyUnderItsOwnIdentityAfterItsSmok
   std::error_code ignored;
   std::filesystem::remove_all(parent, ignored);
   EXPECT_EQ(Left(10s), "");
+}
+
+// This process's image binds (os/held_bind.h: named by the owner tag).
+std::vector<std::string> OwnImageBinds() {
+  std::vector<std::string> found;
+  std::error_code error;
+  const std::string tag = os::OwnerTag() + "-";
+  for (const auto& entry : std::filesystem::directory_iterator(os::kImageBindsDirectory, error)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind(tag, 0) == 0) found.push_back(name);
+  }
+  return found;
+}
+
+// A full pool across a promotion: the idle containers made under A are
+// destroyed when B is served (no run takes one), the pool refills under B,
+// and A's bind goes with its generation once nothing of A is left.
+TEST_P(OciProviderTest, APromotionFlushesThePoolAndReleasesTheOldGeneration) {
+  auto real = image::LocateDefaultImage();
+  ASSERT_TRUE(real.ok()) << real.error().ToString();
+  std::filesystem::path parent =
+      real->directory.parent_path() /
+      ("pool-swap-test-oci-" + RuntimeName(kind_) + "-" + std::to_string(getpid()));
+  auto image = image::testing::SwappableImage::Make(*real, parent);
+  ASSERT_TRUE(image.has_value());
+  Request marker;
+  marker.python = PythonPayload{"print(open('/etc/plimsoll-tree').read().strip())"};
+  marker.timeout_ms = 30'000;
+  {
+    testing::ScopedEnv variable("PLIMSOLL_IMAGE", image->directory().string());
+    auto provider = Make(1);
+    MustSmokeTest(*provider);
+    std::string detail;
+    ASSERT_TRUE(WaitForPool(
+        *provider, 60s, [](const PoolCounts& c) { return c.ready == 1; }, &detail))
+        << detail;
+    EXPECT_EQ(OwnImageBinds().size(), 1u);
+
+    ASSERT_TRUE(image->SwapIn("B"));
+    MustSmokeTest(*provider);  // B is served from here on
+    Result after = MustRun(*provider, marker);
+    EXPECT_EQ(after.stdout_bytes, "B\n") << "a container of A's pool ran: " << after.stderr_bytes;
+    EXPECT_EQ(after.environment, image->identity("B"));
+    ASSERT_TRUE(WaitForPool(
+        *provider, 60s, [](const PoolCounts& c) { return c.ready == 1; }, &detail))
+        << detail;
+    Result pooled = MustRun(*provider, marker);
+    EXPECT_EQ(pooled.stdout_bytes, "B\n") << pooled.stderr_bytes;
+    // A's generation is released: only B's bind is left.
+    auto give_up = TestClock::now() + 15s;
+    while (OwnImageBinds().size() > 1 && TestClock::now() < give_up) {
+      std::this_thread::sleep_for(50ms);
+    }
+    EXPECT_EQ(OwnImageBinds().size(), 1u) << "the retired generation's bind is still held";
+  }
+  EXPECT_TRUE(OwnImageBinds().empty()) << "the provider's last bind outlived it";
+  std::error_code ignored;
+  std::filesystem::remove_all(parent, ignored);
+  EXPECT_EQ(Left(15s), "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, OciProviderTest,

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "guest/protocol.h"
+#include "os/cgroup.h"
 #include "os/owner.h"
 
 namespace plimsoll::oci {
@@ -58,45 +59,12 @@ pid_t ParentOf(pid_t pid) {
   return -1;
 }
 
-// The container's cgroup directories in every hierarchy (cgroup v1: one per
-// mounted controller; v2: the unified tree), which the runtime normally
-// removes itself. Under load a runtime's rmdir can meet EBUSY while the last
-// tasks are still being torn down and give up (seen with crun on cgroup v1),
-// leaving an empty directory behind for every run: each left directory is
-// removed here, its remaining members SIGKILLed (the path is this
-// container's alone), retried until `deadline`. Links between hierarchies
-// (cpu -> cpu,cpuacct) are skipped. Returns the directories still there.
-std::vector<std::string> RemoveContainerCgroups(const std::string& cgroup_path,
-                                                std::chrono::steady_clock::time_point deadline) {
-  std::vector<std::string> pending;
-  std::error_code error;
-  if (std::filesystem::exists("/sys/fs/cgroup/cgroup.controllers", error)) {
-    pending.push_back("/sys/fs/cgroup" + cgroup_path);
-  }
-  for (const auto& hierarchy : std::filesystem::directory_iterator("/sys/fs/cgroup", error)) {
-    std::error_code inner;
-    if (hierarchy.is_symlink(inner) || !hierarchy.is_directory(inner)) continue;
-    pending.push_back(hierarchy.path().string() + cgroup_path);
-  }
-  while (true) {
-    std::vector<std::string> left;
-    for (const std::string& directory : pending) {
-      if (::rmdir(directory.c_str()) == 0 || errno == ENOENT || errno == ENOTDIR) continue;
-      std::ifstream procs(directory + "/cgroup.procs");
-      for (pid_t pid = 0; procs >> pid;) ::kill(pid, SIGKILL);
-      left.push_back(directory);
-    }
-    if (left.empty() || std::chrono::steady_clock::now() >= deadline) return left;
-    pending = std::move(left);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
-
 }  // namespace
 
-Expected<std::unique_ptr<OciSandbox>> OciSandbox::Start(const Runtime& runtime, BundleConfig config,
-                                                        bool pooled, Deadline deadline,
-                                                        bool session) {
+Expected<std::unique_ptr<OciSandbox>> OciSandbox::Start(std::shared_ptr<const Runtime> kept,
+                                                        BundleConfig config, bool pooled,
+                                                        Deadline deadline, bool session) {
+  const Runtime& runtime = *kept;
   auto id = NewContainerId();
   if (!id.ok()) return id.error();
   std::string bundle = runtime.bundles_dir() + "/" + *id;
@@ -106,21 +74,21 @@ Expected<std::unique_ptr<OciSandbox>> OciSandbox::Start(const Runtime& runtime, 
   if (session) config.args.push_back("--session");
   config.cgroups_path = cgroup_path;
   // From here on the destructor cleans up whatever exists.
-  std::unique_ptr<OciSandbox> sandbox(new OciSandbox(runtime, *id, bundle, cgroup_path));
+  std::unique_ptr<OciSandbox> sandbox(new OciSandbox(std::move(kept), *id, bundle, cgroup_path));
   PLIMSOLL_RETURN_IF_ERROR(WriteBundle(bundle, config));
 
-  auto descriptors = MakeAgentDescriptors();
+  auto descriptors = os::MakeAgentDescriptors();
   if (!descriptors.ok()) return descriptors.error();
   sandbox->channel_ = std::move(descriptors->channel);
   sandbox->output_ = std::move(descriptors->output);
   UniqueFd guest_end = std::move(descriptors->child_channel);
   UniqueFd output_write = std::move(descriptors->child_output);
 
-  SpawnOptions spawn = runtime.SpawnFor(runtime.RunArgv(bundle, bundle + "/pid", *id));
+  os::SpawnOptions spawn = runtime.SpawnFor(runtime.RunArgv(bundle, bundle + "/pid", *id));
   spawn.channel = guest_end.get();
   spawn.channel_target = runtime.channel_fd();
   spawn.output = output_write.get();
-  auto process = Spawn(spawn);
+  auto process = os::Spawn(spawn);
   if (!process.ok()) {
     return Refusal(NotDispatched::kEnvironment, process.error().message());
   }
@@ -193,7 +161,7 @@ std::optional<int> OciSandbox::WaitForExit(Deadline deadline) {
 }
 
 std::string OciSandbox::Diagnostics() {
-  if (output_.valid()) DrainAvailable(output_.get(), &diagnostics_, kDiagnosticsCap);
+  if (output_.valid()) os::DrainAvailable(output_.get(), &diagnostics_, kDiagnosticsCap);
   return diagnostics_;
 }
 
@@ -246,18 +214,18 @@ Status OciSandbox::Destroy(Deadline deadline) {
   Diagnostics();
   output_.Reset();
   std::error_code error;
-  if (runtime_.kind() != RuntimeKind::kRunsc &&
-      std::filesystem::exists(runtime_.state_root() + "/" + id_, error)) {
+  if (runtime_->kind() != RuntimeKind::kRunsc &&
+      std::filesystem::exists(runtime_->state_root() + "/" + id_, error)) {
     force_delete = true;
   }
   if (force_delete) {
-    SpawnOptions remove = runtime_.SpawnFor(runtime_.DeleteArgv(id_));
-    auto deleted = RunCommand(remove, std::max(deadline, Clock::now() + kDeleteWait));
+    os::SpawnOptions remove = runtime_->SpawnFor(runtime_->DeleteArgv(id_));
+    auto deleted = os::RunCommand(remove, std::max(deadline, Clock::now() + kDeleteWait));
     if (!deleted.ok())
-      problems += runtime_.binary() + " delete: " + deleted.error().message() + ". ";
+      problems += runtime_->binary() + " delete: " + deleted.error().message() + ". ";
   }
-  std::vector<std::string> cgroups =
-      RemoveContainerCgroups(cgroup_path_, std::max(deadline, Clock::now() + kCgroupRemovalWait));
+  std::vector<std::string> cgroups = os::RemoveCgroupEverywhere(
+      cgroup_path_, std::max(deadline, Clock::now() + kCgroupRemovalWait));
   if (!cgroups.empty()) {
     problems += "The container's cgroup " + cgroups.front() + " could not be removed. ";
   }

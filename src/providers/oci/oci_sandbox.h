@@ -17,7 +17,7 @@
 // Thread-safety: one thread at a time per sandbox.
 //
 // Usage:
-//   auto sandbox = OciSandbox::Start(runtime, config, /*pooled=*/false, deadline);
+//   auto sandbox = OciSandbox::Start(runtime /* shared_ptr */, config, /*pooled=*/false, deadline);
 //   WriteFrame(sandbox->channel(), job, ...); ReadSealedReport(sandbox->channel(), ...);
 //   sandbox->Destroy(deadline);
 #ifndef PLIMSOLL_PROVIDERS_OCI_OCI_SANDBOX_H_
@@ -27,10 +27,10 @@
 #include <string>
 
 #include "base/unique_fd.h"
+#include "os/spawn.h"
 #include "plimsoll/error.h"
 #include "providers/oci/bundle.h"
 #include "providers/oci/runtime.h"
-#include "providers/oci/spawn.h"
 
 namespace plimsoll::oci {
 
@@ -41,10 +41,14 @@ class OciSandbox {
   // limit (the channel is its lifeline). Errors are refusals (kEnvironment or
   // kCapacity: nothing ran), with the runtime's own words when it printed any.
   // `session`: the agent runs with --session (a kept sandbox answering job
-  // after job on its channel, SPEC §9).
-  static Expected<std::unique_ptr<OciSandbox>> Start(const Runtime& runtime, BundleConfig config,
-                                                     bool pooled, Deadline deadline,
-                                                     bool session = false);
+  // after job on its channel, SPEC §9). `runtime` is kept as long as the
+  // sandbox lives: a pooled container, or one being destroyed in the
+  // background, can outlive the configuration generation that made it, so
+  // give a pointer that owns that generation (an aliasing shared_ptr into
+  // it), which is then released only with its last container.
+  static Expected<std::unique_ptr<OciSandbox>> Start(std::shared_ptr<const Runtime> runtime,
+                                                     BundleConfig config, bool pooled,
+                                                     Deadline deadline, bool session = false);
   OciSandbox(const OciSandbox&) = delete;
   OciSandbox& operator=(const OciSandbox&) = delete;
   ~OciSandbox();
@@ -71,8 +75,9 @@ class OciSandbox {
   Status Destroy(Deadline deadline);
 
  private:
-  OciSandbox(const Runtime& runtime, std::string id, std::string bundle, std::string cgroup_path)
-      : runtime_(runtime),
+  OciSandbox(std::shared_ptr<const Runtime> runtime, std::string id, std::string bundle,
+             std::string cgroup_path)
+      : runtime_(std::move(runtime)),
         id_(std::move(id)),
         bundle_(std::move(bundle)),
         cgroup_path_(std::move(cgroup_path)) {}
@@ -82,13 +87,13 @@ class OciSandbox {
   base::UniqueFd OpenInit(bool* named) const;
   void SignalInit();
 
-  const Runtime& runtime_;
+  const std::shared_ptr<const Runtime> runtime_;
   const std::string id_, bundle_, cgroup_path_;
   base::UniqueFd channel_;
   base::UniqueFd output_;  // the runtime's stdout+stderr (non-blocking)
   // pidfd of the container's init once known (Healthy() may open it late).
   mutable base::UniqueFd init_;
-  std::optional<ChildProcess> process_;
+  std::optional<os::ChildProcess> process_;
   std::string diagnostics_;
   bool destroyed_ = false;
 };
