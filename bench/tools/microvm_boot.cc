@@ -50,10 +50,10 @@
 #include <vector>
 
 #include "base/unique_fd.h"
+#include "os/spawn.h"
 #include "plimsoll/limits.h"
 #include "providers/microvm/microvm_provider.h"
 #include "providers/microvm/microvm_vm.h"
-#include "providers/oci/spawn.h"
 #include "tools/sampler_output.h"
 
 namespace {
@@ -109,13 +109,13 @@ plimsoll::Expected<double> RawBoot(const std::vector<std::string>& argv,
   UniqueFd write_end(output[1]);
   fcntl(read_end.get(), F_SETFL, O_NONBLOCK);
 
-  plimsoll::oci::SpawnOptions spawn;
+  plimsoll::os::SpawnOptions spawn;
   spawn.argv = argv;
   spawn.channel = guest_end.get();
   spawn.channel_target = 3;
   spawn.output = write_end.get();
   Clock::time_point start = Clock::now();
-  auto process = plimsoll::oci::Spawn(spawn);
+  auto process = plimsoll::os::Spawn(spawn);
   if (!process.ok()) return Failure(ErrorCode::kInternal, process.error().message());
   guest_end.Reset();
   write_end.Reset();
@@ -127,7 +127,7 @@ plimsoll::Expected<double> RawBoot(const std::vector<std::string>& argv,
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (poll(&entry, 1, static_cast<int>(std::max<int64_t>(1, left.count()))) < 0) continue;
     size_t before = seen.size();
-    plimsoll::oci::DrainAvailable(read_end.get(), &seen, 64 * 1024);
+    plimsoll::os::DrainAvailable(read_end.get(), &seen, 64 * 1024);
     if (seen.find(marker) != std::string::npos) {
       elapsed = MillisecondsSince(start);
       break;
@@ -235,9 +235,9 @@ int main(int argc, char** argv) {
   for (const std::string& arg : raw_argv) shown += (shown.empty() ? "" : " ") + arg;
   std::fprintf(stderr, "plimsoll-microvm-boot: raw: %s\n", shown.c_str());
 
-  plimsoll::oci::SpawnOptions version;
+  plimsoll::os::SpawnOptions version;
   version.argv = {config.qemu, "--version"};
-  auto said = plimsoll::oci::RunCommand(version, Clock::now() + std::chrono::seconds(10));
+  auto said = plimsoll::os::RunCommand(version, Clock::now() + std::chrono::seconds(10));
   std::string qemu_version = said.ok() ? said->output.substr(0, said->output.find('\n')) : "?";
   Facts facts = {
       {"accelerator", accel},

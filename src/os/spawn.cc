@@ -1,4 +1,4 @@
-#include "providers/oci/spawn.h"
+#include "os/spawn.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -21,7 +21,7 @@
 #include "base/unique_fd.h"
 #include "os/descriptors.h"
 
-namespace plimsoll::oci {
+namespace plimsoll::os {
 namespace {
 
 using base::UniqueFd;
@@ -307,4 +307,4 @@ Expected<AgentDescriptors> MakeAgentDescriptors() {
   return made;
 }
 
-}  // namespace plimsoll::oci
+}  // namespace plimsoll::os

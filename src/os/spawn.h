@@ -1,6 +1,8 @@
-// Starting and owning the OCI runtime's process (runc, crun, runsc).
+// Starting and owning a provider's helper process: an OCI runtime (runc,
+// crun, runsc) for the oci provider, the jailer that becomes QEMU for
+// microvm.
 //
-// The runtime is a child of the provider: its stdin is /dev/null, its stdout
+// The helper is a child of the provider: its stdin is /dev/null, its stdout
 // and stderr go to one pipe the provider drains for diagnostics (never a
 // file: a container's output written to a regular file was seen overwriting
 // itself here), and the agent's channel is handed over at a fixed descriptor
@@ -28,8 +30,8 @@
 //   3}; auto child = Spawn(options);                 // Expected<ChildProcess>
 //   child->Wait(deadline);                       // exit status or nullopt
 //   // ~ChildProcess: SIGKILL and reap if still running.
-#ifndef PLIMSOLL_PROVIDERS_OCI_SPAWN_H_
-#define PLIMSOLL_PROVIDERS_OCI_SPAWN_H_
+#ifndef PLIMSOLL_OS_SPAWN_H_
+#define PLIMSOLL_OS_SPAWN_H_
 
 #include <sys/types.h>
 
@@ -41,7 +43,7 @@
 #include "base/unique_fd.h"
 #include "plimsoll/error.h"
 
-namespace plimsoll::oci {
+namespace plimsoll::os {
 
 using Deadline = std::chrono::steady_clock::time_point;
 
@@ -112,6 +114,6 @@ Expected<AgentDescriptors> MakeAgentDescriptors();
 // up to `cap` bytes in total to `*into` (the rest is discarded).
 void DrainAvailable(int fd, std::string* into, size_t cap);
 
-}  // namespace plimsoll::oci
+}  // namespace plimsoll::os
 
-#endif  // PLIMSOLL_PROVIDERS_OCI_SPAWN_H_
+#endif  // PLIMSOLL_OS_SPAWN_H_

@@ -1,7 +1,7 @@
 // Tests of spawn.h without a container: where the channel lands, what the
 // output pipe carries, that nothing else reaches the child, exec failures,
 // hide_mount, RunCommand's deadline and ChildProcess's cleanup.
-#include "providers/oci/spawn.h"
+#include "os/spawn.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -26,7 +26,7 @@
 
 #include "base/unique_fd.h"
 
-namespace plimsoll::oci {
+namespace plimsoll::os {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -393,4 +393,4 @@ TEST(SpawnTest, SignalsBlockedOrIgnoredInTheParentAreResetInTheChild) {
 }
 
 }  // namespace
-}  // namespace plimsoll::oci
+}  // namespace plimsoll::os

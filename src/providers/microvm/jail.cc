@@ -259,7 +259,7 @@ Error RunJail(const JailSpec& spec) {
   CloseOtherDescriptors();
   // 7. Credentials.
   if (Status s = DropPrivileges(spec); !s.ok()) return s.error();
-  // The uid change cleared the parent-death signal oci::Spawn set: set
+  // The uid change cleared the parent-death signal os::Spawn set: set
   // again, QEMU (no set-uid bit, no file capabilities) keeps it across
   // execve, so a crashed provider's VMs end with it. A provider that died
   // before this point has reparented us: stop here.

@@ -1,7 +1,7 @@
 // plimsoll-vmm-jail: privileged setup, then exec of the unprivileged VMM
 // (in the spirit of Firecracker's jailer; docs/microvm.md "The jailer").
 //
-// Runs as root, started by MicrovmVm::Start through oci::Spawn (stdin
+// Runs as root, started by MicrovmVm::Start through os::Spawn (stdin
 // /dev/null, stdout+stderr a pipe, the agent channel on fd 3). In order:
 //   1. joins the VM's cgroup(s) (the provider made them, with the limits);
 //   2. sets rlimits: RLIMIT_CORE 0, RLIMIT_NOFILE and RLIMIT_FSIZE from the

@@ -19,7 +19,7 @@
 // Usage:
 //   JailSpec spec = QemuJailSpec(qemu_argv, artifacts, vm_directory, uid, gid, kvm);
 //   spec.cgroups = cgroup.directories();
-//   SpawnOptions options{.argv = JailCommandLine("/usr/libexec/plimsoll-vmm-jail", spec)};
+//   os::SpawnOptions options{.argv = JailCommandLine("/usr/libexec/plimsoll-vmm-jail", spec)};
 #ifndef PLIMSOLL_PROVIDERS_MICROVM_JAIL_SPEC_H_
 #define PLIMSOLL_PROVIDERS_MICROVM_JAIL_SPEC_H_
 
@@ -39,9 +39,9 @@ inline constexpr const char* kJailerName = "plimsoll-vmm-jail";
 inline constexpr int kJailFailureExit = 125;
 
 struct JailSpec {
-  uid_t uid = 0;                    // the VMM's uid (never 0)
-  gid_t gid = 0;                    // the VMM's gid (never 0)
-  std::vector<gid_t> groups;        // supplementary groups (kvm's, under -accel kvm)
+  uid_t uid = 0;                     // the VMM's uid (never 0)
+  gid_t gid = 0;                     // the VMM's gid (never 0)
+  std::vector<gid_t> groups;         // supplementary groups (kvm's, under -accel kvm)
   std::vector<std::string> cgroups;  // cgroup directories to join (cgroup.procs)
   // Bound read-only at the same path (a symlink is recreated as a symlink).
   std::vector<std::string> read_only;
@@ -53,9 +53,9 @@ struct JailSpec {
   // the VM directory, so QEMU's QMP socket is named relative to it: a Unix
   // socket's path has at most 107 bytes, a state directory's path may not.
   std::string working_directory;
-  uint64_t max_open_files = 256;              // RLIMIT_NOFILE
+  uint64_t max_open_files = 256;                 // RLIMIT_NOFILE
   uint64_t max_file_bytes = uint64_t{64} << 20;  // RLIMIT_FSIZE (console.log)
-  std::vector<std::string> command;  // the VMM's argv; command[0] absolute
+  std::vector<std::string> command;              // the VMM's argv; command[0] absolute
 };
 
 // The jailer's argv for `spec`, argv[0] = `jailer`.

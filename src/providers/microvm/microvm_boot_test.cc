@@ -12,6 +12,7 @@
 //
 // Skipped, with the reason, where QEMU, the artifacts (PLIMSOLL_MICROVM_DIR,
 // set by ctest), root or cgroups are missing.
+#include <gtest/gtest.h>
 #include <openssl/rand.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -22,8 +23,6 @@
 #include <iostream>
 #include <memory>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "guest/protocol.h"
 #include "plimsoll/limits.h"
@@ -53,8 +52,9 @@ std::string RandomKey() {
 class MicrovmBoot : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string reason = MicrovmVmSkipReason();
-    if (!reason.empty()) GTEST_SKIP() << reason;
+    PLIMSOLL_REQUIRE_HOST("microvm");
+    Status startable = MicrovmVmCanStart();
+    ASSERT_TRUE(startable.ok()) << startable.error().ToString();
     char pattern[] = "/tmp/plimsoll-microvm-boot-test.XXXXXX";
     ASSERT_NE(mkdtemp(pattern), nullptr);
     state_dir_ = pattern;
@@ -103,9 +103,9 @@ class MicrovmBoot : public ::testing::Test {
         << "QEMU wait status " << *status << "\n"
         << vm->Diagnostics();
     std::string console = ReadWholeFile(directory + "/console.log");
-    EXPECT_NE(console.find("plimsoll-init: the agent exited with status " +
-                           std::to_string(agent_status)),
-              std::string::npos)
+    EXPECT_NE(
+        console.find("plimsoll-init: the agent exited with status " + std::to_string(agent_status)),
+        std::string::npos)
         << console;
     Status destroyed = vm->Destroy(Clock::now() + seconds(10));
     EXPECT_TRUE(destroyed.ok()) << destroyed.error().ToString();

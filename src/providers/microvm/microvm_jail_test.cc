@@ -9,6 +9,7 @@
 //
 // Skipped with the reason where QEMU or the guest artifacts
 // (PLIMSOLL_MICROVM_DIR, set by ctest) are missing, or when not root.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -22,14 +23,12 @@
 #include <map>
 #include <sstream>
 
-#include <gtest/gtest.h>
-
+#include "os/spawn.h"
 #include "providers/microvm/jail_evidence.h"
 #include "providers/microvm/jail_spec.h"
 #include "providers/microvm/microvm_provider.h"
 #include "providers/microvm/microvm_test_support.h"
 #include "providers/microvm/microvm_vm.h"
-#include "providers/oci/spawn.h"
 
 namespace plimsoll::microvm {
 namespace {
@@ -45,8 +44,9 @@ bool Exists(const std::string& path) {
 class MicrovmJailTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string reason = MicrovmVmSkipReason();
-    if (!reason.empty()) GTEST_SKIP() << reason;
+    PLIMSOLL_REQUIRE_HOST("microvm");
+    Status startable = MicrovmVmCanStart();
+    ASSERT_TRUE(startable.ok()) << startable.error().ToString();
     char pattern[] = "/tmp/plimsoll-microvm-jail-test.XXXXXX";
     ASSERT_NE(mkdtemp(pattern), nullptr);
     state_dir_ = pattern;
@@ -97,7 +97,8 @@ TEST_F(MicrovmJailTest, QemuRunsJailedAndDestroyLeavesNothing) {
 
   // Its root: only the jail.
   const std::string root = proc + "/root";
-  for (const char* absent : {"/root", "/home", "/proc", "/sys", "/etc/passwd", "/etc/shadow", "/var", "/boot"}) {
+  for (const char* absent :
+       {"/root", "/home", "/proc", "/sys", "/etc/passwd", "/etc/shadow", "/var", "/boot"}) {
     EXPECT_FALSE(Exists(root + absent)) << absent;
   }
   EXPECT_TRUE(Exists(root + "/usr/bin/qemu-system-x86_64"));
@@ -182,22 +183,25 @@ TEST_F(MicrovmJailTest, TwoLiveVmsGetDistinctUids) {
 TEST_F(MicrovmJailTest, AJailThatCannotBeBuiltSaysWhyAndStartsNothing) {
   auto jailer = LocateJailer();
   ASSERT_TRUE(jailer.ok()) << jailer.error().message();
-  JailSpec spec = QemuJailSpec({"/usr/bin/qemu-system-x86_64", "-version"}, {"/nonexistent/vmlinuz"},
-                               state_dir_, 900999, 900999, false);
-  oci::SpawnOptions options;
+  JailSpec spec = QemuJailSpec({"/usr/bin/qemu-system-x86_64", "-version"},
+                               {"/nonexistent/vmlinuz"}, state_dir_, 900999, 900999, false);
+  os::SpawnOptions options;
   options.argv = JailCommandLine(*jailer, spec);
-  auto ran = oci::RunCommand(options, Clock::now() + seconds(30));
+  auto ran = os::RunCommand(options, Clock::now() + seconds(30));
   ASSERT_TRUE(ran.ok()) << ran.error().message();
-  EXPECT_TRUE(WIFEXITED(ran->status) && WEXITSTATUS(ran->status) == kJailFailureExit) << ran->output;
+  EXPECT_TRUE(WIFEXITED(ran->status) && WEXITSTATUS(ran->status) == kJailFailureExit)
+      << ran->output;
   EXPECT_NE(ran->output.find("plimsoll-vmm-jail: lstat /nonexistent/vmlinuz"), std::string::npos)
       << ran->output;
   EXPECT_EQ(ran->output.find("QEMU emulator"), std::string::npos) << ran->output;
 
   options.argv = {*jailer, "--uid", "0", "--gid", "0", "--", "/usr/bin/true"};
-  ran = oci::RunCommand(options, Clock::now() + seconds(30));
+  ran = os::RunCommand(options, Clock::now() + seconds(30));
   ASSERT_TRUE(ran.ok());
-  EXPECT_TRUE(WIFEXITED(ran->status) && WEXITSTATUS(ran->status) == kJailFailureExit) << ran->output;
-  EXPECT_NE(ran->output.find("plimsoll-vmm-jail: bad command line"), std::string::npos) << ran->output;
+  EXPECT_TRUE(WIFEXITED(ran->status) && WEXITSTATUS(ran->status) == kJailFailureExit)
+      << ran->output;
+  EXPECT_NE(ran->output.find("plimsoll-vmm-jail: bad command line"), std::string::npos)
+      << ran->output;
 }
 
 // A crashed provider's VM cgroup (owner pid gone) is killed and removed by
@@ -210,9 +214,9 @@ TEST_F(MicrovmJailTest, ReconcileRemovesACrashedOwnersCgroup) {
     stale.push_back(parent + "/999999998-1-1");
     ASSERT_EQ(mkdir(stale.back().c_str(), 0755), 0) << stale.back();
   }
-  oci::SpawnOptions sleeper;
+  os::SpawnOptions sleeper;
   sleeper.argv = {"/bin/sleep", "600"};
-  auto child = oci::Spawn(sleeper);
+  auto child = os::Spawn(sleeper);
   ASSERT_TRUE(child.ok());
   for (const std::string& dir : stale) {
     std::ofstream(dir + "/cgroup.procs") << child->pid();

@@ -30,11 +30,11 @@
 #include "os/held_bind.h"
 #include "os/seccomp.h"
 #include "os/self_check.h"
+#include "os/spawn.h"
 #include "providers/generations.h"
 #include "providers/microvm/jail_evidence.h"
 #include "providers/microvm/microvm_reconcile.h"
 #include "providers/microvm/microvm_vm.h"
-#include "providers/oci/spawn.h"
 #include "providers/pool/warm_pool.h"
 
 namespace plimsoll {
@@ -528,9 +528,9 @@ class MicrovmProvider final : public Provider {
       return EnvironmentRefusal(std::string(kQemuName) +
                                 " is not installed (scripts/bootstrap installs qemu-system-x86).");
     }
-    oci::SpawnOptions version;
+    os::SpawnOptions version;
     version.argv = {config.qemu, "--version"};
-    auto said = oci::RunCommand(version, Clock::now() + kCommandBudget);
+    auto said = os::RunCommand(version, Clock::now() + kCommandBudget);
     if (!said.ok())
       return EnvironmentRefusal(config.qemu + " --version: " + said.error().message());
     fresh->qemu_version = said->output.substr(0, said->output.find('\n'));

@@ -23,9 +23,9 @@
 #include <thread>
 
 #include "os/owner.h"
+#include "os/spawn.h"
 #include "plimsoll/provider.h"
 #include "providers/microvm/microvm_test_support.h"
-#include "providers/oci/spawn.h"
 
 namespace plimsoll {
 namespace {
@@ -66,8 +66,7 @@ Request Javascript(const std::string& code, int64_t timeout_ms = 10'000) {
 class MicrovmProviderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string reason = microvm::MicrovmSkipReason();
-    if (!reason.empty()) GTEST_SKIP() << reason;
+    PLIMSOLL_REQUIRE_HOST("microvm");
     unsetenv("SANDBOX_MICROVM_ACCEL");
     char pattern[] = "/tmp/plimsoll-microvm-provider-test.XXXXXX";
     ASSERT_NE(mkdtemp(pattern), nullptr);
@@ -293,15 +292,15 @@ TEST_F(MicrovmProviderTest, ASessionKeepsItsVmAndEndsAtTheBoundaryWhenQemuDies) 
 TEST_F(MicrovmProviderTest, ReconcileRemovesLeftoverVmsAndSparesProcessesItCannotProveItsOwn) {
   std::string directory = state_dir_ + "/vm-00112233aabbccdd";
   ASSERT_TRUE(std::filesystem::create_directory(directory));
-  oci::SpawnOptions options;
+  os::SpawnOptions options;
   options.argv = {"/bin/sh", "-c", "sleep 600", directory + "/console.log"};
-  auto child = oci::Spawn(options);
+  auto child = os::Spawn(options);
   ASSERT_TRUE(child.ok()) << child.error().ToString();
   // A second VM directory and its process.
   std::string unrecorded = state_dir_ + "/vm-44556677eeff0011";
   ASSERT_TRUE(std::filesystem::create_directory(unrecorded));
   options.argv = {"/bin/sh", "-c", "sleep 600", unrecorded + "/console.log"};
-  auto orphan = oci::Spawn(options);
+  auto orphan = os::Spawn(options);
   ASSERT_TRUE(orphan.ok()) << orphan.error().ToString();
   // Another directory's process is not touched.
   std::string other = state_dir_ + "/unrelated";
@@ -310,7 +309,7 @@ TEST_F(MicrovmProviderTest, ReconcileRemovesLeftoverVmsAndSparesProcessesItCanno
   std::string live = state_dir_ + "/vm-" + os::OwnerTag() + "-8899aabbccddeeff";
   ASSERT_TRUE(std::filesystem::create_directory(live));
   options.argv = {"/bin/sh", "-c", "sleep 600", live + "/console.log"};
-  auto running = oci::Spawn(options);
+  auto running = os::Spawn(options);
   ASSERT_TRUE(running.ok()) << running.error().ToString();
 
   auto provider = MakeMicrovmProvider(Limits{}, Settings(MicrovmAccel::kTcg, 0));

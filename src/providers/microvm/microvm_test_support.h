@@ -14,36 +14,23 @@
 #include <string>
 #include <vector>
 
+#include "common/host_preconditions.h"
 #include "providers/microvm/microvm_vm.h"
 
 namespace plimsoll::microvm {
 
-// "" when QEMU and a complete guest build are here; else "skipped: <why>".
-inline std::string MicrovmSkipReason() {
-  if (access("/usr/bin/qemu-system-x86_64", X_OK) != 0) {
-    return "skipped: qemu-system-x86_64 is not installed (scripts/bootstrap installs it)";
-  }
-  const char* dir = std::getenv("PLIMSOLL_MICROVM_DIR");
-  if (dir == nullptr || *dir == '\0') return "skipped: PLIMSOLL_MICROVM_DIR is not set";
-  if (access((std::string(dir) + "/inputs").c_str(), R_OK) != 0) {
-    return std::string("skipped: no complete microvm guest build in ") + dir;
-  }
-  return "";
-}
-
-// MicrovmSkipReason, and what MicrovmVm::Start needs besides: root (the
-// jailer) and cgroups.
-inline std::string MicrovmVmSkipReason() {
-  if (geteuid() != 0) return "skipped: the jailer needs root";
-  if (std::string reason = MicrovmSkipReason(); !reason.empty()) return reason;
-  if (auto layout = MicrovmCgroupLayout(); !layout.ok()) {
-    return "skipped: " + layout.error().message();
-  }
-  return "";
+// Whether microvm's VMs can start here, once the host preconditions hold
+// (PLIMSOLL_REQUIRE_HOST("microvm"), tests/common/host_preconditions.h):
+// MicrovmVm::Start needs the cgroups of the jailer besides. A failure, not a
+// skip: the cgroups are no precondition a machine may lack.
+inline Status MicrovmVmCanStart() {
+  auto layout = MicrovmCgroupLayout();
+  if (!layout.ok()) return layout.error();
+  return Status::Ok();
 }
 
 // A TCG VM of the artifacts in PLIMSOLL_MICROVM_DIR, its directory made
-// under `state_dir` (call after MicrovmSkipReason() returned "").
+// under `state_dir` (call after PLIMSOLL_REQUIRE_HOST("microvm")).
 inline VmConfig TcgVmConfig(const std::string& state_dir) {
   const std::string artifacts = std::getenv("PLIMSOLL_MICROVM_DIR");
   VmConfig config;

@@ -233,7 +233,7 @@ Expected<std::unique_ptr<MicrovmVm>> MicrovmVm::Start(const VmConfig& config, De
   if (!cgroup.ok()) return environment(cgroup.error(), "Cannot make the VM's cgroup");
   vm->cgroup_.emplace(std::move(*cgroup));
 
-  auto descriptors = oci::MakeAgentDescriptors();
+  auto descriptors = os::MakeAgentDescriptors();
   if (!descriptors.ok()) return descriptors.error();
   vm->channel_ = std::move(descriptors->channel);
   vm->output_ = std::move(descriptors->output);
@@ -263,13 +263,13 @@ Expected<std::unique_ptr<MicrovmVm>> MicrovmVm::Start(const VmConfig& config, De
     }
     vm->jail_.groups.push_back(device.st_gid);
   }
-  oci::SpawnOptions spawn;
+  os::SpawnOptions spawn;
   spawn.argv = JailCommandLine(*jailer, vm->jail_);
   spawn.channel = guest_end.get();
   spawn.channel_target = 3;
   spawn.output = output_write.get();
   Clock::time_point started = Clock::now();
-  auto process = oci::Spawn(spawn);
+  auto process = os::Spawn(spawn);
   if (!process.ok()) return Refusal(NotDispatched::kEnvironment, process.error().message());
   vm->process_.emplace(std::move(*process));
   guest_end.Reset();
@@ -319,7 +319,7 @@ std::vector<std::pair<std::string, std::string>> MicrovmVm::CgroupLimits() const
 }
 
 std::string MicrovmVm::Diagnostics() {
-  if (output_.valid()) oci::DrainAvailable(output_.get(), &diagnostics_, kDiagnosticsCap / 2);
+  if (output_.valid()) os::DrainAvailable(output_.get(), &diagnostics_, kDiagnosticsCap / 2);
   std::string console = Tail(directory_ + "/console.log", kDiagnosticsCap / 2);
   if (diagnostics_.empty()) return console;
   if (console.empty()) return diagnostics_;
@@ -336,7 +336,7 @@ Status MicrovmVm::Destroy(Deadline deadline) {
     // KillAndReap: SIGKILL through the pidfd, then waitpid.
     if (!status) process_->KillAndReap();
   }
-  if (output_.valid()) oci::DrainAvailable(output_.get(), &diagnostics_, kDiagnosticsCap / 2);
+  if (output_.valid()) os::DrainAvailable(output_.get(), &diagnostics_, kDiagnosticsCap / 2);
   output_.Reset();
   if (cgroup_) {
     // Whatever QEMU left in its cgroup (nothing, normally) dies with it.

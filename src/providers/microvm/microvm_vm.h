@@ -10,7 +10,7 @@
 // kVmmOverheadMiB, pids kVmmPids, CPU quota = the VM's vCPUs), then starts
 // plimsoll-vmm-jail (jail.h: namespaces, a pivot_root'ed tmpfs root, the
 // cgroup, rlimits, that uid, no capabilities, no_new_privs), which execs
-// QEMU (oci::Spawn: no descriptor of ours reaches it but the guest end of a
+// QEMU (os::Spawn: no descriptor of ours reaches it but the guest end of a
 // socketpair as its fd 3, `-chardev socket,fd=3`; stdout/stderr to a pipe we
 // drain), and returns once the agent's ready frame (guest::kReadyFrame) has
 // arrived and QMP answered query-kvm and query-status (qmp.h): the guest has
@@ -42,11 +42,11 @@
 
 #include "base/unique_fd.h"
 #include "os/cgroup.h"
+#include "os/spawn.h"
 #include "plimsoll/error.h"
 #include "providers/microvm/jail_spec.h"
 #include "providers/microvm/jail_uid.h"
 #include "providers/microvm/qmp.h"
-#include "providers/oci/spawn.h"
 
 namespace plimsoll::microvm {
 
@@ -85,9 +85,9 @@ struct VmConfig {
   // plimsoll.session=1: the agent answers job after job on its channel
   // (a session's VM, SPEC §9) instead of exactly one.
   bool session = false;
-  std::string state_dir;     // where the VM's directory is made
-  std::string jailer;        // plimsoll-vmm-jail; "": LocateJailer()
-  UidRange uids;             // the jailed QEMUs' uids
+  std::string state_dir;  // where the VM's directory is made
+  std::string jailer;     // plimsoll-vmm-jail; "": LocateJailer()
+  UidRange uids;          // the jailed QEMUs' uids
   // Where the VMs' cgroups go; unset: MicrovmCgroupLayout() at each Start.
   std::optional<os::CgroupLayout> cgroups;
 };
@@ -147,7 +147,7 @@ class MicrovmVm {
   base::UniqueFd output_;  // QEMU's stdout+stderr (non-blocking)
   std::optional<UidLease> uid_;
   std::optional<os::RunCgroup> cgroup_;
-  std::optional<oci::ChildProcess> process_;
+  std::optional<os::ChildProcess> process_;
   JailSpec jail_;
   QmpFacts qmp_;
   std::string diagnostics_;

@@ -180,10 +180,11 @@ TEST_P(OciCrashTest, ReconcileAfterACrashWithAFullPoolLeavesNothing) {
   CrashChild* child = ChildFor(kind);
   ASSERT_NE(child, nullptr);
   ASSERT_GT(child->pid, 0) << "each crash child serves one test (no --gtest_repeat)";
-  std::string reason = SkipReason(kind, child->state_dir);
-  if (!reason.empty()) {
+  if (::plimsoll::testing::HostVerdict host = ::plimsoll::testing::JudgeHost(HostParameter(kind));
+      !host.message.empty()) {
     std::filesystem::remove_all(child->state_dir);
-    GTEST_SKIP() << reason;
+    if (host.fail) FAIL() << host.message;
+    GTEST_SKIP() << host.message;
   }
   struct RemoveStateDir {
     std::string path;

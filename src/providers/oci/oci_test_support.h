@@ -1,5 +1,5 @@
 // Test support for the `oci` provider's integration tests (oci_provider_test,
-// oci_crash_test): skip reasons, a private state directory, and what a
+// oci_crash_test): host parameters, a private state directory, and what a
 // provider may have left on the host (containers under its state root,
 // bundles, cgroups under /plimsoll-oci, processes naming its state dir).
 // Header-only; used by tests only.
@@ -22,10 +22,11 @@
 #include <thread>
 #include <vector>
 
+#include "common/host_preconditions.h"
 #include "image/image.h"
+#include "os/spawn.h"
 #include "plimsoll/provider.h"
 #include "providers/oci/runtime.h"
-#include "providers/oci/spawn.h"
 
 namespace plimsoll::oci::testing {
 
@@ -52,25 +53,9 @@ inline Expected<Runtime> Probe(RuntimeKind kind, const std::string& state_dir) {
   return ProbeRuntime(kind, options, TestClock::now() + std::chrono::seconds(20));
 }
 
-// "" when this machine can host `kind`, else "skipped: <why>" (not root, no
-// guest image, the runtime not installed).
-inline std::string SkipReason(RuntimeKind kind, const std::string& state_dir) {
-  if (geteuid() != 0) return "skipped: the oci provider needs root on the host";
-  auto image = image::LocateDefaultImage();
-  if (!image.ok()) return "skipped: no guest image: " + image.error().message();
-  auto runtime = Probe(kind, state_dir);
-  if (!runtime.ok()) {
-    // Only a runtime that is not installed is skipped; one that is there but
-    // does not work is the test's failure (the caller's probe reports it).
-    bool installed = false;
-    for (const char* directory :
-         {"/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin", "/sbin", "/bin"}) {
-      installed = installed ||
-                  access((std::string(directory) + "/" + RuntimeName(kind)).c_str(), X_OK) == 0;
-    }
-    if (!installed) return "skipped: " + RuntimeName(kind) + ": " + runtime.error().message();
-  }
-  return "";
+// The suite parameter of a runtime ("oci:runc"), for PLIMSOLL_REQUIRE_HOST.
+inline std::string HostParameter(RuntimeKind kind) {
+  return "oci:" + RuntimeName(kind);
 }
 
 // Every cgroup directory named like one of our containers, in every
@@ -92,8 +77,8 @@ inline std::set<std::string> ContainerCgroups() {
 // The containers under the runtime's state root (`<runtime> --root <state>/<rt> list`);
 // a failing list is reported as an entry, so it never reads as "nothing".
 inline std::vector<std::string> ListedContainers(const Runtime& runtime) {
-  auto listed =
-      RunCommand(runtime.SpawnFor(runtime.ListArgv()), TestClock::now() + std::chrono::seconds(20));
+  auto listed = os::RunCommand(runtime.SpawnFor(runtime.ListArgv()),
+                               TestClock::now() + std::chrono::seconds(20));
   if (!listed.ok()) return {"(list failed: " + listed.error().message() + ")"};
   if (!WIFEXITED(listed->status) || WEXITSTATUS(listed->status) != 0) {
     return {"(list failed: " + listed->output + ")"};

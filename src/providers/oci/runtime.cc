@@ -15,8 +15,8 @@
 namespace plimsoll::oci {
 namespace {
 
-constexpr const char* kSearchPath[] = {"/usr/sbin", "/usr/bin", "/usr/local/sbin",
-                                       "/usr/local/bin", "/sbin", "/bin"};
+constexpr const char* kSearchPath[] = {"/usr/sbin",      "/usr/bin", "/usr/local/sbin",
+                                       "/usr/local/bin", "/sbin",    "/bin"};
 // systrap appeared in gVisor's releases of spring 2023.
 constexpr int kFirstRunscWithSystrap = 20230500;
 
@@ -96,8 +96,8 @@ std::vector<std::string> Runtime::RunArgv(const std::string& bundle, const std::
             "--network=none", "--oci-seccomp", "run",       "-bundle",
             bundle,           "-pid-file",     pid_file,    id};
   }
-  return {binary_,     "--root",   state_root_, "run", "--bundle", bundle, "--pid-file", pid_file,
-          "--preserve-fds", "1", id};
+  return {binary_,      "--root", state_root_,      "run", "--bundle", bundle,
+          "--pid-file", pid_file, "--preserve-fds", "1",   id};
 }
 
 std::vector<std::string> Runtime::DeleteArgv(const std::string& id) const {
@@ -110,8 +110,8 @@ std::vector<std::string> Runtime::ListArgv() const {
   return {binary_, "--root", state_root_, "list", "--quiet"};
 }
 
-SpawnOptions Runtime::SpawnFor(std::vector<std::string> argv) const {
-  SpawnOptions options;
+os::SpawnOptions Runtime::SpawnFor(std::vector<std::string> argv) const {
+  os::SpawnOptions options;
   options.argv = std::move(argv);
   options.hide_mount = hide_mount_;
   return options;
@@ -143,17 +143,18 @@ Expected<Runtime> ProbeRuntime(RuntimeKind kind, const RuntimeOptions& options, 
       }
     }
     if (runtime.binary_.empty()) {
-      return EnvironmentRefusal("The OCI runtime " + name +
-                                " is not installed (looked in /usr/sbin, /usr/bin, /usr/local/sbin, "
-                                "/usr/local/bin, /sbin, /bin; scripts/bootstrap installs it).");
+      return EnvironmentRefusal(
+          "The OCI runtime " + name +
+          " is not installed (looked in /usr/sbin, /usr/bin, /usr/local/sbin, "
+          "/usr/local/bin, /sbin, /bin; scripts/bootstrap installs it).");
     }
   }
   if (options.state_dir.empty() || options.state_dir[0] != '/') {
     return EnvironmentRefusal("The OCI state directory must be an absolute path.");
   }
-  SpawnOptions version_command;
+  os::SpawnOptions version_command;
   version_command.argv = {runtime.binary_, "--version"};
-  auto version = RunCommand(version_command, deadline);
+  auto version = os::RunCommand(version_command, deadline);
   if (!version.ok()) return EnvironmentRefusal(name + " --version: " + version.error().message());
   if (!WIFEXITED(version->status) || WEXITSTATUS(version->status) != 0) {
     return EnvironmentRefusal(name + " --version failed: " + version->output.substr(0, 500));

@@ -15,19 +15,22 @@
 //
 // Usage:
 //   auto runtime = ProbeRuntime(RuntimeKind::kRunsc, {}, deadline);   // Expected<Runtime>
-//   SpawnOptions spawn{.argv = runtime->RunArgv(bundle, pid_file, id), ...};
+//   os::SpawnOptions spawn{.argv = runtime->RunArgv(bundle, pid_file, id), ...};
 #ifndef PLIMSOLL_PROVIDERS_OCI_RUNTIME_H_
 #define PLIMSOLL_PROVIDERS_OCI_RUNTIME_H_
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "os/spawn.h"
 #include "plimsoll/error.h"
 #include "providers/oci/bundle.h"
-#include "providers/oci/spawn.h"
 
 namespace plimsoll::oci {
+
+using Deadline = std::chrono::steady_clock::time_point;
 
 inline constexpr std::string_view kContainerIdPrefix = "plimsoll-";
 // The cgroup parent (cgroupfs path) of every container.
@@ -53,7 +56,7 @@ class Runtime {
  public:
   RuntimeKind kind() const { return kind_; }
   const std::string& binary() const { return binary_; }
-  const std::string& version() const { return version_; }  // first line of --version
+  const std::string& version() const { return version_; }    // first line of --version
   const std::string& platform() const { return platform_; }  // runsc only
   const std::string& state_root() const { return state_root_; }
   const std::string& bundles_dir() const { return bundles_dir_; }
@@ -69,7 +72,7 @@ class Runtime {
   std::vector<std::string> ListArgv() const;                         // ids, one per line
 
   // A spawn of `argv` with this runtime's needs (crun's hidden cgroup2).
-  SpawnOptions SpawnFor(std::vector<std::string> argv) const;
+  os::SpawnOptions SpawnFor(std::vector<std::string> argv) const;
 
   // For display and evidence: "runc 1.1.5+ds1 (/usr/sbin/runc)".
   std::string Describe() const;
