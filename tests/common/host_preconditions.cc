@@ -103,4 +103,14 @@ HostVerdict JudgeUnavailable(const std::string& parameter, const std::string& wh
   return {false, "skipped: provider " + parameter + ": " + missing + ": " + why};
 }
 
+HostVerdict JudgeHost(const std::string& parameter) {
+  std::string missing = MissingHostPrecondition(parameter);
+  if (missing.empty()) return {false, ""};
+  if (IsRequired(parameter)) {
+    return {true, "provider " + parameter +
+                      " is listed in PLIMSOLL_REQUIRE_PROVIDERS but cannot run here: " + missing};
+  }
+  return {false, "skipped: provider " + parameter + ": " + missing};
+}
+
 }  // namespace plimsoll::testing

@@ -16,6 +16,8 @@
 //
 // Usage, in a fixture's SetUp:
 //
+//   PLIMSOLL_REQUIRE_HOST("oci:runsc");       // before trying: skip or fail
+//   ...                                       // open the provider; if it fails:
 //   HostVerdict verdict = JudgeUnavailable(name, error.message());
 //   if (verdict.fail) FAIL() << verdict.message;
 //   GTEST_SKIP() << verdict.message;
@@ -46,6 +48,27 @@ struct HostVerdict {
 };
 HostVerdict JudgeUnavailable(const std::string& parameter, const std::string& why);
 
+// Whether this machine hosts `parameter` at all, before anything is tried:
+// {false, ""} when it has every host precondition; a skip ("skipped: ...")
+// when one is missing; a failure when one is missing but the provider is
+// required. For tests of one provider (the provider tests, the crash and
+// fault suites): PLIMSOLL_REQUIRE_HOST below applies it.
+HostVerdict JudgeHost(const std::string& parameter);
+
 }  // namespace plimsoll::testing
+
+// In a GoogleTest test body or SetUp: fails, or skips with the reason, and
+// returns, unless this machine hosts `parameter` (JudgeHost). What fails after
+// this line (a runtime that is installed but broken, a smoke test that finds
+// a hole) is the test's failure, never a skip.
+#define PLIMSOLL_REQUIRE_HOST(parameter)                                       \
+  do {                                                                         \
+    const ::plimsoll::testing::HostVerdict plimsoll_host_verdict_ =            \
+        ::plimsoll::testing::JudgeHost(parameter);                             \
+    if (plimsoll_host_verdict_.fail) FAIL() << plimsoll_host_verdict_.message; \
+    if (!plimsoll_host_verdict_.message.empty()) {                             \
+      GTEST_SKIP() << plimsoll_host_verdict_.message;                          \
+    }                                                                          \
+  } while (false)
 
 #endif  // PLIMSOLL_TESTS_COMMON_HOST_PRECONDITIONS_H_

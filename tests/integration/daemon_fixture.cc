@@ -29,6 +29,20 @@ void CountingProvider::FailRunsWithError(Error error) {
   run_error_ = std::move(error);
 }
 
+void CountingProvider::FailSessionOpensWithError(Error error) {
+  std::lock_guard lock(mutex_);
+  session_open_error_ = std::move(error);
+}
+
+Expected<std::unique_ptr<ProviderSession>> CountingProvider::OpenSession(const SessionSpec& spec,
+                                                                         Deadline deadline) {
+  {
+    std::lock_guard lock(mutex_);
+    if (session_open_error_) return *session_open_error_;
+  }
+  return inner_->OpenSession(spec, deadline);
+}
+
 Status CountingProvider::Preflight() {
   ++preflights_;
   int64_t delay = preflight_delay_ms_.load();

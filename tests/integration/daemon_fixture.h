@@ -41,9 +41,7 @@ class CountingProvider final : public Provider {
   Expected<Evidence> SmokeTest(Deadline deadline) override;
   Expected<Result> Run(const Request& request, Deadline deadline) override;
   Expected<std::unique_ptr<ProviderSession>> OpenSession(const SessionSpec& spec,
-                                                         Deadline deadline) override {
-    return inner_->OpenSession(spec, deadline);
-  }
+                                                         Deadline deadline) override;
 
   int runs() const { return runs_.load(); }
   // The request the provider's Run() saw last (nullopt before any run).
@@ -55,6 +53,8 @@ class CountingProvider final : public Provider {
   void FailRunsWith(std::string detail) { failure_detail_ = std::move(detail); }
   // Every Run() returns `error` as it is (a provider's refusal or failure).
   void FailRunsWithError(Error error);
+  // Every OpenSession() returns `error` as it is.
+  void FailSessionOpensWithError(Error error);
   // From now on Preflight() sleeps `delay` before answering (a slow runtime
   // binary or image read), and counts its calls.
   void SlowPreflight(std::chrono::milliseconds delay) { preflight_delay_ms_ = delay.count(); }
@@ -72,7 +72,8 @@ class CountingProvider final : public Provider {
   std::condition_variable released_;
   bool held_ = false;
   std::string failure_detail_;
-  std::optional<Error> run_error_;  // guarded by mutex_
+  std::optional<Error> run_error_;           // guarded by mutex_
+  std::optional<Error> session_open_error_;  // guarded by mutex_
   std::atomic<int64_t> preflight_delay_ms_{0};
   std::atomic<int> preflights_{0};
   std::optional<Request> last_request_;       // guarded by mutex_

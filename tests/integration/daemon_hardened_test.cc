@@ -16,16 +16,16 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "child_daemon.h"
-#include "daemon_test_client.h"
+#include "common/host_preconditions.h"
 #include "daemon/auth/caller_store.h"
 #include "daemon/http/test_certificate.h"
+#include "daemon_test_client.h"
 #include "providers/embedded/embedded_provider.h"
 
 namespace plimsoll::daemon::testing {
@@ -155,35 +155,30 @@ TEST(DaemonHardened, WithEveryOtherSafeguardOnlyTheTierKeepsItFromStarting) {
 }
 
 TEST(DaemonHardened, WithGvisorsKernelTierAndEverySafeguardItStartsAndRunsCode) {
+  PLIMSOLL_REQUIRE_HOST("oci:runsc");
   const char* image = std::getenv("PLIMSOLL_IMAGE");
   std::string identity;
   if (image != nullptr) std::ifstream(std::string(image) + "/identity") >> identity;
-  if (identity.empty()) GTEST_SKIP() << "skipped: no guest image (PLIMSOLL_IMAGE)";
-  if (access("/usr/bin/runsc", X_OK) != 0 && access("/usr/sbin/runsc", X_OK) != 0 &&
-      access("/usr/local/bin/runsc", X_OK) != 0) {
-    GTEST_SKIP() << "skipped: runsc (gVisor) is not installed";
-  }
+  ASSERT_FALSE(identity.empty()) << "the guest image has no identity (PLIMSOLL_IMAGE)";
   TempStore store;
   auto issued = store.store().Create(
       {.name = "ci", .scopes = {"runs"}, .max_concurrent = 2, .rate_per_min = 600});
   ASSERT_TRUE(issued.ok());
   std::string state = "/run/plimsoll-hardened-test-" + std::to_string(getpid());
-  Plimsolld daemon(
-      Concat({"--provider", "oci:runsc", "--callers", store.path(), "--listen", "127.0.0.1:0",
-              "--metrics-listen", "127.0.0.1:0", "--pin-environment", identity,
-              "--max-concurrent-runs", "4"},
-             kAllLimits),
-      {"PLIMSOLL_HARDENED=1", "PLIMSOLL_IMAGE=" + std::string(image),
-       "SANDBOX_OCI_STATE_DIR=" + state, "SANDBOX_OCI_POOL_SIZE=1",
-       "PATH=/usr/sbin:/usr/bin:/sbin:/bin"});
+  Plimsolld daemon(Concat({"--provider", "oci:runsc", "--callers", store.path(), "--listen",
+                           "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--pin-environment",
+                           identity, "--max-concurrent-runs", "4"},
+                          kAllLimits),
+                   {"PLIMSOLL_HARDENED=1", "PLIMSOLL_IMAGE=" + std::string(image),
+                    "SANDBOX_OCI_STATE_DIR=" + state, "SANDBOX_OCI_POOL_SIZE=1",
+                    "PATH=/usr/sbin:/usr/bin:/sbin:/bin"});
   uint16_t port = ApiPortFrom(daemon.ReadLine(std::chrono::milliseconds(120'000)));
   ASSERT_NE(port, 0) << daemon.ReadStderr();
-  HttpReply ran =
-      SendOnce(port, {.method = "POST",
-                      .target = "/v1/runs",
-                      .body = R"j({"protocol":1,"minimum_isolation":"kernel",)j"
-                              R"j("javascript":{"code":"console.log(6*7)"}})j",
-                      .headers = {{"Authorization", "Bearer " + issued->token}}});
+  HttpReply ran = SendOnce(port, {.method = "POST",
+                                  .target = "/v1/runs",
+                                  .body = R"j({"protocol":1,"minimum_isolation":"kernel",)j"
+                                          R"j("javascript":{"code":"console.log(6*7)"}})j",
+                                  .headers = {{"Authorization", "Bearer " + issued->token}}});
   ASSERT_EQ(ran.status, 200u) << ran.body;
   auto result = nlohmann::json::parse(ran.body);
   EXPECT_EQ(result["isolation"], "kernel") << ran.body;

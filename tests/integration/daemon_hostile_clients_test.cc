@@ -334,6 +334,27 @@ TEST(ProviderErrors, FailuresAfterDispatchAndLateStartsAreSummarisedToo) {
   ExpectNoHostDetail(late);
 }
 
+// Opening a session makes a sandbox too: what the provider says when it
+// cannot is summarised the same way (the detail goes to the log).
+TEST(ProviderErrors, SessionOpenFailuresAreSummarisedLikeRuns) {
+  DaemonUnderTest daemon;
+  daemon.provider().FailSessionOpensWithError(
+      Refusal(NotDispatched::kEnvironment, kProviderDetail));
+  HttpReply refused = SendOnce(
+      daemon.port(), {.method = "POST", .target = "/v1/sessions", .body = R"({"protocol":1})"});
+  EXPECT_EQ(refused.status, 409u) << refused.body;
+  EXPECT_EQ(refused.Header("plimsoll-not-dispatched"), "environment");
+  ExpectNoHostDetail(refused);
+  EXPECT_NE(LogLineOf(daemon, refused.Header("plimsoll-error-id")).find("rootfs"),
+            std::string::npos);
+
+  daemon.provider().FailSessionOpensWithError(Failure(ErrorCode::kDataLoss, kProviderDetail));
+  HttpReply failed = SendOnce(
+      daemon.port(), {.method = "POST", .target = "/v1/sessions", .body = R"({"protocol":1})"});
+  EXPECT_EQ(failed.Count("plimsoll-not-dispatched"), 0u) << failed.body;
+  ExpectNoHostDetail(failed);
+}
+
 TEST(ProviderErrors, RequestRefusalsKeepTheirMessage) {
   DaemonUnderTest daemon;
   daemon.provider().FailRunsWithError(

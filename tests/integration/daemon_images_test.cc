@@ -19,6 +19,7 @@
 
 #include "child_daemon.h"
 #include "client/description_json.h"
+#include "common/host_preconditions.h"
 #include "daemon_test_client.h"
 #include "plimsoll/record.h"
 #include "plimsoll/wire.h"
@@ -54,13 +55,15 @@ class DaemonImagesTest : public ::testing::Test {
   static void SetUpTestSuite() {
     base_ = Env("PLIMSOLL_BASE_IMAGE");
     data_ = Env("PLIMSOLL_IMAGE");
-    if (geteuid() != 0) {
-      skip_ = "skipped: the linux provider needs root here (user namespaces are not delegated)";
+    if (::plimsoll::testing::HostVerdict host = ::plimsoll::testing::JudgeHost("linux");
+        !host.message.empty()) {
+      (host.fail ? failure_ : skip_) = host.message;
       return;
     }
     if (base_.empty() || data_.empty()) {
-      failure_ = "PLIMSOLL_BASE_IMAGE and PLIMSOLL_IMAGE must name the base and data images "
-                 "(CMake sets both: plimsoll_test_uses_data_image)";
+      failure_ =
+          "PLIMSOLL_BASE_IMAGE and PLIMSOLL_IMAGE must name the base and data images "
+          "(CMake sets both: plimsoll_test_uses_data_image)";
       return;
     }
     daemon_ = std::make_unique<ChildDaemon>(
@@ -84,8 +87,8 @@ class DaemonImagesTest : public ::testing::Test {
     daemon_.reset();
   }
   void SetUp() override {
-    if (!skip_.empty()) GTEST_SKIP() << skip_;
     ASSERT_TRUE(failure_.empty()) << failure_;
+    if (!skip_.empty()) GTEST_SKIP() << skip_;
   }
 
   static HttpReply Post(const std::string& target, const json& body) {
@@ -193,8 +196,9 @@ TEST_F(DaemonImagesTest, AnUnknownNameIsARequestRefusalAndAWrongIdentityAnEnviro
 }
 
 TEST_F(DaemonImagesTest, ASessionRunsOnTheImageItWasOpenedOn) {
-  HttpReply opened =
-      Post("/v1/sessions", {{"protocol", 1}, {"image", "data"}, {"lifetime_ms", 120000}, {"idle_timeout_ms", 60000}});
+  HttpReply opened = Post(
+      "/v1/sessions",
+      {{"protocol", 1}, {"image", "data"}, {"lifetime_ms", 120000}, {"idle_timeout_ms", 60000}});
   ASSERT_EQ(opened.status, 201u) << opened.body;
   json session = json::parse(opened.body);
   EXPECT_EQ(session["image"], "data");
@@ -236,7 +240,7 @@ TEST(DaemonImageFlags, BadImageFlagsStopTheStartWithExitTwoAndSayWhy) {
       {{"--image", "data=/nonexistent"}, "--image data=/nonexistent"},
   };
   for (const BadImageFlags& bad : cases) {
-    std::vector<std::string> args = {"--provider", "embedded", "--dev", "--listen",
+    std::vector<std::string> args = {"--provider",  "embedded",         "--dev", "--listen",
                                      "127.0.0.1:0", "--metrics-listen", "off"};
     args.insert(args.end(), bad.flags.begin(), bad.flags.end());
     ChildDaemon daemon(PLIMSOLLD_BINARY, args, {});

@@ -3,6 +3,9 @@
 // (the provider's run counter did not move).
 #include <gtest/gtest.h>
 
+#include <array>
+#include <boost/asio/write.hpp>
+#include <chrono>
 #include <future>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -64,6 +67,37 @@ TEST(DaemonRefusals, UnknownRouteAndWrongMethodCarryTheMark) {
   ExpectRefusal(wrong, 405, "invalid_argument", "request");
   EXPECT_EQ(wrong.Header("allow"), "POST");
   EXPECT_EQ(daemon.provider().runs(), 0);
+}
+
+// An answer to HEAD has a GET answer's headers and no content (RFC 9110
+// §9.3.2): content after the header would be read by a client that keeps the
+// connection as the start of its next answer.
+TEST(DaemonRefusals, AnAnswerToHeadCarriesNoContentAndTheConnectionStaysInStep) {
+  DaemonUnderTest daemon;
+  TestClient client(daemon.port());
+  const std::string head =
+      "HEAD /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nPlimsoll-Request-Id: " + FreshRequestId() +
+      "\r\n\r\n";
+  boost::asio::write(client.socket(), boost::asio::buffer(head));
+  std::string bytes;
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (bytes.find("\r\n\r\n") == std::string::npos &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::array<char, 4096> chunk;
+    size_t got = client.socket().read_some(boost::asio::buffer(chunk));
+    bytes.append(chunk.data(), got);
+  }
+  size_t end = bytes.find("\r\n\r\n");
+  ASSERT_NE(end, std::string::npos) << bytes;
+  EXPECT_EQ(bytes.rfind("HTTP/1.1 405", 0), 0u) << bytes;
+  EXPECT_NE(bytes.find("Plimsoll-Not-Dispatched: request"), std::string::npos) << bytes;
+  // Nothing after the header, then or later: the next answer starts clean.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(client.socket().available(), 0u);
+  EXPECT_EQ(bytes.size(), end + 4) << bytes.substr(end + 4);
+  HttpReply next = client.Send({.method = "GET", .target = "/healthz"});
+  EXPECT_EQ(next.status, 200u) << next.body;
+  EXPECT_EQ(next.Header("plimsoll-request-id"), next.sent_request_id);
 }
 
 TEST(DaemonRefusals, WrongContentTypeIsRefused) {

@@ -40,6 +40,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/host_preconditions.h"
 #include "hostile/leftovers.h"
 #include "integration/child_daemon.h"
 #include "integration/daemon_test_client.h"
@@ -76,29 +77,6 @@ std::string ReadText(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-// Why this machine cannot host `c`; "" when it can.
-std::string SkipReason(const Case& c) {
-  if (geteuid() != 0) return "skipped: the OS-level providers need root";
-  const char* image = std::getenv("PLIMSOLL_IMAGE");
-  if (image == nullptr || !std::filesystem::exists(std::string(image) + "/rootfs")) {
-    return "skipped: no guest image (PLIMSOLL_IMAGE, set by ctest)";
-  }
-  if (c.provider == "oci:runc" && access("/usr/sbin/runc", X_OK) != 0) {
-    return "skipped: runc is not installed";
-  }
-  if (c.provider == "oci:runsc" && access("/usr/bin/runsc", X_OK) != 0) {
-    return "skipped: runsc is not installed";
-  }
-  if (c.provider == "microvm") {
-    if (access("/usr/bin/qemu-system-x86_64", X_OK) != 0) return "skipped: no qemu-system-x86_64";
-    const char* dir = std::getenv("PLIMSOLL_MICROVM_DIR");
-    if (dir == nullptr || access((std::string(dir) + "/inputs").c_str(), R_OK) != 0) {
-      return "skipped: no microvm guest build (PLIMSOLL_MICROVM_DIR, set by ctest)";
-    }
-  }
-  return "";
 }
 
 // Pids of this process's live descendants (zombies reaped on the way).
@@ -190,8 +168,7 @@ std::vector<std::string> JailUidLeftovers() {
 class CrashTest : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
-    std::string reason = SkipReason(GetParam());
-    if (!reason.empty()) GTEST_SKIP() << reason;
+    PLIMSOLL_REQUIRE_HOST(GetParam().provider);
     // Every orphan of the daemons comes to this process, so none can leave
     // the count of what is left.
     ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);

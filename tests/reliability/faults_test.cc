@@ -30,9 +30,10 @@
 #include <thread>
 #include <vector>
 
+#include "common/host_preconditions.h"
 #include "plimsoll/provider.h"
-#include "plimsoll/sandbox.h"
 #include "plimsoll/request.h"
+#include "plimsoll/sandbox.h"
 #include "providers/linux/linux_provider.h"
 #include "providers/oci/oci_provider.h"
 
@@ -42,16 +43,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
-
-std::string SkipReason(bool needs_runc) {
-  if (geteuid() != 0) return "skipped: the OS-level providers need root";
-  const char* image = std::getenv("PLIMSOLL_IMAGE");
-  if (image == nullptr || !fs::exists(std::string(image) + "/rootfs")) {
-    return "skipped: no guest image (PLIMSOLL_IMAGE, set by ctest)";
-  }
-  if (needs_runc && access("/usr/sbin/runc", X_OK) != 0) return "skipped: runc is not installed";
-  return "";
-}
 
 Request Snippet() {
   Request request;
@@ -63,7 +54,9 @@ Request Snippet() {
 // Through a Sandbox, as the daemon runs code: a configuration serves only
 // after its smoke test, so a fault met while preparing one is the evidence
 // collection's refusal, and one met by a run is the run's.
-Expected<Result> RunOnce(Sandbox& sandbox) { return sandbox.Run(Snippet()); }
+Expected<Result> RunOnce(Sandbox& sandbox) {
+  return sandbox.Run(Snippet());
+}
 
 void ExpectRuns(Sandbox& sandbox, const std::string& when) {
   auto result = RunOnce(sandbox);
@@ -90,7 +83,7 @@ std::string PrivateDirectory(const std::string& what) {
 }
 
 TEST(FaultsTest, DiskFullUnderTheStateDirectoryIsRefusedThenRecovers) {
-  if (std::string reason = SkipReason(true); !reason.empty()) GTEST_SKIP() << reason;
+  PLIMSOLL_REQUIRE_HOST("oci:runc");
   std::string state = PrivateDirectory("disk");
   ASSERT_FALSE(state.empty());
   ASSERT_EQ(mount("tmpfs", state.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=2m,mode=0700"), 0)
@@ -141,7 +134,7 @@ TEST(FaultsTest, DiskFullUnderTheStateDirectoryIsRefusedThenRecovers) {
 }
 
 TEST(FaultsTest, EmfileIsRefusedThenRecovers) {
-  if (std::string reason = SkipReason(false); !reason.empty()) GTEST_SKIP() << reason;
+  PLIMSOLL_REQUIRE_HOST("linux");
   Limits limits;
   Sandbox provider(MakeLinuxProvider(limits));
   ExpectRuns(provider, "before the descriptors ran out");
@@ -170,7 +163,7 @@ TEST(FaultsTest, EmfileIsRefusedThenRecovers) {
 }
 
 TEST(FaultsTest, AMissingRuntimeBinaryIsRefusedThenRecovers) {
-  if (std::string reason = SkipReason(true); !reason.empty()) GTEST_SKIP() << reason;
+  PLIMSOLL_REQUIRE_HOST("oci:runc");
   std::string dir = PrivateDirectory("runtime");
   ASSERT_FALSE(dir.empty());
   std::string binary = dir + "/runc";
@@ -194,7 +187,7 @@ TEST(FaultsTest, AMissingRuntimeBinaryIsRefusedThenRecovers) {
 }
 
 TEST(FaultsTest, AnUnreadableImageIsRefusedThenRecovers) {
-  if (std::string reason = SkipReason(false); !reason.empty()) GTEST_SKIP() << reason;
+  PLIMSOLL_REQUIRE_HOST("linux");
   const std::string real = std::getenv("PLIMSOLL_IMAGE");
   std::string dir = PrivateDirectory("image");
   ASSERT_FALSE(dir.empty());

@@ -9,6 +9,7 @@
 
 #include "daemon/http/errors_to_http.h"
 #include "daemon/server/handlers.h"
+#include "daemon/server/provider_errors.h"
 #include "daemon/server/run_on_pool_bounded.h"
 #include "plimsoll/record.h"
 #include "plimsoll/wire.h"
@@ -68,7 +69,12 @@ boost::asio::awaitable<http::Answer> HandleSessionOpen(ApiServices& services,
         context.request_id, services.log);
   }
   const Expected<std::shared_ptr<Session>>& session = *outcome.value;
-  if (!session.ok()) co_return http::ErrorAnswer(session.error(), context.request_id, services.log);
+  if (!session.ok()) {
+    // Opening makes a sandbox: a provider's text is summarised as a run's is.
+    const std::string daemon_environment = sandbox.Describe().environment;
+    co_return AnswerForRunError(session.error(), {request->options.environment, daemon_environment},
+                                context.request_id, services.log);
+  }
   http::Answer answer =
       http::JsonAnswer(http::HttpStatus::created,
                        SessionOpenedToJson((*session)->Info(), sandbox.Describe().limits));
