@@ -725,6 +725,26 @@ REGISTRY.add(sampler(
                 "target (issue 18 asks for the figure); the ratio is to the unsandboxed run on "
                 "the same tree. At most 20 runs.",
 ))
+# Issue 18: each image variant built from nothing (a private cache, --rebuild-base) and its size.
+# One build per row (about a minute each, Debian's archive and, for data, PyPI and npm needed).
+for _variant in ("base", "data"):
+    REGISTRY.add(sampler(
+        f"image.{_variant}.build",
+        ["{python}", "{bench}/adapters/image_build.py", "--plimsoll", "{plimsoll_bin}/plimsoll",
+         "--variant", _variant, "--state", "{state}"],
+        baseline=None, min_runs=1, max_runs=1, timeout_s=900.0,
+        probes=[needs_root(), needs_path("{plimsoll_bin}/plimsoll"),
+                needs_executable("mmdebstrap")],
+        produces=[f"image.{_variant}.size"],
+        description=f"`plimsoll image build --variant {_variant} --rebuild-base` into a fresh "
+                    "directory with an empty cache: the whole build (Debian packages, pinned "
+                    "wheels and npm project where the recipe has them, our binaries, the "
+                    "manifest), one sample in seconds. Needs Debian's archive.",
+    ))
+    REGISTRY.add(produced(
+        f"image.{_variant}.size", baseline=None,
+        description=f"The {_variant} image's directory after that build, `du -sk` (kB).",
+    ))
 for _runtime, _target in (("runc", 3.0), ("crun", None), ("runsc", 10.0)):
     REGISTRY.add(sampler(
         f"sessions.oci.{_runtime}.js_cell", _cell_tool(_oci_driver(_runtime, 0)),
