@@ -75,6 +75,7 @@ class BoundedTask final : public WorkerPool::Task {
     });
     std::optional<Value> value(std::in_place, (*function_)());
     function_.reset();
+    ReleaseWorker();  // before the answer can reach the client
     {
       std::lock_guard lock(rendezvous_->mutex);
       rendezvous_->value = std::move(value);

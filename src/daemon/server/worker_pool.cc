@@ -50,13 +50,27 @@ void WorkerPool::Work() {
     std::unique_ptr<Task> task = std::move(queue_.front());
     queue_.pop_front();
     ++running_;
+    task->pool_ = this;
     lock.unlock();
     task->Run();
+    Release(*task);
     task.reset();
     lock.lock();
-    --running_;
-    idle_.notify_all();
   }
+}
+
+void WorkerPool::Release(Task& task) {
+  {
+    std::lock_guard lock(mutex_);
+    if (task.released_) return;
+    task.released_ = true;
+    --running_;
+  }
+  idle_.notify_all();
+}
+
+void WorkerPool::Task::ReleaseWorker() {
+  if (pool_ != nullptr) pool_->Release(*this);
 }
 
 void WorkerPool::Shutdown() {

@@ -46,6 +46,20 @@ class WorkerPool {
     virtual ~Task() = default;
     // Runs on a worker thread. Must not throw.
     virtual void Run() noexcept = 0;
+
+   protected:
+    // Counts this task's worker as free from now on, before Run() returns.
+    // A task calls it just before it hands its result to whoever waits for
+    // it: a client that submits again as soon as it sees the answer then
+    // finds the slot free (the worker takes the new task once Run()
+    // returns), instead of being refused for a worker that is only
+    // finishing. Later calls, and calls outside Run(), do nothing.
+    void ReleaseWorker();
+
+   private:
+    friend class WorkerPool;
+    WorkerPool* pool_ = nullptr;  // set while a worker runs this task
+    bool released_ = false;
   };
 
   explicit WorkerPool(const Options& options) : options_(options) {}
@@ -73,6 +87,7 @@ class WorkerPool {
  private:
   static void* ThreadMain(void* pool);
   void Work();
+  void Release(Task& task);
 
   Options options_;
   mutable std::mutex mutex_;

@@ -451,9 +451,15 @@ void OciProviderTest::RunAfterThePooledSandboxDied(bool stop_runtime) {
 
   ContinueLater continue_runtime;
   if (stop_runtime) {
-    std::ifstream pid_file(runtime_->bundles_dir() + "/" + id + "/pid");
+    // The runtime may write its pid file after the agent announced itself
+    // (seen under load with runc): wait for it.
     long init = 0;
-    ASSERT_TRUE(pid_file >> init);
+    auto pid_written_by = TestClock::now() + 10s;
+    while (!(std::ifstream(runtime_->bundles_dir() + "/" + id + "/pid") >> init) &&
+           TestClock::now() < pid_written_by) {
+      std::this_thread::sleep_for(10ms);
+    }
+    ASSERT_GT(init, 0) << "the runtime wrote no pid file for " << id;
     pid_t runtime_pid = ParentOf(static_cast<pid_t>(init));
     ASSERT_GT(runtime_pid, 1);
     std::string text = ReadProcFile("/proc/" + std::to_string(runtime_pid) + "/cmdline");
