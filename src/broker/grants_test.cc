@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -388,6 +390,33 @@ TEST(GrantsTest, ValidatesProfileNames) {
   EXPECT_FALSE(IsValidProfileName(".hidden"));
   EXPECT_FALSE(IsValidProfileName("-x"));
   EXPECT_FALSE(IsValidProfileName("a/b"));
+}
+
+// The text of the first fenced block opened with "```<language>" in `page`.
+std::string FencedBlock(const std::string& page, std::string_view language) {
+  std::string fence = "\n```" + std::string(language) + "\n";
+  std::size_t start = page.find(fence);
+  if (start == std::string::npos) return "";
+  start += fence.size();
+  std::size_t end = page.find("\n```", start);
+  return page.substr(start, end - start + 1);
+}
+
+TEST(GrantsTest, TheExamplesOfTheDocsAreValidAndAgree) {
+  std::ifstream file(PLIMSOLL_GRANTS_DOC);
+  ASSERT_TRUE(file.good()) << PLIMSOLL_GRANTS_DOC;
+  std::stringstream page;
+  page << file.rdbuf();
+  std::string yaml = FencedBlock(page.str(), "yaml");
+  std::string json = FencedBlock(page.str(), "json");
+  ASSERT_FALSE(yaml.empty());
+  ASSERT_FALSE(json.empty());
+  auto from_yaml = ParseGrants(yaml, "docs/grants.md (yaml)");
+  auto from_json = ParseGrants(json, "docs/grants.md (json)");
+  ASSERT_TRUE(from_yaml.ok()) << from_yaml.error().ToString();
+  ASSERT_TRUE(from_json.ok()) << from_json.error().ToString();
+  ExpectFullExample(*from_yaml);
+  ExpectFullExample(*from_json);
 }
 
 }  // namespace
