@@ -25,6 +25,10 @@ void ReadGrants(const YAML::Node& root, GrantsProblems& problems,
     problems.AddAtLine(1, "version", "is missing: the file is empty.");
     return;
   }
+  if (!root.IsMap()) {
+    problems.Add(root, "file", "must be a mapping with the keys version and profiles.");
+    return;
+  }
   auto top = problems.Mapping(root, "");
   if (!top) return;
   std::map<std::string, YAML::Node> by_name;

@@ -280,7 +280,8 @@ TEST(GrantsTest, RefusesTopLevelMistakes) {
            {"profiles: {}\n", "g.yaml:1: version: is missing"},
            {"version: 1\n", "g.yaml:1: profiles: is missing"},
            {"version: '1'\nprofiles: {}\n", "g.yaml:1: version: must be 1"},
-           {"- a\n- b\n", "must be a mapping, not a list"},
+           {"- a\n- b\n", "g.yaml:1: file: must be a mapping with the keys version and profiles."},
+           {"just text\n", "g.yaml:1: file: must be a mapping"},
            {"version: 1\nprofiles: [a]\n", "g.yaml:2: profiles: must be a mapping"},
            {"version: 1\nprofiles:\n  a: 3\n", "g.yaml:3: a: must be a mapping, not a scalar"},
            {"version: 1\nversion: 1\nprofiles: {}\n", "g.yaml:2: version: appears more than once"},
@@ -378,6 +379,42 @@ TEST(GrantsTest, WarnsAboutCapsAboveMaxCalls) {
       Profile("    allow: [GET /a]\n    max_calls: 5\n    route_max_calls: {GET /a: 9}\n"), "g");
   ASSERT_TRUE(grants.ok()) << grants.error().ToString();
   EXPECT_THAT(grants->Warnings(), ElementsAre(HasSubstr("above its max_calls")));
+}
+
+TEST(GrantsTest, ReadsJsonWithTabsCrlfAndAByteOrderMark) {
+  std::string json(kFullJson);
+  std::string tabbed;
+  for (char c : json) {
+    if (c == '\n') {
+      tabbed += "\r\n\t";
+    } else {
+      tabbed += c;
+    }
+  }
+  auto grants = ParseGrants("\xEF\xBB\xBF" + tabbed, "tabs.json");
+  ASSERT_TRUE(grants.ok()) << grants.error().ToString();
+  ExpectFullExample(*grants);
+}
+
+TEST(GrantsTest, RefusesHostileDocumentsWithoutThrowing) {
+  // Deep nesting: yaml-cpp's depth guard throws, and ParseGrants answers.
+  std::string deep = "version: 1\nprofiles: " + std::string(5000, '[') + std::string(5000, ']');
+  auto grants = ParseGrants(deep, "deep.yaml");
+  ASSERT_FALSE(grants.ok());
+  EXPECT_THAT(grants.error().message(), HasSubstr("deep.yaml:"));
+  // Binary junk.
+  auto junk = ParseGrants(std::string("\0\x01\xff{[:", 7), "junk");
+  ASSERT_FALSE(junk.ok());
+  EXPECT_THAT(junk.error().message(), HasSubstr("junk:1: file: must be a mapping"));
+  // A tag on a number makes it something else.
+  auto tagged = ParseGrants("version: !!str 1\nprofiles: {}\n", "tag.yaml");
+  ASSERT_FALSE(tagged.ok());
+  EXPECT_THAT(tagged.error().message(), HasSubstr("tag.yaml:1: version: must be 1"));
+  // An alias repeats a profile's fields, and its problems, at the alias.
+  auto aliased = ParseGrants(
+      "version: 1\nprofiles:\n  a: &x {base_url: 'https://a.b'}\n  b: *x\n", "alias.yaml");
+  ASSERT_FALSE(aliased.ok());
+  EXPECT_THAT(aliased.error().message(), HasSubstr("alias.yaml:4: b.allow: is missing"));
 }
 
 TEST(GrantsTest, ValidatesProfileNames) {
