@@ -411,8 +411,8 @@ TEST(GrantsTest, RefusesHostileDocumentsWithoutThrowing) {
   ASSERT_FALSE(tagged.ok());
   EXPECT_THAT(tagged.error().message(), HasSubstr("tag.yaml:1: version: must be 1"));
   // An alias repeats a profile's fields, and its problems, at the alias.
-  auto aliased = ParseGrants(
-      "version: 1\nprofiles:\n  a: &x {base_url: 'https://a.b'}\n  b: *x\n", "alias.yaml");
+  auto aliased = ParseGrants("version: 1\nprofiles:\n  a: &x {base_url: 'https://a.b'}\n  b: *x\n",
+                             "alias.yaml");
   ASSERT_FALSE(aliased.ok());
   EXPECT_THAT(aliased.error().message(), HasSubstr("alias.yaml:4: b.allow: is missing"));
 }

@@ -1,6 +1,8 @@
 #include "broker/route.h"
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -68,6 +70,44 @@ int HexValue(char c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
+}
+
+// Code points that Unicode compatibility normalisation (NFKC) turns into
+// text containing '/', '\\', '.', '?', '#', ';' or '%': an upstream that
+// normalises after routing would read "..\uFF0Fadmin" as "../admin".
+// Generated with Python 3's unicodedata (Unicode 14.0):
+//   [hex(c) for c in range(0x80, 0x110000) if not 0xD800 <= c <= 0xDFFF
+//    and (n := unicodedata.normalize("NFKC", chr(c))) != chr(c)
+//    and any(x in "/\\.?#;%" or ord(x) < 0x20 or ord(x) == 0x7F for x in n)]
+constexpr std::array<uint32_t, 52> kNormalisesToPunctuation = {
+    0x37E,  0x2024, 0x2025, 0x2026, 0x2047, 0x2048, 0x2049, 0x2100, 0x2101, 0x2105, 0x2106,
+    0x2488, 0x2489, 0x248A, 0x248B, 0x248C, 0x248D, 0x248E, 0x248F, 0x2490, 0x2491, 0x2492,
+    0x2493, 0x2494, 0x2495, 0x2496, 0x2497, 0x2498, 0x2499, 0x249A, 0x249B, 0x33C2, 0x33C7,
+    0x33D8, 0xFE14, 0xFE16, 0xFE19, 0xFE30, 0xFE52, 0xFE54, 0xFE56, 0xFE5F, 0xFE68, 0xFE6A,
+    0xFF03, 0xFF05, 0xFF0E, 0xFF0F, 0xFF1B, 0xFF1F, 0xFF3C, 0x1F100};
+
+static_assert(std::is_sorted(kNormalisesToPunctuation.begin(), kNormalisesToPunctuation.end()));
+
+// Precondition: `text` is valid UTF-8.
+bool HasCodePointNormalisingToPunctuation(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : 2;
+    uint32_t code_point = byte & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07);
+    for (std::size_t k = 1; k < length; ++k) {
+      code_point = (code_point << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+    }
+    if (std::binary_search(kNormalisesToPunctuation.begin(), kNormalisesToPunctuation.end(),
+                           code_point)) {
+      return true;
+    }
+    i += length;
+  }
+  return false;
 }
 
 Error BadPath(std::string message) {
@@ -270,6 +310,11 @@ Expected<CanonicalPath> CanonicalizePath(std::string_view raw) {
       return BadPath(
           "The path is not valid UTF-8 once decoded (overlong, truncated or "
           "out-of-range sequences are refused).");
+    }
+    if (HasCodePointNormalisingToPunctuation(*segment)) {
+      return BadPath(
+          "The path contains a character that Unicode normalisation turns into '/', "
+          "'\\', '.', '?', '#', ';' or '%' (such as a fullwidth solidus).");
     }
     path.encoded_ += '/';
     AppendEncoded(*segment, path.encoded_);

@@ -96,7 +96,11 @@ class CanonicalPath {
 //     that decodes twice would see a second layer);
 //   - has a malformed escape ("%", "%4", "%zz");
 //   - is not valid UTF-8 after decoding (overlong forms such as "%C0%AF",
-//     surrogates, truncated sequences).
+//     surrogates, truncated sequences);
+//   - contains a code point that Unicode compatibility normalisation (NFKC)
+//     turns into '/', '\', '.', '?', '#', ';' or '%' (U+FF0F fullwidth
+//     solidus, U+2025 two dot leader, ...): an upstream that normalises
+//     after routing must not see a separator or a dot segment appear.
 Expected<CanonicalPath> CanonicalizePath(std::string_view raw);
 
 // Whether `path` requested with `method` is what `route` allows: same method,

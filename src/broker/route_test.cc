@@ -103,6 +103,9 @@ TEST(CanonicalizePathTest, DecodesExactlyOnceAndReencodesForUpstream) {
   EXPECT_EQ(Path("/a%20b").encoded(), "/a%20b");
   EXPECT_EQ(Path("/a b").encoded(), "/a%20b");
   EXPECT_EQ(Path("/*").encoded(), "/%2A");
+  // Other non-ASCII text, four-byte sequences included, is fine.
+  EXPECT_EQ(Path("/%E2%82%AC/%F0%9F%98%80/\xe6\x97\xa5").encoded(),
+            "/%E2%82%AC/%F0%9F%98%80/%E6%97%A5");
 }
 
 struct RefusedPath {
@@ -146,7 +149,16 @@ INSTANTIATE_TEST_SUITE_P(
         RefusedPath{"/%C0%AF", "UTF-8"}, RefusedPath{"/%C0%AE%C0%AE", "UTF-8"},
         RefusedPath{"/%E0%80%AF", "UTF-8"}, RefusedPath{"/%ED%A0%80", "UTF-8"},
         RefusedPath{"/%C3", "UTF-8"}, RefusedPath{"/%FF", "UTF-8"},
-        RefusedPath{"/\xc0\xaf", "UTF-8"}, RefusedPath{"/%F4%90%80%80", "UTF-8"}));
+        RefusedPath{"/\xc0\xaf", "UTF-8"}, RefusedPath{"/%F4%90%80%80", "UTF-8"},
+        RefusedPath{"/items/%EF%BC%8F", "normalisation"},  // U+FF0F fullwidth solidus
+        RefusedPath{"/items/..\xef\xbc\x8f"
+                    "admin",
+                    "normalisation"},                               // raw, after dots
+        RefusedPath{"/items/%EF%BC%8E%EF%BC%8E", "normalisation"},  // U+FF0E fullwidth dots
+        RefusedPath{"/a%E2%80%A5", "normalisation"},                // U+2025 two dot leader
+        RefusedPath{"/a%EF%BC%BC", "normalisation"},                // U+FF3C fullwidth backslash
+        RefusedPath{"/a%CD%BE", "normalisation"},                   // U+037E Greek question mark
+        RefusedPath{"/a%F0%9F%84%80", "normalisation"}));           // U+1F100 digit zero full stop
 
 TEST(CanonicalizePathTest, RefusesPathsOverTheLengthLimit) {
   std::string longest = "/" + std::string(kMaxPathBytes - 1, 'a');
