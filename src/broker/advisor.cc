@@ -56,10 +56,14 @@ void FindFanOut(std::span<const TraceEntry> entries, const Profile& profile,
     finding.advice.added_latency_ms =
         static_cast<double>(count - 1) * Median(std::move(calls.latencies));
     finding.advice.bytes = calls.bytes;
-    finding.advice.message = "The run called " + item + " " + std::to_string(count) +
-                             " times, one item at a time, while " + collection +
-                             " returns them all in one call: call " + collection +
-                             " once and pick the items from its answer.";
+    std::string& message = finding.advice.message;
+    message = "The run called ";
+    message += item;
+    message += " " + std::to_string(count) + " times, one item at a time, while ";
+    message += collection;
+    message += " returns them all in one call: call ";
+    message += collection;
+    message += " once and pick the items from its answer.";
     findings.push_back(std::move(finding));
   }
 }

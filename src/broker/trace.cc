@@ -87,7 +87,7 @@ std::string CallTrace::Fingerprint(std::string_view method, const CanonicalPath&
   }
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex;
-  hex.reserve(mac_size * 2);
+  hex.reserve(static_cast<std::size_t>(mac_size) * 2);
   for (unsigned int i = 0; i < mac_size; ++i) {
     hex.push_back(kHex[mac[i] >> 4]);
     hex.push_back(kHex[mac[i] & 0xf]);
