@@ -9,7 +9,6 @@
 namespace plimsoll::broker {
 namespace {
 
-const std::vector<std::string_view> kTopLevelFields = {"version", "profiles"};
 const std::vector<std::string_view> kProfileFields = {
     "base_url", "allow",       "scopes",          "allowed_callers",
     "token",    "max_calls",   "route_max_calls", "allow_in_sessions",
@@ -171,20 +170,26 @@ class ProfileReader {
   }
 
   void ReadScopes(const YAML::Node& node) {
-    auto scopes = problems_.StringList(node, Where("scopes"));
-    if (!scopes || scopes->size() != node.size()) ok_ = false;
-    if (!scopes) return;
+    if (!node.IsSequence()) {
+      Problem(node, "scopes", "must be a list of scope strings.");
+      return;
+    }
     std::set<std::string> seen;
-    for (const std::string& scope : *scopes) {
-      if (!IsValidScope(scope)) {
-        Problem(node, "scopes",
-                "\"" + scope.substr(0, 64) +
-                    "\" is not a scope: use printable ASCII without spaces, "
-                    "quotes or backslashes.");
-      } else if (!seen.insert(scope).second) {
-        Problem(node, "scopes", "\"" + scope + "\" is listed twice.");
+    std::size_t index = 0;
+    for (const YAML::Node& entry : node) {
+      std::string field = "scopes[" + std::to_string(index++) + "]";
+      auto scope = problems_.String(entry, Where(field));
+      if (!scope) {
+        ok_ = false;
+      } else if (!IsValidScope(*scope)) {
+        Problem(entry, field,
+                "\"" + scope->substr(0, 64) +
+                    "\" is not a scope: use printable ASCII without spaces, quotes or "
+                    "backslashes.");
+      } else if (!seen.insert(*scope).second) {
+        Problem(entry, field, "\"" + *scope + "\" is listed twice.");
       } else {
-        profile_.scopes.push_back(scope);
+        profile_.scopes.push_back(*scope);
       }
     }
   }
