@@ -1,0 +1,104 @@
+// The circuit breaker of one grant profile's upstream (SPEC §8).
+//
+// When the upstream answers 429 or 503 the circuit opens for the time its
+// Retry-After asks (integer seconds or an HTTP date; at most 30 s; 5 s when
+// absent or unparseable). While it is open, calls are refused without
+// reaching the upstream (trace reason "circuit_open"). When the wait is over
+// the next call is admitted as the one probe: the broker sends the profile's
+// health_check route first when it has one (RecordHealthCheck), else lets the
+// call itself be the probe (RecordAnswer). Success closes the circuit;
+// failure opens it again. Other calls are refused while the probe is out; a
+// probe that never reports back is replaced after kProbeLease.
+//
+// Time comes from an injected BreakerClock, so tests need no sleeps.
+//
+// Usage:
+//
+//   CircuitBreaker breaker(BreakerClock::System());
+//   switch (breaker.Admit()) {
+//     case CircuitBreaker::Admission::kRefuse: return Refused(CallRefusal::kCircuitOpen);
+//     case CircuitBreaker::Admission::kProbe:
+//       if (profile.health_check) {
+//         auto health = Send(*profile.health_check);
+//         breaker.RecordHealthCheck(health.status, health.retry_after);
+//         if (breaker.state() != CircuitBreaker::State::kClosed) return Refused(kCircuitOpen);
+//       }
+//       [[fallthrough]];
+//     case CircuitBreaker::Admission::kCall: {
+//       auto answer = Send(call);  // status 0 when no answer came
+//       breaker.RecordAnswer(answer.status, answer.retry_after);
+//     }
+//   }
+//
+// Thread-safe.
+#ifndef PLIMSOLL_BROKER_CIRCUIT_BREAKER_H_
+#define PLIMSOLL_BROKER_CIRCUIT_BREAKER_H_
+
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string_view>
+
+namespace plimsoll::broker {
+
+inline constexpr std::chrono::seconds kMaxRetryAfter{30};
+inline constexpr std::chrono::seconds kDefaultRetryAfter{5};
+inline constexpr std::chrono::seconds kProbeLease{30};
+
+// Where the breaker reads the time: a steady clock for its waits, and the
+// wall clock to turn a Retry-After date into a wait.
+struct BreakerClock {
+  std::function<std::chrono::steady_clock::time_point()> now;
+  std::function<std::chrono::system_clock::time_point()> wall_now;
+
+  static BreakerClock System();
+};
+
+// The wait a Retry-After header value asks for: "120" (seconds) or an HTTP
+// date ("Sun, 06 Nov 1994 08:49:37 GMT", IMF-fixdate), clamped to
+// [0, kMaxRetryAfter]; kDefaultRetryAfter when absent or unparseable.
+std::chrono::seconds RetryAfterWait(std::optional<std::string_view> retry_after,
+                                    std::chrono::system_clock::time_point wall_now);
+
+class CircuitBreaker {
+ public:
+  enum class State { kClosed, kOpen, kProbing };
+  enum class Admission {
+    kCall,    // go ahead
+    kProbe,   // go ahead as the probe (health check first when there is one)
+    kRefuse,  // refuse without reaching the upstream
+  };
+
+  explicit CircuitBreaker(BreakerClock clock);
+
+  Admission Admit();
+
+  // The answer to an admitted call (or to the probe, when the call is the
+  // probe): `status` is the HTTP status, 0 when no answer came. While closed,
+  // 429 and 503 open the circuit. While probing, 0, 429 and 5xx reopen it and
+  // anything else closes it.
+  void RecordAnswer(int status, std::optional<std::string_view> retry_after);
+
+  // The answer to the health_check probe: a 2xx closes the circuit, anything
+  // else (0 included) reopens it.
+  void RecordHealthCheck(int status, std::optional<std::string_view> retry_after);
+
+  State state() const;
+  // How long until a probe may go; zero unless open.
+  std::chrono::steady_clock::duration RetryIn() const;
+
+ private:
+  // Precondition: mutex_ held.
+  void OpenLocked(std::optional<std::string_view> retry_after);
+
+  BreakerClock clock_;
+  mutable std::mutex mutex_;
+  State state_ = State::kClosed;                         // guarded by mutex_
+  std::chrono::steady_clock::time_point until_;          // kOpen: when a probe may go
+  std::chrono::steady_clock::time_point probe_started_;  // kProbing
+};
+
+}  // namespace plimsoll::broker
+
+#endif  // PLIMSOLL_BROKER_CIRCUIT_BREAKER_H_
