@@ -15,21 +15,42 @@ sha256=df951ee87b5b069c86148bf5bbf3923d6cfd27fb95a45aacb95f06b31f604241
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+# The command line itself, on a document written here (before any fetch).
+cat >"$work/mini.yaml" <<'YAML'
+openapi: 3.0.3
+info: {title: Mini, version: "1"}
+servers: [{url: "https://mini.example"}]
+paths:
+  /things/{id}:
+    get: {summary: One thing}
+YAML
+expect "a bad --methods is a usage error" 2 '--methods: "FETCH" is not a method' \
+  -- "$plimsoll" specgen "$work/mini.yaml" --methods GET,FETCH
+expect "a bad --base-url is a usage error" 2 'is not an http\(s\) origin' \
+  -- "$plimsoll" specgen "$work/mini.yaml" --base-url ftp://mini.example
+expect "--preamble-only and --no-preamble exclude each other" 2 'excludes' \
+  -- "$plimsoll" specgen "$work/mini.yaml" --preamble-only --no-preamble
+expect "a missing document" 1 'cannot read' -- "$plimsoll" specgen "$work/none.yaml"
+expect "stdin, - as the document" 0 '^GET /things/\{id\} \(path: id\): One thing$' \
+  -- bash -c '"$0" specgen - --preamble-only <"$1"' "$plimsoll" "$work/mini.yaml"
+
 if ! command -v npm >/dev/null; then
   echo "FAIL: npm is needed to fetch $package (node's package manager)"
   exit 1
 fi
-if ! tarball=$(cd "$work" && npm pack "$package" --silent --fetch-retries=1 \
-                 --fetch-timeout=60000 2>"$work/npm.err" | tail -n 1); then
+# (npm's own cache serves it when it has it; the sha256 below is the check either way.)
+if ! (cd "$work" && npm pack "$package" --loglevel=error --fetch-retries=1 --fetch-timeout=60000 \
+        >"$work/npm.out" 2>"$work/npm.err"); then
   if grep -qE 'ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|network' \
        "$work/npm.err"; then
-    echo "skipped: the npm registry cannot be reached to fetch $package: $(grep -m1 -E 'code|network' "$work/npm.err")"
+    echo "skipped: the npm registry cannot be reached to fetch $package ($(grep -m1 -oE 'code E[A-Z_]+' "$work/npm.err"))"
     exit 77
   fi
   echo "FAIL: npm pack $package:"
   sed 's/^/    /' "$work/npm.err"
   exit 1
 fi
+tarball=$(tail -n 1 "$work/npm.out")
 if ! echo "$sha256  $work/$tarball" | sha256sum --check --status; then
   echo "FAIL: $tarball's sha256 is $(sha256sum "$work/$tarball" | cut -d' ' -f1), not the pinned $sha256"
   exit 1
