@@ -262,7 +262,7 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
   if (session_command->parsed()) return RunSessionCommand(session_options, out, err);
   if (image_command->parsed()) return RunImageCommand(image_options, out, err);
   if (callers_command->parsed()) return RunCallersCommand(callers_options, out, err);
-  if (specgen_command->parsed()) return RunSpecgenCommand(specgen_options, out, err);
+  if (specgen_command->parsed()) return RunSpecgenCommand(specgen_options, in, out, err);
   out << "plimsoll " << kVersion << " (protocol " << kProtocol << ")\n";
   return kExitRanOk;
 }

@@ -2,7 +2,6 @@
 
 #include <CLI/CLI.hpp>
 #include <fstream>
-#include <iostream>
 #include <iterator>
 #include <sstream>
 
@@ -15,9 +14,10 @@ namespace {
 // Larger than any real API description (GitHub's is about 10 MiB as JSON).
 constexpr std::streamsize kMaxDocumentBytes = 64 << 20;
 
-bool ReadDocument(const std::string& path, std::string& text, std::ostream& err) {
+bool ReadDocument(const std::string& path, std::istream& standard_input, std::string& text,
+                  std::ostream& err) {
   std::ifstream file;
-  std::istream* in = &std::cin;
+  std::istream* in = &standard_input;
   if (path != "-") {
     file.open(path, std::ios::binary);
     if (!file) {
@@ -79,7 +79,8 @@ CLI::App* AddSpecgenCommand(CLI::App& app, SpecgenOptions& options) {
   return command;
 }
 
-int RunSpecgenCommand(const SpecgenOptions& options, std::ostream& out, std::ostream& err) {
+int RunSpecgenCommand(const SpecgenOptions& options, std::istream& in, std::ostream& out,
+                      std::ostream& err) {
   specgen::Options generate;
   generate.only = options.only;
   generate.methods = options.methods;
@@ -90,7 +91,7 @@ int RunSpecgenCommand(const SpecgenOptions& options, std::ostream& out, std::ost
     return kExitUsage;
   }
   std::string text;
-  if (!ReadDocument(options.document, text, err)) return kExitRanFailed;
+  if (!ReadDocument(options.document, in, text, err)) return kExitRanFailed;
   auto spec = specgen::Generate(text, generate);
   if (!spec.ok()) {
     err << "plimsoll specgen: " << options.document << ": " << spec.error().message() << "\n";

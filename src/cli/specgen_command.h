@@ -14,10 +14,11 @@
 //   SpecgenOptions specgen;
 //   CLI::App* specgen_command = AddSpecgenCommand(app, specgen);
 //   ...
-//   if (specgen_command->parsed()) return RunSpecgenCommand(specgen, out, err);
+//   if (specgen_command->parsed()) return RunSpecgenCommand(specgen, in, out, err);
 #ifndef PLIMSOLL_CLI_SPECGEN_COMMAND_H_
 #define PLIMSOLL_CLI_SPECGEN_COMMAND_H_
 
+#include <istream>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -41,8 +42,10 @@ struct SpecgenOptions {
 
 CLI::App* AddSpecgenCommand(CLI::App& app, SpecgenOptions& options);
 
-// Runs the parsed subcommand; returns the exit status.
-int RunSpecgenCommand(const SpecgenOptions& options, std::ostream& out, std::ostream& err);
+// Runs the parsed subcommand (`in` is read when the document is "-");
+// returns the exit status.
+int RunSpecgenCommand(const SpecgenOptions& options, std::istream& in, std::ostream& out,
+                      std::ostream& err);
 
 }  // namespace plimsoll::cli
 
