@@ -1,7 +1,5 @@
 #include "specgen/specgen.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -9,6 +7,7 @@
 
 #include "specgen/route_path.h"
 #include "specgen/summary.h"
+#include "specgen/yaml_access.h"
 
 namespace plimsoll::specgen {
 namespace {
@@ -35,63 +34,10 @@ std::string Lower(std::string_view text) {
   return lower;
 }
 
-// The value of `key` in a mapping; undefined for anything else. (A const
-// lookup: yaml-cpp's non-const operator[] inserts, and throws on a scalar.)
-YAML::Node Field(const YAML::Node& node, const std::string& key) {
-  if (!node || !node.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
-  return node[key];
-}
-
-std::string ScalarOr(const YAML::Node& node, std::string fallback = "") {
-  return node && node.IsScalar() ? node.Scalar() : fallback;
-}
-
-bool IsTrue(const YAML::Node& node) {
-  bool value = false;
-  return node && node.IsScalar() && YAML::convert<bool>::decode(node, value) && value;
-}
-
-// A local reference "#/components/parameters/limit" followed from the root
-// (JSON pointer escapes ~0 and ~1). Undefined when it leads nowhere. Nodes
-// are moved with reset(): assigning one yaml-cpp Node to another rewrites
-// the document.
-YAML::Node FollowPointer(const YAML::Node& root, std::string_view reference) {
-  if (!reference.starts_with("#/")) return YAML::Node(YAML::NodeType::Undefined);
-  YAML::Node node = root;
-  std::string_view rest = reference.substr(2);
-  while (true) {
-    size_t slash = rest.find('/');
-    std::string token(rest.substr(0, slash));
-    for (size_t at = 0; (at = token.find('~', at)) != std::string::npos; ++at) {
-      if (at + 1 < token.size() && token[at + 1] == '1') token.replace(at, 2, "/");
-      if (at + 1 < token.size() && token[at + 1] == '0') token.replace(at, 2, "~");
-    }
-    const YAML::Node current = node;
-    if (current.IsMap()) {
-      node.reset(Field(current, token));
-    } else if (current.IsSequence() && !token.empty() &&
-               token.find_first_not_of("0123456789") == std::string::npos && token.size() < 9) {
-      node.reset(current[std::stoul(token)]);  // const: out of range is undefined
-    } else {
-      return YAML::Node(YAML::NodeType::Undefined);
-    }
-    if (!node) return node;
-    if (slash == std::string_view::npos) return node;
-    rest.remove_prefix(slash + 1);
-  }
-}
-
-// Follows `$ref`s (local ones only; at most 16, so a cycle ends). Undefined
-// when the reference is external or broken.
-YAML::Node Resolve(const YAML::Node& root, YAML::Node node) {
-  for (int hops = 0; hops < 16; ++hops) {
-    if (!node.IsMap()) return node;
-    YAML::Node reference = Field(node, "$ref");
-    if (!reference) return node;
-    node.reset(FollowPointer(root, ScalarOr(reference)));
-    if (!node) return node;
-  }
-  return YAML::Node(YAML::NodeType::Undefined);
+std::string LeftOut(const std::string& method, const std::string& path, const std::string& why) {
+  std::string sentence = "Left out ";
+  sentence.append(method).append(" ").append(path).append(": ").append(why).append(".");
+  return sentence;
 }
 
 std::vector<std::string> Tags(const YAML::Node& operation) {
@@ -357,15 +303,14 @@ Expected<Spec> Generate(std::string_view document, const Options& options) {
         if (!SameServer(Field(item, "servers"), base->server_url) ||
             !SameServer(Field(operation, "servers"), base->server_url)) {
           ++left_out;
-          spec.warnings.push_back("Left out " + method + " " + path +
-                                  ": it is served from a server of its own, not base_url.");
+          spec.warnings.push_back(
+              LeftOut(method, path, "it is served from a server of its own, not base_url"));
           continue;
         }
         auto allow_path = AllowPathFor(path);
         if (!allow_path.ok()) {
           ++left_out;
-          spec.warnings.push_back("Left out " + method + " " + path + ": " +
-                                  allow_path.error().message() + ".");
+          spec.warnings.push_back(LeftOut(method, path, allow_path.error().message()));
           continue;
         }
         Route route;

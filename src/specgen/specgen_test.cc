@@ -238,10 +238,19 @@ TEST(SpecgenTest, ReferencesThatLoopOrLeadNowhereAreIgnored) {
       "paths:\n  /x:\n    get:\n      parameters:\n"
       "        - $ref: '#/components/parameters/loop'\n"
       "        - $ref: 'other.yaml#/p'\n"
+      "        - $ref: '#/components/parameters/missing'\n"
+      "        - $ref: '#/components/parameters/a~1b/0'\n"
+      "        - $ref: '#/servers/7'\n"
       "        - $ref: '#/components/parameters/a~1b'\n"
+      "        - $ref: '#/components/parameters/c~01'\n"
+      "        - $ref: '#/components/list/1'\n"
       "components:\n  parameters:\n    loop: {$ref: '#/components/parameters/loop'}\n"
-      "    a/b: {name: slashed, in: query}\n");
-  EXPECT_THAT(spec.routes[0].parameters, ElementsAre(Parameter{"slashed", "query", false}));
+      "    a/b: {name: slashed, in: query}\n"
+      "    c~1: {name: tilde, in: query}\n"
+      "  list: [{name: first, in: query}, {name: second, in: query}]\n");
+  EXPECT_THAT(spec.routes[0].parameters,
+              ElementsAre(Parameter{"slashed", "query", false}, Parameter{"tilde", "query", false},
+                          Parameter{"second", "query", false}));
 }
 
 TEST(SpecgenTest, AQueryParameterThatCarriesTheApiKeyIsNotListed) {
