@@ -199,6 +199,23 @@ std::vector<Parameter> Parameters(const YAML::Node& root, const YAML::Node& path
   return ordered;
 }
 
+// The name of a path parameter whose style is matrix (values written
+// ";name=value", and the broker refuses ';'), or "".
+std::string MatrixPathParameter(const YAML::Node& root, const YAML::Node& path_item,
+                                const YAML::Node& operation) {
+  for (const YAML::Node& list : {Field(path_item, "parameters"), Field(operation, "parameters")}) {
+    if (!list || !list.IsSequence()) continue;
+    for (const YAML::Node& entry : list) {
+      const YAML::Node parameter = Resolve(root, entry);
+      if (ScalarOr(Field(parameter, "in")) == "path" &&
+          ScalarOr(Field(parameter, "style")) == "matrix") {
+        return ScalarOr(Field(parameter, "name"), "?");
+      }
+    }
+  }
+  return "";
+}
+
 Expected<std::vector<std::string>> SelectedMethods(const Options& options) {
   if (options.methods.empty()) return std::vector<std::string>{"get", "head"};
   std::vector<std::string> methods;
@@ -311,6 +328,14 @@ Expected<Spec> Generate(std::string_view document, const Options& options) {
         if (!allow_path.ok()) {
           ++left_out;
           spec.warnings.push_back(LeftOut(method, path, allow_path.error().message()));
+          continue;
+        }
+        if (std::string matrix = MatrixPathParameter(root, item, operation); !matrix.empty()) {
+          ++left_out;
+          spec.warnings.push_back(LeftOut(method, path,
+                                          "its path parameter \"" + matrix +
+                                              "\" has style matrix, whose values start with ';', "
+                                              "which the broker refuses"));
           continue;
         }
         Route route;

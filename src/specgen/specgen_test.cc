@@ -263,6 +263,18 @@ TEST(SpecgenTest, AQueryParameterThatCarriesTheApiKeyIsNotListed) {
   EXPECT_THAT(spec.routes[0].parameters, ElementsAre(Parameter{"page", "query", false}));
 }
 
+TEST(SpecgenTest, AMatrixStylePathParameterLeavesTheRouteOut) {
+  Spec spec = MustGenerate(
+      "openapi: 3.0.0\ninfo: {title: T, version: '1'}\nservers: [{url: 'https://a.example'}]\n"
+      "paths:\n  /m/{color}:\n    get:\n      parameters:\n"
+      "        - {name: color, in: path, required: true, style: matrix}\n"
+      "  /l/{color}:\n    get:\n      parameters:\n"
+      "        - {name: color, in: path, required: true, style: label}\n");
+  EXPECT_THAT(spec.allow, ElementsAre("GET /l/*"));
+  EXPECT_THAT(spec.warnings, ElementsAre(HasSubstr("Left out GET /m/{color}: its path parameter "
+                                                   "\"color\" has style matrix")));
+}
+
 TEST(SpecgenTest, DistinctTemplatesOnTheSameAllowEntryAreGrantedOnce) {
   Spec spec = MustGenerate(
       "openapi: 3.0.0\ninfo: {title: T, version: '1'}\nservers: [{url: 'https://a.example'}]\n"
