@@ -14,6 +14,7 @@
 #include "cli/run_report.h"
 #include "cli/run_request.h"
 #include "cli/session_command.h"
+#include "cli/specgen_command.h"
 #include "image/image.h"
 #include "plimsoll/sandbox.h"
 
@@ -174,6 +175,9 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
   CallersOptions callers_options;
   CLI::App* callers_command = AddCallersCommand(app, callers_options);
 
+  SpecgenOptions specgen_options;
+  CLI::App* specgen_command = AddSpecgenCommand(app, specgen_options);
+
   ReplOptions repl;
   CLI::App* repl_command =
       app.add_subcommand("repl", "An interactive prompt backed by a session (Ctrl-D closes it).");
@@ -258,6 +262,7 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
   if (session_command->parsed()) return RunSessionCommand(session_options, out, err);
   if (image_command->parsed()) return RunImageCommand(image_options, out, err);
   if (callers_command->parsed()) return RunCallersCommand(callers_options, out, err);
+  if (specgen_command->parsed()) return RunSpecgenCommand(specgen_options, in, out, err);
   out << "plimsoll " << kVersion << " (protocol " << kProtocol << ")\n";
   return kExitRanOk;
 }
