@@ -739,7 +739,7 @@ for _variant in ("base", "data"):
         description=f"`plimsoll image build --variant {_variant} --rebuild-base` into a fresh "
                     "directory with an empty cache: the whole build (Debian packages, pinned "
                     "wheels and npm project where the recipe has them, our binaries, the "
-                    "manifest), one sample in seconds. Needs Debian's archive.",
+                    "manifest), one sample (kept in ms). Needs Debian's archive.",
     ))
     REGISTRY.add(produced(
         f"image.{_variant}.size", baseline=None,
