@@ -55,7 +55,13 @@ def start_time(pid):
 
 
 def processes():
-    """{pid: (ppid, start time, cmdline)} of every process on the host."""
+    """{pid: (ppid, start time, cmdline)} of every live process on the host.
+
+    A zombie is not live: it has exited and holds nothing but its pid until
+    its parent reaps it. An orphan's parent is the host's init, which may reap
+    late (seen here: a container process killed as the daemon stopped stayed a
+    zombie, with an empty command line, for more than 0.5 s).
+    """
     table = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -64,6 +70,8 @@ def processes():
         if not stat:
             continue
         fields = stat[stat.rfind(")") + 2:].split()
+        if fields[0] in ("Z", "X"):
+            continue
         cmdline = read(f"/proc/{name}/cmdline").replace("\0", " ")
         table[int(name)] = (int(fields[1]), fields[19], cmdline)
     return table
@@ -190,8 +198,16 @@ def soak(binary, provider, runs, image, limit):
     except plimsolld.DaemonDidNotServe as error:
         shutil.rmtree(scratch, ignore_errors=True)
         return {"problems": [str(error)]}
-    time.sleep(0.5)  # let the kernel finish tearing down what just exited
-    table = processes()
+    # Let the kernel finish tearing down what was killed as the daemon stopped:
+    # what is still alive after 10 s was left behind.
+    give_up = time.monotonic() + 10
+    while True:
+        table = processes()
+        if not any(pid in table and table[pid][1] == start for pid, start in seen):
+            break
+        if time.monotonic() > give_up:
+            break
+        time.sleep(0.1)
     for pid, start in sorted(seen):
         if pid in table and table[pid][1] == start:
             problems.append(f"a process of the daemon was left behind: pid {pid}: {table[pid][2]}")
