@@ -88,16 +88,29 @@ def descendants(root, table):
     return found
 
 
-def sample(pid):
+def sample(pid, readings=10, spacing=0.1):
+    """The daemon's fds, threads, RSS and live descendants, right after a run.
+
+    A run's answer comes before its sandbox is gone: a background destroyer
+    removes it while the warm pool starts the next one, each holding a few
+    descendants and descriptors for a moment. So descriptors and descendants
+    are the least of `readings` readings `spacing` s apart: what was only in
+    flight has gone from one of them, while a leaked process or descriptor is
+    in all of them.
+    """
+    fds, kin = [], []
+    for reading in range(readings):
+        if reading:
+            time.sleep(spacing)
+        try:
+            fds.append(len(os.listdir(f"/proc/{pid}/fd")))
+        except OSError:
+            fds.append(-1)
+        kin.append(len(descendants(pid, processes())))
     status = read(f"/proc/{pid}/status")
     values = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-    try:
-        fds = len(os.listdir(f"/proc/{pid}/fd"))
-    except OSError:
-        fds = -1
-    return {"fds": fds, "threads": int(values["Threads"].strip()),
-            "rss_kib": int(values["VmRSS"].split()[0]),
-            "descendants": len(descendants(pid, processes()))}
+    return {"fds": min(fds), "threads": int(values["Threads"].strip()),
+            "rss_kib": int(values["VmRSS"].split()[0]), "descendants": min(kin)}
 
 
 def named_entries(tag, extra_roots):
