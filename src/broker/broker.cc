@@ -93,7 +93,14 @@ std::string Seconds(Clock::duration duration) {
 
 struct Broker::State {
   struct ProfileState {
-    const Profile* profile = nullptr;  // in State::grants
+    ProfileState(const Profile& granted, const BreakerClock& clock,
+                 std::unique_ptr<SecretString> material)
+        : profile(&granted),
+          matcher(granted.allow),
+          breaker(std::make_unique<CircuitBreaker>(clock)),
+          credential(std::move(material)) {}
+
+    const Profile* profile;  // in State::grants
     RouteMatcher matcher;
     std::unique_ptr<CircuitBreaker> breaker;
     // The static token or the JWT secret.
@@ -153,47 +160,32 @@ Broker::Broker(std::shared_ptr<State> state) : state_(std::move(state)) {}
 Broker::~Broker() = default;
 
 Expected<Broker> Broker::Create(Grants grants, const EnvironmentReader& environment,
-                                BreakerClock clock) {
+                                const BreakerClock& clock) {
   auto state = std::make_shared<State>();
   state->grants = std::move(grants);
   std::vector<std::string> problems;
   for (const auto& [name, profile] : state->grants.profiles()) {
-    std::optional<std::string> value;
-    std::string problem;
-    if (const auto* token = std::get_if<StaticTokenSource>(&profile.token)) {
-      value = environment(token->env);
-      const std::string what =
-          "Profile \"" + name + "\": the environment variable " + token->env + " (its token)";
-      if (!value || value->empty()) {
-        problem = what + " is not set or is empty.";
-      } else if (!IsVisibleAscii(*value)) {
-        problem = what + " holds a character a bearer token cannot carry (only visible ASCII).";
-      }
+    const bool is_static = std::holds_alternative<StaticTokenSource>(profile.token);
+    const std::string& variable = is_static ? std::get<StaticTokenSource>(profile.token).env
+                                            : std::get<JwtTokenSource>(profile.token).secret_env;
+    // Wrapped at once, so the value is wiped whatever happens next.
+    auto credential = std::make_unique<SecretString>(environment(variable).value_or(""));
+    const std::string& value = credential->get();
+    std::string what = "Profile \"" + name + "\": the environment variable ";
+    what += variable;
+    what += is_static ? " (its token)" : " (its JWT secret)";
+    if (value.empty()) {
+      problems.push_back(what + " is not set or is empty.");
+    } else if (is_static && !IsVisibleAscii(value)) {
+      problems.push_back(what +
+                         " holds a character a bearer token cannot carry (only visible ASCII).");
+    } else if (!is_static && value.size() < kMinJwtSecretBytes) {
+      problems.push_back(what + " holds " + std::to_string(value.size()) +
+                         " bytes; an HS256 secret needs at least " +
+                         std::to_string(kMinJwtSecretBytes) + ".");
     } else {
-      const auto& jwt = std::get<JwtTokenSource>(profile.token);
-      value = environment(jwt.secret_env);
-      const std::string what = "Profile \"" + name + "\": the environment variable " +
-                               jwt.secret_env + " (its JWT secret)";
-      if (!value || value->empty()) {
-        problem = what + " is not set or is empty.";
-      } else if (value->size() < kMinJwtSecretBytes) {
-        problem = what + " holds " + std::to_string(value->size()) +
-                  " bytes; an HS256 secret needs at least " + std::to_string(kMinJwtSecretBytes) +
-                  ".";
-      }
+      state->profiles.try_emplace(name, profile, clock, std::move(credential));
     }
-    if (!problem.empty()) {
-      problems.push_back(std::move(problem));
-      if (value) OPENSSL_cleanse(value->data(), value->size());
-      continue;
-    }
-    State::ProfileState profile_state{
-        .profile = &profile,
-        .matcher = RouteMatcher(profile.allow),
-        .breaker = std::make_unique<CircuitBreaker>(clock),
-        .credential = std::make_unique<SecretString>(std::move(*value)),
-    };
-    state->profiles.emplace(name, std::move(profile_state));
   }
   if (!problems.empty()) {
     std::string message = "The broker cannot start: " + std::to_string(problems.size()) +
@@ -299,8 +291,8 @@ GuestAnswer RunGrant::Call(std::string_view method_text, std::string_view raw_pa
   const RouteTemplate* route = parts.state->matcher.Find(*method, *path);
   if (route == nullptr) {
     return refuse(CallRefusal::kNotAllowed,
-                  "No allow entry of the grant profile \"" + profile.name + "\" matches this " +
-                      std::string(HttpMethodName(*method)) + " and path.");
+                  "No allow entry of the grant profile \"" + profile.name + "\" matches " +
+                      std::string(HttpMethodName(*method)) + " on this path.");
   }
   entry.route = route->path();
   if (!content_type.empty() && !IsAcceptableContentType(content_type)) {

@@ -92,7 +92,7 @@ class Broker {
   // problem(s):\n<one line per problem>"), naming the variables but never
   // their values. `clock` drives the circuit breakers (tests inject one).
   static Expected<Broker> Create(Grants grants, const EnvironmentReader& environment,
-                                 BreakerClock clock = BreakerClock::System());
+                                 const BreakerClock& clock = BreakerClock::System());
 
   Broker(Broker&&) noexcept = default;
   Broker& operator=(Broker&&) noexcept = default;
