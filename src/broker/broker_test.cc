@@ -482,6 +482,24 @@ TEST(BrokerTest, AThousandCallsAgainstMaxCallsFromFourThreads) {
   EXPECT_EQ(CountRows(summary, "/items/*", "max_calls"), 744);
 }
 
+TEST(BrokerTest, ARouteCapRefusesOnlyItsRoute) {
+  FakeUpstream upstream([](const ReceivedRequest&) { return Json("{}"); });
+  Broker broker =
+      MakeBroker(GrantsYaml(upstream.origin().ToString(), 256,
+                            "    route_max_calls: {\"POST /items/*/reservations\": 2}\n"));
+  auto grant = OpenGrant(broker);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(
+        grant->Call("POST", "/items/1/reservations", "{}", "application/json", In(10s)).status,
+        200);
+  }
+  ExpectRefused(grant->Call("POST", "/items/1/reservations", "{}", "application/json", In(10s)),
+                429, "route_max_calls");
+  EXPECT_EQ(grant->Call("GET", "/items/1", "", "", In(10s)).status, 200);
+  EXPECT_EQ(upstream.requests().size(), 3u);
+  EXPECT_EQ(CountRows(grant->Summary(), "/items/*/reservations", "route_max_calls"), 1);
+}
+
 TEST(BrokerTest, TrickPathsAreRefusedCountedAndNeverSent) {
   FakeUpstream upstream([](const ReceivedRequest&) { return Json("{}"); });
   Broker broker = MakeBroker(GrantsYaml(upstream.origin().ToString()));

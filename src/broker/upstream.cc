@@ -1,8 +1,5 @@
 #include "broker/upstream.h"
 
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
-
 #include <algorithm>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -13,10 +10,11 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <exception>
-#include <fstream>
 #include <limits>
 #include <memory>
 #include <vector>
+
+#include "broker/upstream_tls.h"
 
 namespace plimsoll::broker {
 namespace {
@@ -148,72 +146,6 @@ class Errors {
   std::string origin_;
   Clock::time_point started_;
 };
-
-// The TLS client context: TLS 1.2 or later, peer verification on, trusting
-// `ca_file` or the system's store.
-Expected<std::shared_ptr<ssl::context>> MakeTlsContext(const std::string& ca_file) {
-  try {
-    auto context = std::make_shared<ssl::context>(ssl::context::tls_client);
-    if (SSL_CTX_set_min_proto_version(context->native_handle(), TLS1_2_VERSION) != 1) {
-      return Failure(ErrorCode::kInternal, "OpenSSL refused to make TLS 1.2 the minimum version.");
-    }
-    context->set_verify_mode(ssl::verify_peer);
-    beast::error_code error;
-    if (ca_file.empty()) {
-      context->set_default_verify_paths(error);
-      if (error) {
-        return Failure(ErrorCode::kInternal,
-                       "The system's trust store cannot be loaded: " + error.message() + ".");
-      }
-    } else {
-      if (!std::ifstream(ca_file)) {
-        return Failure(ErrorCode::kInternal, "Cannot read the CA file " + ca_file + ".");
-      }
-      context->load_verify_file(ca_file, error);
-      if (error) {
-        return Failure(
-            ErrorCode::kInternal,
-            "The CA file " + ca_file + " holds no usable certificate: " + error.message() + ".");
-      }
-    }
-    return context;
-  } catch (const std::exception& exception) {
-    return Failure(ErrorCode::kInternal,
-                   std::string("OpenSSL could not set up TLS: ") + exception.what() + ".");
-  }
-}
-
-// The system-store context is made once and shared: an SSL_CTX may serve
-// many connections from many threads, and loading the store takes time.
-Expected<std::shared_ptr<ssl::context>> TlsContextFor(const std::string& ca_file) {
-  if (!ca_file.empty()) return MakeTlsContext(ca_file);
-  static const Expected<std::shared_ptr<ssl::context>> system = MakeTlsContext("");
-  return system;
-}
-
-// SNI (names only, RFC 6066) and the identity the certificate must carry:
-// the DNS name, or the IP address for an IP literal.
-bool PrepareTlsSession(SSL* session, const std::string& host) {
-  beast::error_code not_an_address;
-  asio::ip::make_address(host, not_an_address);
-  if (not_an_address) {
-    SSL_set_hostflags(session, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-    // SSL_set_tlsext_host_name without its macro's C-style cast.
-    return SSL_ctrl(session, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
-                    const_cast<char*>(host.c_str())) == 1 &&
-           SSL_set1_host(session, host.c_str()) == 1;
-  }
-  return X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(session), host.c_str()) == 1;
-}
-
-std::string DescribeTlsFailure(SSL* session, const beast::error_code& error) {
-  const long verify = SSL_get_verify_result(session);
-  if (verify != X509_V_OK) {
-    return std::string("its TLS certificate did not verify (") +
-           X509_verify_cert_error_string(verify) + ")";
-  }
-  return "the TLS handshake failed (" + error.message() + ")";
-}
 
 // Where the connection goes: the origin's addresses, resolved here (never
 // through a proxy). http only to loopback addresses.
@@ -433,10 +365,10 @@ Expected<UpstreamAnswer> CallUpstream(const UpstreamRequest& request, Clock::tim
       return Exchange(io, stream, message, head, deadline, errors);
     }
 
-    auto context = TlsContextFor(request.ca_file);
+    auto context = UpstreamTlsContext(request.ca_file);
     if (!context.ok()) return errors.Connection(context.error().message());
     TlsStream stream(io, **context);
-    if (!PrepareTlsSession(stream.native_handle(), request.origin.host)) {
+    if (!PrepareUpstreamTlsSession(stream.native_handle(), request.origin.host)) {
       return errors.Connection("OpenSSL refused to check the certificate against " +
                                request.origin.host);
     }
@@ -451,7 +383,7 @@ Expected<UpstreamAnswer> CallUpstream(const UpstreamRequest& request, Clock::tim
     if (error == beast::error::timeout || (error && Clock::now() >= deadline)) {
       return errors.Timeout("complete the TLS handshake");
     }
-    if (error) return errors.Connection(DescribeTlsFailure(stream.native_handle(), error));
+    if (error) return errors.Connection(DescribeUpstreamTlsFailure(stream.native_handle(), error));
     // No close_notify afterwards: the answer's end is known from its
     // framing, and a shutdown exchange would need its own deadline.
     return Exchange(io, stream, message, head, deadline, errors);

@@ -5,9 +5,9 @@
 //   - it resolves and connects by itself: no HTTP_PROXY, HTTPS_PROXY, NO_PROXY
 //     or any other proxy setting is ever read;
 //   - https: TLS 1.2 or later, the certificate verified against the system's
-//     trust store and the origin's host name (or IP address), SNI set; http
-//     only when every address the host resolves to is loopback (grants allow
-//     http only for loopback origins, and this checks it again);
+//     trust store and the origin's host name (or IP address), SNI set
+//     (upstream_tls.h); http only when every address the host resolves to is
+//     loopback (grants allow http only for loopback origins; checked again);
 //   - Host from the origin, `Connection: close`, the caller's extra headers
 //     (the broker's Authorization), Content-Type and the body; no cookies are
 //     sent or kept;
