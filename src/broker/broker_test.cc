@@ -8,8 +8,8 @@
 #include <atomic>
 #include <chrono>
 #include <map>
-#include <mutex>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
