@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <optional>
+#include <string_view>
 
 #include "base/display_format.h"
 #include "engine/guest/abi.h"
@@ -54,6 +56,17 @@ bool StoreU64(HostContext& context, u32 address, u64 value) {
   return true;
 }
 
+// The bytes the `index`-th WASI iovec at `iovs` names (the caller checked
+// that the iovec array itself is in linear memory), or nullopt when they are
+// not all in linear memory.
+std::optional<std::string_view> GuestIovec(HostContext& context, u32 iovs, u32 index) {
+  u32 base, length;
+  std::memcpy(&base, GuestBytes(context, u64{iovs} + u64{index} * 8), 4);
+  std::memcpy(&length, GuestBytes(context, u64{iovs} + u64{index} * 8 + 4), 4);
+  if (!InBounds(context, base, length)) return std::nullopt;
+  return std::string_view(reinterpret_cast<const char*>(GuestBytes(context, base)), length);
+}
+
 // One display() record: the MIME type, "\n", the bytes, gathered from the
 // iovecs (display() writes each record in one call).
 u32 FdWriteDisplay(HostContext& context, u32 iovs, u32 iovs_length, u32 written_address) {
@@ -63,16 +76,14 @@ u32 FdWriteDisplay(HostContext& context, u32 iovs, u32 iovs_length, u32 written_
   bool over = context.displays.size() >= kMaxDisplays;
   u64 total = 0;
   for (u32 i = 0; i < iovs_length; i++) {
-    u32 base, length;
-    std::memcpy(&base, GuestBytes(context, u64{iovs} + i * 8), 4);
-    std::memcpy(&length, GuestBytes(context, u64{iovs} + i * 8 + 4), 4);
-    if (!InBounds(context, base, length)) return kWasiFault;
-    total += length;
-    if (over || record.size() + length > room) {
+    std::optional<std::string_view> bytes = GuestIovec(context, iovs, i);
+    if (!bytes) return kWasiFault;
+    total += bytes->size();
+    if (over || record.size() + bytes->size() > room) {
       over = true;
       continue;
     }
-    record.append(reinterpret_cast<const char*>(GuestBytes(context, base)), length);
+    record.append(*bytes);
   }
   size_t newline = record.find('\n');
   const bool well_formed = newline != std::string::npos &&
@@ -105,15 +116,13 @@ u32 FdWrite(HostContext& context, u32 fd, u32 iovs, u32 iovs_length, u32 written
   if (value) context.value_written = true;
   u64 total = 0;
   for (u32 i = 0; i < iovs_length; i++) {
-    u32 base, length;
-    std::memcpy(&base, GuestBytes(context, u64{iovs} + i * 8), 4);
-    std::memcpy(&length, GuestBytes(context, u64{iovs} + i * 8 + 4), 4);
-    if (!InBounds(context, base, length)) return kWasiFault;
+    std::optional<std::string_view> bytes = GuestIovec(context, iovs, i);
+    if (!bytes) return kWasiFault;
     size_t room = cap > sink.size() ? cap - sink.size() : 0;
-    size_t kept = length < room ? length : room;
-    if (kept < length) truncated = true;
-    sink.append(reinterpret_cast<const char*>(GuestBytes(context, base)), kept);
-    total += length;
+    size_t kept = bytes->size() < room ? bytes->size() : room;
+    if (kept < bytes->size()) truncated = true;
+    sink.append(bytes->substr(0, kept));
+    total += bytes->size();
   }
   // The guest is told everything was written: a capped stream is dropped,
   // not blocked, so the script runs on unchanged.
