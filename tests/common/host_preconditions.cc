@@ -87,22 +87,6 @@ bool IsRequired(const std::string& parameter) {
   return std::find(required.begin(), required.end(), parameter) != required.end();
 }
 
-HostVerdict JudgeUnavailable(const std::string& parameter, const std::string& why) {
-  std::string missing = MissingHostPrecondition(parameter);
-  if (missing.empty()) {
-    return {true, "provider " + parameter +
-                      " has every host precondition here but could not be opened or did not "
-                      "pass its smoke test (a failure, not a skip): " +
-                      why};
-  }
-  if (IsRequired(parameter)) {
-    return {true, "provider " + parameter +
-                      " is listed in PLIMSOLL_REQUIRE_PROVIDERS but cannot run here: " + missing +
-                      ": " + why};
-  }
-  return {false, "skipped: provider " + parameter + ": " + missing + ": " + why};
-}
-
 HostVerdict JudgeHost(const std::string& parameter) {
   std::string missing = MissingHostPrecondition(parameter);
   if (missing.empty()) return {false, ""};
@@ -111,6 +95,18 @@ HostVerdict JudgeHost(const std::string& parameter) {
                       " is listed in PLIMSOLL_REQUIRE_PROVIDERS but cannot run here: " + missing};
   }
   return {false, "skipped: provider " + parameter + ": " + missing};
+}
+
+HostVerdict JudgeUnavailable(const std::string& parameter, const std::string& why) {
+  HostVerdict host = JudgeHost(parameter);
+  if (host.message.empty()) {
+    return {true, "provider " + parameter +
+                      " has every host precondition here but could not be opened or did not "
+                      "pass its smoke test (a failure, not a skip): " +
+                      why};
+  }
+  host.message += ": " + why;
+  return host;
 }
 
 }  // namespace plimsoll::testing

@@ -607,16 +607,11 @@ class OciProvider final : public Provider {
       if (LeftByDeadOwner(id)) left.push_back(id);
     }
     for (const std::string& id : left) {
-      std::error_code listing;
-      for (const auto& hierarchy : std::filesystem::directory_iterator("/sys/fs/cgroup", listing)) {
-        std::filesystem::path cgroup =
-            hierarchy.path() / std::string(oci::kCgroupParent).substr(1) / id;
-        std::error_code inner;
-        if (!std::filesystem::is_directory(cgroup, inner)) continue;
-        KillCgroupMembers(cgroup);
-        if (rmdir(cgroup.c_str()) != 0 && errno != ENOENT) {
-          problems += "could not remove cgroup " + cgroup.string() + "; ";
-        }
+      // In every hierarchy, its members killed (never a recycled pid).
+      for (const std::string& cgroup :
+           os::RemoveCgroupEverywhere(std::string(oci::kCgroupParent) + "/" + id,
+                                      Clock::now() + std::chrono::seconds(1))) {
+        problems += "could not remove cgroup " + cgroup + "; ";
       }
       std::error_code removing;
       std::filesystem::remove_all(runtime.bundles_dir() + "/" + id, removing);
@@ -624,21 +619,6 @@ class OciProvider final : public Provider {
     }
     if (!problems.empty()) return Failure(ErrorCode::kInternal, "Reconcile: " + problems);
     return Status::Ok();
-  }
-
-  static void KillCgroupMembers(const std::filesystem::path& cgroup) {
-    for (int round = 0; round < 10; ++round) {
-      std::ifstream procs(cgroup / "cgroup.procs");
-      bool any = false;
-      for (long pid; procs >> pid;) {
-        any = true;
-        // Through a pidfd, after checking it is still a member: never a
-        // recycled pid outside the container.
-        (void)os::SignalCgroupMember(cgroup.string(), static_cast<pid_t>(pid), SIGKILL);
-      }
-      if (!any) return;
-      usleep(20'000);
-    }
   }
 
   const Limits limits_;
