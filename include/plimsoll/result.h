@@ -76,11 +76,33 @@ inline constexpr size_t kMaxDisplayBytes = size_t{4} << 20;  // all of them toge
 // provider reports sizes it measured, never ones the sandbox claimed.
 void MeasureDisplays(std::vector<Display>& displays);
 
-// Counts of broker calls made during a granted run (SPEC §8).
+// One row of a granted run's call trace: how many calls had this method,
+// route template, status and verdict (SPEC §8). Never a concrete path.
+struct BrokerRoute {
+  std::string method;    // GET HEAD POST PUT PATCH DELETE, or OTHER
+  std::string route;     // the matching template ("/items/*"); "" when none matched
+  int64_t status = 0;    // the upstream's HTTP status; 0 when it gave none
+  bool allowed = false;  // whether the broker let the calls go upstream
+  // "" or why not: not_allowed, bad_path, max_calls, route_max_calls,
+  // circuit_open, body_too_large, upstream_timeout, upstream_error.
+  std::string reason;
+  int64_t count = 0;
+  friend bool operator==(const BrokerRoute&, const BrokerRoute&) = default;
+};
+
+// At most this many rows on a result; the rest are counted in routes_dropped.
+inline constexpr size_t kMaxBrokerRoutes = 256;
+
+// The call trace summary of a granted run (SPEC §8): covered by the result
+// digest with every row.
 struct BrokerSummary {
   std::string profile;
   int64_t calls = 0;  // every call, allowed and denied
   int64_t denied = 0;
+  // Sorted by (method, route, status, allowed, reason); at most
+  // kMaxBrokerRoutes, the most frequent.
+  std::vector<BrokerRoute> routes{};
+  int64_t routes_dropped = 0;  // distinct rows left out (the least frequent)
   friend bool operator==(const BrokerSummary&, const BrokerSummary&) = default;
 };
 

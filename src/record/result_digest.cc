@@ -56,6 +56,16 @@ std::string ResultDigest(const Result& result) {
     digest.Bytes("broker.profile", result.broker->profile);
     digest.Integer("broker.calls", result.broker->calls);
     digest.Integer("broker.denied", result.broker->denied);
+    digest.Count("broker.routes", result.broker->routes.size());
+    for (const BrokerRoute& row : result.broker->routes) {
+      digest.Bytes("broker.route.method", row.method);
+      digest.Bytes("broker.route.route", row.route);
+      digest.Integer("broker.route.status", row.status);
+      digest.Boolean("broker.route.allowed", row.allowed);
+      digest.Bytes("broker.route.reason", row.reason);
+      digest.Integer("broker.route.count", row.count);
+    }
+    digest.Integer("broker.routes_dropped", result.broker->routes_dropped);
   }
   digest.Count("advice", result.advice.size());
   for (const Advice& advice : result.advice) {

@@ -333,7 +333,8 @@ std::vector<Exchange> Exchanges() {
   {  // Grant with broker summary and advice floats.
     Exchange e{
         "grant-advice-floats",
-        "A granted run: broker summary and advice whose added_latency_ms covers a plain float, "
+        "A granted run: broker summary (three route rows, two dropped) and advice whose "
+        "added_latency_ms covers a plain float, "
         "-0.0, +inf, -inf, NaN (normalised to 0x7ff8000000000000) and the smallest subnormal.",
         {},
         {}};
@@ -343,6 +344,12 @@ std::vector<Exchange> Exchanges() {
     r.javascript = JavascriptPayload{"for (const id of ids) await host.get(`/v1/items/${id}`)"};
     Result res = Snippet(PayloadKind::kJavascript, "linux", Tier::kContainer, "done\n");
     res.broker = BrokerSummary{"crm-read", 12, 1};
+    res.broker->routes = {
+        BrokerRoute{"GET", "/v1/items/*", 200, true, "", 10},
+        BrokerRoute{"GET", "/v1/items/*", 404, true, "", 1},
+        BrokerRoute{"OTHER", "", 0, false, "not_allowed", 1},
+    };
+    res.broker->routes_dropped = 2;
     const double inf = std::numeric_limits<double>::infinity();
     res.advice = {
         Advice{"fan_out", "GET /v1/items/*", "Use GET /v1/items?ids=... instead of 10 calls.", 9,

@@ -162,6 +162,22 @@ Advice ReadAdvice(const Json& value, const std::string& path, Problem& problem) 
   return advice;
 }
 
+BrokerRoute ReadBrokerRoute(const Json& value, const std::string& path, Problem& problem) {
+  BrokerRoute row;
+  if (!value.is_object()) {
+    problem.Set(path + " must be an object.");
+    return row;
+  }
+  FieldReader fields(value, path, problem, /*null_is_absent=*/false);
+  row.method = fields.String("method", wire::kRequired);
+  row.route = fields.String("route", wire::kRequired);
+  row.status = fields.Integer("status", wire::kRequired);
+  row.allowed = fields.Boolean("allowed", wire::kRequired);
+  row.reason = fields.String("reason", wire::kRequired);
+  row.count = fields.Integer("count", wire::kRequired);
+  return row;
+}
+
 template <typename Element>
 std::vector<Element> ReadObjects(FieldReader& fields, std::string_view key, Problem& problem,
                                  Element (*element)(const Json&, const std::string&, Problem&)) {
@@ -228,6 +244,13 @@ Expected<Result> ReadResult(std::string_view body) {
     summary.profile = broker_fields.String("profile", wire::kRequired);
     summary.calls = broker_fields.Integer("calls", wire::kRequired);
     summary.denied = broker_fields.Integer("denied", wire::kRequired);
+    summary.routes = ReadObjects<BrokerRoute>(broker_fields, "routes", problem, &ReadBrokerRoute);
+    if (!problem && summary.routes.size() > kMaxBrokerRoutes) {
+      problem.Set("broker.routes has more than " + std::to_string(kMaxBrokerRoutes) + " rows.");
+    }
+    if (broker_fields.Find("routes_dropped") != nullptr) {
+      summary.routes_dropped = broker_fields.Integer("routes_dropped", wire::kRequired);
+    }
     result.broker = std::move(summary);
   }
   result.advice = ReadObjects<Advice>(fields, "advice", problem, &ReadAdvice);
@@ -286,6 +309,19 @@ std::string ResultToJson(const Result& result) {
     broker["profile"] = result.broker->profile;
     broker["calls"] = result.broker->calls;
     broker["denied"] = result.broker->denied;
+    OrderedJson routes = OrderedJson::array();
+    for (const BrokerRoute& row : result.broker->routes) {
+      OrderedJson entry = OrderedJson::object();
+      entry["method"] = row.method;
+      entry["route"] = row.route;
+      entry["status"] = row.status;
+      entry["allowed"] = row.allowed;
+      entry["reason"] = row.reason;
+      entry["count"] = row.count;
+      routes.push_back(std::move(entry));
+    }
+    broker["routes"] = std::move(routes);
+    broker["routes_dropped"] = result.broker->routes_dropped;
     out["broker"] = std::move(broker);
   }
   if (!result.advice.empty()) {
