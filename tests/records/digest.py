@@ -151,7 +151,8 @@ RESULT_FIELDS = ("provider", "isolation", "environment", "kind", "exit_code", "t
 STEP_FIELDS = ("command", "exit_code", "timed_out", "stdout", "stderr", "stdout_truncated",
                "stderr_truncated", "duration_ms")
 ARTIFACT_FIELDS = ("path", "content", "truncated")
-BROKER_FIELDS = ("profile", "calls", "denied")
+BROKER_FIELDS = ("profile", "calls", "denied", "routes", "routes_dropped")
+BROKER_ROUTE_FIELDS = ("method", "route", "status", "allowed", "reason", "count")
 DISPLAY_FIELDS = ("mime", "data", "width", "height")
 ADVICE_FIELDS = ("pattern", "route", "message", "extra_calls", "added_latency_ms", "bytes")
 RECORD_FIELDS = ("version", "request_sha256", "result_sha256", "provider", "isolation", "environment",
@@ -254,6 +255,19 @@ def result_digest(result: dict) -> str:
         d.string("broker.profile", broker["profile"])
         d.integer("broker.calls", broker["calls"])
         d.integer("broker.denied", broker["denied"])
+        # The call trace's rows, then how many were left out (both default
+        # when absent: an empty list, 0).
+        routes = broker.get("routes", [])
+        d.count("broker.routes", routes)
+        for row in routes:
+            _only(row, BROKER_ROUTE_FIELDS, "broker.route")
+            d.string("broker.route.method", row["method"])
+            d.string("broker.route.route", row["route"])
+            d.integer("broker.route.status", row["status"])
+            d.boolean("broker.route.allowed", row["allowed"])
+            d.string("broker.route.reason", row["reason"])
+            d.integer("broker.route.count", row["count"])
+        d.integer("broker.routes_dropped", broker.get("routes_dropped", 0))
     advice = result.get("advice", [])
     d.count("advice", advice)
     for finding in advice:

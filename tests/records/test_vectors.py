@@ -223,7 +223,7 @@ class MutationTest(unittest.TestCase):
 
     def test_dropping_optional_fields_and_list_entries_changes_a_digest(self):
         optional = {"outcome", "broker", "session", "minimum_isolation", "timeout_ms", "grant_profile",
-                    "displays", "displays_truncated"}
+                    "displays", "displays_truncated", "routes", "routes_dropped"}
         checked = 0
         for vector in load()["vectors"]:
             expected = recompute(vector)
@@ -241,7 +241,9 @@ class MutationTest(unittest.TestCase):
                         # A dropped optional whose value equals its default is the same request.
                         if key in ("minimum_isolation", "grant_profile") and vector_at(vector, prefix) == "":
                             continue
-                        if key == "timeout_ms" and vector_at(vector, prefix) == 0:
+                        if key in ("timeout_ms", "routes_dropped") and vector_at(vector, prefix) == 0:
+                            continue
+                        if key == "routes" and vector_at(vector, prefix) == []:
                             continue
                         with self.subTest(vector=vector["name"], drop="/".join(map(str, prefix))):
                             self.assertNotEqual(recompute(changed), expected)
@@ -320,6 +322,69 @@ class DisplaysTest(unittest.TestCase):
                        {"displays": [dict(self.figure, width="640")]},
                        {"displays": [dict(self.figure, data={"base64": "x", "y": 1})]},
                        {"displays_truncated": "true"}, {"displays_truncated": None}):
+            with self.subTest(change=change):
+                with self.assertRaises((ValueError, TypeError, KeyError)):
+                    self.digest(**change)
+
+
+class BrokerRoutesTest(unittest.TestCase):
+    """Row 16 (docs/run-records.md §3.2): the broker summary's call trace rows
+    and how many were dropped, after profile, calls and denied."""
+
+    ROWS = [{"method": "GET", "route": "/items/*", "status": 200, "allowed": True, "reason": "", "count": 12},
+            {"method": "OTHER", "route": "", "status": 0, "allowed": False, "reason": "not_allowed",
+             "count": 1}]
+
+    def setUp(self):
+        granted = [v for v in load()["vectors"] if "broker" in v.get("result", {})]
+        self.assertTrue(granted)
+        self.vector = granted[0]
+        self.result = {k: v for k, v in self.vector["result"].items() if k != "record"}
+        self.broker = {k: self.result["broker"][k] for k in ("profile", "calls", "denied")}
+
+    def digest(self, **broker):
+        return digest.result_digest(dict(self.result, broker=dict(self.broker, **broker)))
+
+    def test_absent_is_empty_and_zero(self):
+        bare = self.digest()
+        self.assertEqual(bare, self.digest(routes=[], routes_dropped=0))
+        self.assertEqual(bare, self.digest(routes=[]))
+        self.assertEqual(bare, self.digest(routes_dropped=0))
+        self.assertEqual(len({bare, self.digest(routes=self.ROWS), self.digest(routes_dropped=1),
+                              self.digest(routes=self.ROWS[:1]), self.digest(routes=self.ROWS[::-1])}), 5)
+
+    def test_transcript_order(self):
+        """The rows and the dropped count follow broker.denied, before advice."""
+        with_rows = _result_transcript(dict(self.result, broker=dict(self.broker, routes=self.ROWS,
+                                                                      routes_dropped=2)))
+        rows = digest.Digest("")
+        rows.field("broker.routes", b"2")
+        for method, route, status, allowed, reason, count in (
+                (b"GET", b"/items/*", b"200", b"true", b"", b"12"),
+                (b"OTHER", b"", b"0", b"false", b"not_allowed", b"1")):
+            rows.field("broker.route.method", method)
+            rows.field("broker.route.route", route)
+            rows.field("broker.route.status", status)
+            rows.field("broker.route.allowed", allowed)
+            rows.field("broker.route.reason", reason)
+            rows.field("broker.route.count", count)
+        rows.field("broker.routes_dropped", b"2")
+        inserted = bytes(rows.transcript)[len(digest.value(b"")):]  # without its domain
+        empty = digest.Digest("")
+        empty.field("broker.routes", b"0")
+        empty.field("broker.routes_dropped", b"0")
+        bare_tail = bytes(empty.transcript)[len(digest.value(b"")):]
+        bare = _result_transcript(dict(self.result, broker=self.broker))
+        at = bare.index(bare_tail)
+        self.assertEqual(with_rows, bare[:at] + inserted + bare[at + len(bare_tail):])
+
+    def test_malformed_rows_are_refused(self):
+        row = self.ROWS[0]
+        no_count = {k: v for k, v in row.items() if k != "count"}
+        for change in ({"routes": [dict(row, extra=1)]}, {"routes": [no_count]},
+                       {"routes": [dict(row, status="200")]}, {"routes": [dict(row, allowed="true")]},
+                       {"routes": [dict(row, method=None)]}, {"routes_dropped": True},
+                       {"routes_dropped": None}):
             with self.subTest(change=change):
                 with self.assertRaises((ValueError, TypeError, KeyError)):
                     self.digest(**change)
