@@ -9,14 +9,16 @@
 from .aio import AsyncClient, AsyncPool, AsyncSession
 from .client import Client, Pool, Session
 from .errors import DataLossError, PlimsollError, Reason, RefusedError
-from .results import (Advice, Artifact, Broker, Describe, Display, Image, ImagePackage, Record,
-                      Result, SessionEnd, SessionInfo, SessionState, Step, tier_meets)
+from .results import (Advice, Artifact, Broker, BrokerRoute, Describe, Display, Image,
+                      ImagePackage, Record, Result, SessionEnd, SessionInfo, SessionState, Step,
+                      tier_meets)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Client", "Session", "Pool", "AsyncClient", "AsyncSession", "AsyncPool",
     "PlimsollError", "RefusedError", "DataLossError", "Reason",
-    "Result", "Step", "Artifact", "Broker", "Advice", "Display", "Record", "Describe", "Image",
-    "ImagePackage", "SessionInfo", "SessionState", "SessionEnd", "tier_meets", "__version__",
+    "Result", "Step", "Artifact", "Broker", "BrokerRoute", "Advice", "Display", "Record",
+    "Describe", "Image", "ImagePackage", "SessionInfo", "SessionState", "SessionEnd", "tier_meets",
+    "__version__",
 ]

@@ -17,8 +17,9 @@ from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequ
 
 from . import records
 from .errors import ERROR_CODES, PlimsollError, Reason
-from .results import (TIERS, Advice, Artifact, Broker, Describe, Display, Image, ImagePackage,
-                      Record, Result, SessionEnd, SessionInfo, SessionState, Step, tier_meets)
+from .results import (TIERS, Advice, Artifact, Broker, BrokerRoute, Describe, Display, Image,
+                      ImagePackage, Record, Result, SessionEnd, SessionInfo, SessionState, Step,
+                      tier_meets)
 
 Data = Union[bytes, bytearray, memoryview, str]
 Files = Union[Mapping[str, Data], Iterable[Tuple[str, Data]]]
@@ -36,6 +37,7 @@ _HEX32 = re.compile(r"[0-9a-f]{32}")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _KINDS = frozenset({"javascript", "python", "project", "cell"})
 _OUTCOMES = frozenset({"completed", "setup_failed", "timed_out", "protocol_error"})
+_MAX_BROKER_ROUTES = 256  # a broker summary's call trace rows (SPEC §8); more is malformed
 _ENDS = frozenset({"closed", "expired", "disk_exceeded", "main_process_ended", "boundary_failed",
                    "sandbox_changed", "shutdown", "replaced", "not_found", "unclaimed"})
 _TIER_SET = frozenset(TIERS)
@@ -611,9 +613,21 @@ def parse_result(d: Mapping[str, Any]) -> Result:
     if broker_doc is not None:
         if type(broker_doc) is not dict:
             raise Unreadable("broker is not an object")
+        routes = []
+        for entry in _list(broker_doc, "routes", "broker."):
+            if type(entry) is not dict:
+                raise Unreadable("a broker.routes entry is not an object")
+            w = "broker.routes[]."
+            routes.append(BrokerRoute(_str(entry, "method", w), _str(entry, "route", w),
+                                      _int(entry, "status", w), _bool(entry, "allowed", w),
+                                      _str(entry, "reason", w), _int(entry, "count", w)))
+        if len(routes) > _MAX_BROKER_ROUTES:
+            raise Unreadable(f"broker.routes has more than {_MAX_BROKER_ROUTES} rows")
+        dropped = _opt(broker_doc, "routes_dropped", int, "broker.")
         broker = Broker(_str(broker_doc, "profile", "broker."), _int(broker_doc, "calls",
                                                                      "broker."),
-                        _int(broker_doc, "denied", "broker."))
+                        _int(broker_doc, "denied", "broker."), tuple(routes),
+                        0 if dropped is None else dropped)
     advice = []
     for entry in _list(d, "advice", ""):
         if type(entry) is not dict:

@@ -268,6 +268,20 @@ def result_digest(result: Mapping[str, Any]) -> str:
         e.string("broker.profile", broker.get("profile"))
         e.integer("broker.calls", broker.get("calls"))
         e.integer("broker.denied", broker.get("denied"))
+        # The call trace's rows, then how many were left out: an absent list is empty, an absent
+        # count is 0.
+        routes = _list(broker.get("routes"), "broker.routes")
+        e.count("broker.routes", len(routes))
+        for row in routes:
+            row = _object(row, "broker.routes[]")
+            e.string("broker.route.method", row.get("method"))
+            e.string("broker.route.route", row.get("route"))
+            e.integer("broker.route.status", row.get("status"))
+            e.boolean("broker.route.allowed", row.get("allowed"))
+            e.string("broker.route.reason", row.get("reason"))
+            e.integer("broker.route.count", row.get("count"))
+        dropped = broker.get("routes_dropped")
+        e.integer("broker.routes_dropped", 0 if dropped is None else dropped)
     advice = _list(get("advice"), "advice")
     e.count("advice", len(advice))
     for finding in advice:

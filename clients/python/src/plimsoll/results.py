@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Optional, Tuple
 
-__all__ = ["Record", "Step", "Artifact", "Broker", "Advice", "Display", "Result", "Describe",
-           "Image", "ImagePackage", "SessionInfo", "SessionState", "SessionEnd", "TIERS",
-           "tier_meets"]
+__all__ = ["Record", "Step", "Artifact", "Broker", "BrokerRoute", "Advice", "Display", "Result",
+           "Describe", "Image", "ImagePackage", "SessionInfo", "SessionState", "SessionEnd",
+           "TIERS", "tier_meets"]
 
 #: Tier names from weakest to strongest; ``none`` and ``unknown`` meet no floor.
 TIERS = ("none", "unknown", "process", "container", "kernel", "vm")
@@ -81,12 +81,38 @@ class Artifact:
 
 
 @dataclass(frozen=True, slots=True)
+class BrokerRoute:
+    """One row of a granted run's call trace: how many calls had this method, route template,
+    status and verdict (never a concrete path).
+
+    ``method`` is GET, HEAD, POST, PUT, PATCH, DELETE or OTHER; ``route`` the matching template
+    (``""`` when none matched); ``status`` the upstream's HTTP status (0 when it gave none);
+    ``reason`` is ``""`` or why the broker refused (``not_allowed``, ``bad_path``, ``max_calls``,
+    ``route_max_calls``, ``circuit_open``, ``body_too_large``, ``upstream_timeout``,
+    ``upstream_error``).
+    """
+
+    method: str
+    route: str
+    status: int
+    allowed: bool
+    reason: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
 class Broker:
-    """The broker call summary of a granted run."""
+    """The broker call summary of a granted run.
+
+    ``routes`` holds at most 256 rows, sorted by (method, route, status, allowed, reason);
+    ``routes_dropped`` counts the distinct rows left out (the least frequent).
+    """
 
     profile: str
     calls: int
     denied: int
+    routes: Tuple[BrokerRoute, ...] = ()
+    routes_dropped: int = 0
 
 
 @dataclass(frozen=True, slots=True)
