@@ -217,6 +217,18 @@ export function resultEncoding(res: Obj): Encoder {
     e.fieldString("broker.profile", b.profile as string);
     e.fieldInt("broker.calls", b.calls as number);
     e.fieldInt("broker.denied", b.denied as number);
+    // The call trace's rows, then how many were left out ([] and 0 when absent).
+    const routes = list(b.routes);
+    e.fieldInt("broker.routes", routes.length);
+    for (const r of routes) {
+      e.fieldString("broker.route.method", r.method as string);
+      e.fieldString("broker.route.route", r.route as string);
+      e.fieldInt("broker.route.status", r.status as number);
+      e.fieldBool("broker.route.allowed", r.allowed as boolean);
+      e.fieldString("broker.route.reason", r.reason as string);
+      e.fieldInt("broker.route.count", r.count as number);
+    }
+    e.fieldInt("broker.routes_dropped", present(b.routes_dropped) ? (b.routes_dropped as number) : 0);
   }
   const advice = list(res.advice);
   e.fieldInt("advice", advice.length);

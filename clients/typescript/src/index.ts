@@ -14,7 +14,7 @@ export {
 export { meetsFloor, PACKAGE_SOURCES, TIERS } from "./types.js";
 export type {
   Tier, Kind, Outcome, Language, RunOptions, ProjectFile, ProjectSpec, RequestBytes, WireRequest,
-  SentRequest, RunRecord, StepResult, Artifact, Display, BrokerSummary, Advice, Limits,
+  SentRequest, RunRecord, StepResult, Artifact, Display, BrokerSummary, BrokerRoute, Advice, Limits,
   Capabilities, Description, ImageInfo, ImagePackage, PackageSource, SessionOptions, SessionState,
   SessionClosed,
 } from "./types.js";

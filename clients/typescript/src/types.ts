@@ -146,10 +146,36 @@ export interface Display {
   height?: number;
 }
 
+/**
+ * One row of a granted run's call trace (SPEC §8): how many calls had this method, route
+ * template, status and verdict. Never a concrete path.
+ */
+export interface BrokerRoute {
+  /** GET, HEAD, POST, PUT, PATCH, DELETE, or OTHER. */
+  method: string;
+  /** The matching route template (e.g. "/items/*"); "" when none matched. */
+  route: string;
+  /** The upstream's HTTP status; 0 when it gave none. */
+  status: number;
+  /** Whether the broker let the calls go upstream. */
+  allowed: boolean;
+  /**
+   * "" or why not: not_allowed, bad_path, max_calls, route_max_calls, circuit_open,
+   * body_too_large, upstream_timeout, upstream_error.
+   */
+  reason: string;
+  count: number;
+}
+
+/** The broker call summary of a granted run; covered by the result digest with every row. */
 export interface BrokerSummary {
   profile: string;
   calls: number;
   denied: number;
+  /** At most 256 rows, sorted by (method, route, status, allowed, reason); [] when none. */
+  routes: BrokerRoute[];
+  /** Distinct rows left out of `routes` (the least frequent); 0 when none. */
+  routesDropped: number;
 }
 
 export interface Advice {

@@ -6,8 +6,9 @@ import { type BytesLike, base64Decode, fromWire, text, toWire, type WireBytes } 
 import { wireFloat } from "./digest.js";
 import { clientRefusal } from "./errors.js";
 import type {
-  Advice, Artifact, Description, Display, ImageInfo, ImagePackage, Kind, Limits, Outcome,
-  RequestBytes, RunRecord, SentRequest, SessionClosed, SessionState, StepResult, Tier, WireRequest,
+  Advice, Artifact, BrokerRoute, BrokerSummary, Description, Display, ImageInfo, ImagePackage, Kind,
+  Limits, Outcome, RequestBytes, RunRecord, SentRequest, SessionClosed, SessionState, StepResult, Tier,
+  WireRequest,
 } from "./types.js";
 import { PACKAGE_SOURCES, TIERS } from "./types.js";
 
@@ -159,6 +160,22 @@ function readDisplay(v: unknown, where: string): Display {
   return d;
 }
 
+/** A broker summary's call trace rows (SPEC §8): more is malformed. */
+const MAX_BROKER_ROUTES = 256;
+
+/** One row of a broker summary's call trace (SPEC §8). */
+function readBrokerRoute(v: unknown, where: string): BrokerRoute {
+  const o = obj(v, where);
+  return {
+    method: s(o, "method", where),
+    route: s(o, "route", where),
+    status: i(o, "status", where),
+    allowed: b(o, "allowed", where),
+    reason: s(o, "reason", where),
+    count: i(o, "count", where),
+  };
+}
+
 const KINDS: readonly string[] = ["javascript", "python", "project", "cell"];
 const OUTCOMES: readonly string[] = ["completed", "setup_failed", "timed_out", "protocol_error"];
 
@@ -212,7 +229,8 @@ export class Result {
   readonly valueTruncated?: boolean;
   readonly interpreterStarted?: boolean;
   readonly stateKept?: boolean;
-  readonly broker?: { profile: string; calls: number; denied: number };
+  /** Granted runs only: the broker's call summary and trace rows. */
+  readonly broker?: BrokerSummary;
   readonly advice: Advice[];
   /** Rich outputs in the order shown (SPEC §7): figures, tables; [] when there are none. */
   readonly displays: Display[];
@@ -277,10 +295,18 @@ export class Result {
     }
     if (present(o.broker)) {
       const bo = obj(o.broker, "answer.broker");
+      const routes = arr(bo, "routes", "answer.broker", true).map((x, n) =>
+        readBrokerRoute(x, `answer.broker.routes[${n}]`),
+      );
+      if (routes.length > MAX_BROKER_ROUTES) {
+        throw new Unreadable(`answer.broker.routes has more than ${MAX_BROKER_ROUTES} rows`);
+      }
       this.broker = {
         profile: s(bo, "profile", "answer.broker"),
         calls: i(bo, "calls", "answer.broker"),
         denied: i(bo, "denied", "answer.broker"),
+        routes,
+        routesDropped: present(bo.routes_dropped) ? i(bo, "routes_dropped", "answer.broker") : 0,
       };
     }
     this.advice = arr(o, "advice", w, true).map((x, n) => {

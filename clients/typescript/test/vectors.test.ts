@@ -96,3 +96,55 @@ test("NaN is normalised and -0.0 keeps its sign", () => {
   z.fieldFloat("f", -0);
   assert.ok(digest.hex(z.encoded()).endsWith("8000000000000000"));
 });
+
+test("the broker's call trace rows are read and covered (row 16)", async () => {
+  const v = byName.get("grant-advice-floats");
+  const r = await checkExchange(v.request, v.result);
+  assert.deepEqual(r.broker, {
+    profile: "crm-read", calls: 12, denied: 1, routesDropped: 2,
+    routes: [
+      { method: "GET", route: "/v1/items/*", status: 200, allowed: true, reason: "", count: 10 },
+      { method: "GET", route: "/v1/items/*", status: 404, allowed: true, reason: "", count: 1 },
+      { method: "OTHER", route: "", status: 0, allowed: false, reason: "not_allowed", count: 1 },
+    ],
+  });
+  const unused = byName.get("grant-unused");
+  const u = await checkExchange(unused.request, unused.result);
+  assert.deepEqual(u.broker, { profile: "", calls: 0, denied: 0, routes: [], routesDropped: 0 });
+  for (const [path, value] of [[["routes", 0, "count"], 11], [["routes", 1, "status"], 200],
+    [["routes", 2, "reason"], "bad_path"], [["routes", 2, "allowed"], true], [["routes_dropped"], 0]] as const) {
+    const answer = structuredClone(v.result);
+    let node = answer.broker;
+    for (const key of path.slice(0, -1)) node = node[key];
+    node[path[path.length - 1]!] = value;
+    await assert.rejects(checkExchange(v.request, answer), /result_sha256/, JSON.stringify(path));
+  }
+});
+
+test("absent broker rows and count are hashed as [] and 0", async () => {
+  const v = byName.get("grant-unused");
+  const bare = structuredClone(v.result);
+  delete bare.broker.routes;
+  delete bare.broker.routes_dropped;
+  assert.equal(await digest.resultDigest(bare), v.result_sha256);
+  const r = await checkExchange(v.request, bare);
+  assert.deepEqual(r.broker?.routes, []);
+  assert.equal(r.broker?.routesDropped, 0);
+  bare.broker.routes_dropped = 1;
+  assert.notEqual(await digest.resultDigest(bare), v.result_sha256);
+});
+
+test("malformed broker rows are not read", async () => {
+  const v = byName.get("grant-advice-floats");
+  const row = v.result.broker.routes[0];
+  const rows = Array.from({ length: 257 }, (_, n) => ({ ...row, status: 100 + n }));
+  const { count: _count, ...noCount } = row;
+  for (const change of [{ routes: rows }, { routes: row }, { routes: ["GET"] }, { routes: [noCount] },
+    { routes: [{ ...row, status: "200" }] }, { routes: [{ ...row, allowed: "true" }] },
+    { routes: [{ ...row, method: null }] }, { routes: [{ ...row, count: 1.5 }] },
+    { routes_dropped: "2" }, { routes_dropped: true }]) {
+    const answer = structuredClone(v.result);
+    Object.assign(answer.broker, change);
+    await assert.rejects(checkExchange(v.request, answer), /cannot be read: answer\.broker/, JSON.stringify(change).slice(0, 60));
+  }
+});
