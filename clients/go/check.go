@@ -277,6 +277,29 @@ func decodeResult(v *jsonValue) (*Result, error) {
 		b := r.object(v, "broker", "broker")
 		res.Broker = &Broker{Profile: r.str(b, "profile", "broker.profile"),
 			Calls: r.integer(b, "calls", "broker.calls"), Denied: r.integer(b, "denied", "broker.denied")}
+		routes := r.array(b, "routes", "broker.routes")
+		if len(routes) > MaxBrokerRoutes {
+			r.fail(fmt.Errorf("broker.routes has more than %d rows", MaxBrokerRoutes))
+		}
+		for i, row := range routes {
+			path := indexed("broker.routes", i)
+			obj, err := asObject(row, path)
+			if err != nil {
+				r.fail(err)
+				continue
+			}
+			res.Broker.Routes = append(res.Broker.Routes, BrokerRoute{
+				Method:  r.str(obj, "method", path+".method"),
+				Route:   r.str(obj, "route", path+".route"),
+				Status:  r.integer(obj, "status", path+".status"),
+				Allowed: r.boolean(obj, "allowed", path+".allowed"),
+				Reason:  r.str(obj, "reason", path+".reason"),
+				Count:   r.integer(obj, "count", path+".count"),
+			})
+		}
+		if present(b.get("routes_dropped")) {
+			res.Broker.RoutesDropped = r.integer(b, "routes_dropped", "broker.routes_dropped")
+		}
 	}
 	for i, a := range r.array(v, "advice", "advice") {
 		path := indexed("advice", i)

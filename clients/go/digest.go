@@ -314,6 +314,18 @@ func resultDigest(res *jsonValue) (string, error) {
 		r.strField(b, "profile", "broker.profile", "broker.profile", false)
 		r.intField(b, "calls", "broker.calls", "broker.calls", false)
 		r.intField(b, "denied", "broker.denied", "broker.denied", false)
+		// The call trace's rows, then how many were left out (absent: no rows, 0).
+		for i, row := range r.list(b, "routes", "broker.routes", "broker.routes") {
+			path := indexed("broker.routes", i)
+			row = r.object(row, path)
+			r.strField(row, "method", "broker.route.method", path+".method", false)
+			r.strField(row, "route", "broker.route.route", path+".route", false)
+			r.intField(row, "status", "broker.route.status", path+".status", false)
+			r.boolField(row, "allowed", "broker.route.allowed", path+".allowed")
+			r.strField(row, "reason", "broker.route.reason", path+".reason", false)
+			r.intField(row, "count", "broker.route.count", path+".count", false)
+		}
+		r.intField(b, "routes_dropped", "broker.routes_dropped", "broker.routes_dropped", true)
 	}
 	for i, a := range r.list(res, "advice", "advice", "advice") {
 		path := indexed("advice", i)

@@ -4,6 +4,8 @@ import (
 	"encoding/hex"
 	"math"
 	"os"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -197,9 +199,15 @@ func TestChains(t *testing.T) {
 // TestDigestsChange: changing an input changes the digest (a check of the coverage).
 func TestDigestsChange(t *testing.T) {
 	vf := loadVectors(t)
-	v := vf.vectors["project-full"]
+	for _, name := range []string{"project-full", "grant-advice-floats"} {
+		t.Run(name, func(t *testing.T) { digestsChange(t, vf, name) })
+	}
+}
+
+func digestsChange(t *testing.T, vf vectorFile, name string) {
+	v := vf.vectors[name]
 	if v == nil {
-		t.Fatal("testdata/records/vectors.json has no project-full vector")
+		t.Fatalf("testdata/records/vectors.json has no %s vector", name)
 	}
 	base, _ := resultDigest(v.get("result"))
 	var walk func(x *jsonValue, path string)
@@ -382,5 +390,139 @@ func TestImageDigest(t *testing.T) {
 	}
 	if requestSum(Request{Python: python, Image: "data"}) == requestSum(Request{Python: python}) {
 		t.Error("Image \"data\" left the request digest unchanged")
+	}
+}
+
+// TestBrokerRoutes: the broker summary's call trace rows and routes_dropped (docs/run-records.md
+// §3.2 row 16) are read, covered by the result digest after broker.denied, and [] and 0 when
+// absent; a malformed row, or more than MaxBrokerRoutes of them, is not read.
+func TestBrokerRoutes(t *testing.T) {
+	vf := loadVectors(t)
+	v := vf.vectors["grant-advice-floats"]
+	unused := vf.vectors["grant-unused"]
+	if v == nil || unused == nil {
+		t.Fatal("testdata/records/vectors.json lacks grant-advice-floats or grant-unused")
+	}
+	res, err := checkAnswer(v.get("request"), v.get("result"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Broker{Profile: "crm-read", Calls: 12, Denied: 1, RoutesDropped: 2, Routes: []BrokerRoute{
+		{Method: "GET", Route: "/v1/items/*", Status: 200, Allowed: true, Count: 10},
+		{Method: "GET", Route: "/v1/items/*", Status: 404, Allowed: true, Count: 1},
+		{Method: "OTHER", Status: 0, Allowed: false, Reason: "not_allowed", Count: 1},
+	}}
+	if !reflect.DeepEqual(res.Broker, want) {
+		t.Errorf("Broker = %+v, want %+v", res.Broker, want)
+	}
+	res, err = checkAnswer(unused.get("request"), unused.get("result"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (&Broker{}); !reflect.DeepEqual(res.Broker, want) {
+		t.Errorf("Broker = %+v, want %+v", res.Broker, want)
+	}
+
+	// withBroker is grant-unused's answer with its broker members replaced (a nil value drops one).
+	withBroker := func(members map[string]string) *jsonValue {
+		t.Helper()
+		tree, err := parseJSON([]byte(`{"profile":"","calls":0,"denied":0,"routes":[],"routes_dropped":0}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kept []jsonMember
+		for _, m := range tree.members {
+			if text, ok := members[m.key]; ok {
+				if text == "" {
+					continue
+				}
+				if m.value, err = parseJSON([]byte(text)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			kept = append(kept, m)
+		}
+		tree.members = kept
+		answer := *unused.get("result")
+		answer.members = append([]jsonMember(nil), answer.members...)
+		for i := range answer.members {
+			if answer.members[i].key == "broker" {
+				answer.members[i].value = tree
+			}
+		}
+		return &answer
+	}
+	sum := func(answer *jsonValue) string {
+		t.Helper()
+		d, err := resultDigest(answer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	base := wantString(t, unused, "result_sha256")
+	for _, absent := range []map[string]string{{"routes": ""}, {"routes_dropped": ""},
+		{"routes": "", "routes_dropped": ""}, {"routes": "null", "routes_dropped": "null"}} {
+		if got := sum(withBroker(absent)); got != base {
+			t.Errorf("%v: %s, want the digest with [] and 0 %s", absent, got, base)
+		}
+	}
+	if sum(withBroker(map[string]string{"routes_dropped": "1"})) == base {
+		t.Error("routes_dropped 1 left the result digest unchanged")
+	}
+
+	// The rows follow broker.denied, field by field.
+	row := `{"method":"GET","route":"/items/*","status":200,"allowed":true,"reason":"","count":12}`
+	e := newEncoder(domainResult)
+	result := unused.get("result")
+	for _, k := range [...]string{"provider", "isolation", "environment", "kind"} {
+		e.str(k, wantString(t, result, k))
+	}
+	e.integer("exit_code", 0)
+	e.boolean("timed_out", false)
+	e.str("stdout", "")
+	e.str("stderr", "")
+	e.boolean("stdout_truncated", false)
+	e.boolean("stderr_truncated", false)
+	duration, _ := asInt(result.get("duration_ms"), "duration_ms")
+	e.integer("duration_ms", duration)
+	e.integer("steps", 0)
+	e.integer("artifacts", 0)
+	e.str("broker.profile", "")
+	e.integer("broker.calls", 0)
+	e.integer("broker.denied", 0)
+	e.integer("broker.routes", 1)
+	e.str("broker.route.method", "GET")
+	e.str("broker.route.route", "/items/*")
+	e.integer("broker.route.status", 200)
+	e.boolean("broker.route.allowed", true)
+	e.str("broker.route.reason", "")
+	e.integer("broker.route.count", 12)
+	e.integer("broker.routes_dropped", 3)
+	e.integer("advice", 0)
+	if got, want := sum(withBroker(map[string]string{"routes": "[" + row + "]", "routes_dropped": "3"})), e.sum(); got != want {
+		t.Errorf("the rows after broker.denied: %s, want %s", got, want)
+	}
+
+	rows := make([]string, MaxBrokerRoutes+1)
+	for i := range rows {
+		rows[i] = row
+	}
+	for _, bad := range []map[string]string{
+		{"routes": "[" + strings.Join(rows, ",") + "]"},
+		{"routes": row}, {"routes": `["GET"]`},
+		{"routes": `[{"method":"GET","route":"","status":200,"allowed":true,"reason":""}]`},
+		{"routes": strings.Replace("["+row+"]", `"status":200`, `"status":"200"`, 1)},
+		{"routes": strings.Replace("["+row+"]", `"allowed":true`, `"allowed":"true"`, 1)},
+		{"routes": strings.Replace("["+row+"]", `"method":"GET"`, `"method":null`, 1)},
+		{"routes": strings.Replace("["+row+"]", `"count":12`, `"count":1.5`, 1)},
+		{"routes_dropped": `"2"`}, {"routes_dropped": "true"},
+	} {
+		if _, err := decodeResult(withBroker(bad)); err == nil || !strings.Contains(err.Error(), "broker.routes") {
+			t.Errorf("%.60v: read (%v)", bad, err)
+		}
+	}
+	if _, err := decodeResult(withBroker(map[string]string{"routes": "[" + strings.Join(rows[:MaxBrokerRoutes], ",") + "]"})); err != nil {
+		t.Errorf("%d rows: %v", MaxBrokerRoutes, err)
 	}
 }

@@ -290,11 +290,31 @@ type Artifact struct {
 // ContentText is the artifact's content as text.
 func (a *Artifact) ContentText() string { return string(a.Content) }
 
-// Broker is a granted run's broker summary.
+// Broker is a granted run's broker summary (SPEC §8), covered by the result digest with every row.
 type Broker struct {
 	Profile string
-	Calls   int64
+	Calls   int64 // every call, allowed and denied
 	Denied  int64
+	// Routes holds at most 256 rows (MaxBrokerRoutes), sorted by (method, route, status, allowed,
+	// reason); nil when there are none.
+	Routes        []BrokerRoute
+	RoutesDropped int64 // distinct rows left out of Routes (the least frequent)
+}
+
+// MaxBrokerRoutes is the most rows a broker summary carries; an answer with more is malformed.
+const MaxBrokerRoutes = 256
+
+// BrokerRoute is one row of a granted run's call trace: how many calls had this method, route
+// template, status and verdict. Never a concrete path.
+type BrokerRoute struct {
+	Method  string // GET, HEAD, POST, PUT, PATCH, DELETE, or OTHER
+	Route   string // the matching template ("/items/*"); "" when none matched
+	Status  int64  // the upstream's HTTP status; 0 when it gave none
+	Allowed bool   // whether the broker let the calls go upstream
+	// Reason is "" or why not: not_allowed, bad_path, max_calls, route_max_calls, circuit_open,
+	// body_too_large, upstream_timeout, upstream_error.
+	Reason string
+	Count  int64
 }
 
 // Advice is one advisor finding.
