@@ -203,6 +203,25 @@ REGISTRY.add(produced(
                 "interpreter kept in its instance, a chained record). Target (issue 15): "
                 "p50 <= 0.3 ms; the ratio is to the one-shot run.",
 ))
+# Issue 19: a broker call from inside a tier (guest host.get -> broker -> loopback upstream ->
+# answer) against a direct loopback HTTP request from the host to the same upstream, in one
+# plimsoll-broker-bench process (bench/tools/broker_bench.cc).
+_BROKER_BENCH = "{plimsoll_bin}/plimsoll-broker-bench"
+REGISTRY.add(sampler(
+    "broker.direct_loopback", [_BROKER_BENCH, "--runs", "{runs}", "--warmup", "{warmup}"],
+    baseline=None, min_runs=1000, probes=[needs_path(_BROKER_BENCH)], timeout_s=300.0,
+    produces=["broker.embedded_host_get"],
+    description="The broker's HTTP client from the host, no guest and no broker checks: a fresh "
+                "loopback connection, GET /items/1, the small JSON answer read. The baseline of "
+                "the broker rows. At least 1000 runs.",
+))
+REGISTRY.add(produced(
+    "broker.embedded_host_get", baseline="broker.direct_loopback", target_p50_ms=0.3,
+    description="host.get('/items/1') from guest JavaScript in one granted embedded run, each "
+                "call timed by the script (performance.now()): the engine's host_call, the "
+                "broker's path, allow-list, budget and trace, the credential attached, the same "
+                "upstream call, the answer back in the guest. Target (issue 19): p50 <= 0.3 ms.",
+))
 # One engine_bench process runs 10000 instances of a small script and reads /proc/self/status
 # after the 100th and the 10000th; it prints all four rows (one sample each).
 REGISTRY.add(sampler(

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "plimsoll/error.h"
+#include "plimsoll/granted_calls.h"
 #include "plimsoll/limits.h"
 #include "plimsoll/request.h"
 #include "plimsoll/result.h"
@@ -186,6 +187,15 @@ class Provider {
   // a failure came after code may have started. `result.record` is left
   // empty: the Sandbox fills it.
   virtual Expected<Result> Run(const Request& request, Deadline deadline) = 0;
+
+  // Grants (SPEC §8) are optional; Capabilities::grants says whether a
+  // provider has them. Run() for a request naming a grant profile: the guest
+  // reaches `calls` (plimsoll/granted_calls.h) and nothing else outside the
+  // sandbox, and a run without a grant has no path to it at all. `calls`
+  // outlives the call. The default refuses `unsupported` (nothing ran).
+  // The Sandbox puts the call trace on the result; a provider leaves it.
+  virtual Expected<Result> RunGranted(const Request& request, Deadline deadline,
+                                      GrantedCalls& calls);
 
   // Sessions (SPEC §9) are optional; Capabilities::sessions says whether a
   // provider has them. Makes a kept sandbox in the serving configuration

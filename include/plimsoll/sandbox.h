@@ -78,7 +78,14 @@ class Sandbox {
   std::optional<Evidence> evidence() const;
 
   // Runs one request (see the file comment). Refusals carry NotDispatched.
-  Expected<Result> Run(const Request& request);
+  //
+  // A request naming a grant profile runs only with `grant`, the broker's
+  // grant of that profile to this run (the daemon and the CLI open it): with
+  // none it is refused `permission`, on a provider without grants
+  // `unsupported` (nothing ran either way). The result then carries
+  // grant->Summary() and grant->Advice(), covered by its record. A `grant`
+  // for a request naming no profile is not used.
+  Expected<Result> Run(const Request& request, GrantedCalls* grant = nullptr);
 
   // Opens a session (plimsoll/session.h): checks the options (refusing
   // `request` for bad bounds or tier names), the provider's capability
@@ -101,7 +108,8 @@ class Sandbox {
     Limits limits;
     Tier claimed = Tier::kUnknown;
     std::string environment;
-    std::string policy;  // PolicyDigest(limits)
+    std::string policy;   // PolicyDigest(limits)
+    bool grants = false;  // Capabilities::grants
   };
   static DispatchFacts FactsFrom(const Description& description, const Evidence* evidence);
   DispatchFacts CurrentFacts() const;

@@ -84,6 +84,18 @@ GuestAnswer Refused(CallRefusal refusal, std::string message) {
   return answer;
 }
 
+// `message` with the upstream's origin and host taken out: the guest learns
+// what went wrong, not where the operator's API lives.
+std::string WithoutOrigin(std::string message, const Origin& origin) {
+  for (const std::string& text : {" " + origin.ToString(), " " + origin.host, origin.host}) {
+    if (origin.host.empty()) break;
+    for (size_t at = message.find(text); at != std::string::npos; at = message.find(text, at)) {
+      message.erase(at, text.size());
+    }
+  }
+  return message;
+}
+
 std::string Seconds(Clock::duration duration) {
   auto seconds = std::chrono::ceil<std::chrono::seconds>(duration).count();
   return std::to_string(std::max<int64_t>(seconds, 1)) + (seconds > 1 ? " seconds" : " second");
@@ -341,7 +353,7 @@ GuestAnswer RunGrant::Call(std::string_view method_text, std::string_view raw_pa
   if (!upstream.ok()) {
     breaker.RecordAnswer(0, std::nullopt);
     return refuse(CallRefusalFor(UpstreamErrorKindOf(upstream.error())),
-                  upstream.error().message());
+                  WithoutOrigin(upstream.error().message(), profile.base_url));
   }
   breaker.RecordAnswer(upstream->status, upstream->retry_after);
   entry.status = upstream->status;
@@ -354,8 +366,23 @@ GuestAnswer RunGrant::Call(std::string_view method_text, std::string_view raw_pa
   return finish(std::move(answer));
 }
 
-TraceSummary RunGrant::Summary() const {
-  return parts_->trace->Summarize();
+BrokerSummary RunGrant::Summary() const {
+  TraceSummary trace = parts_->trace->Summarize();
+  BrokerSummary summary;
+  summary.profile = parts_->profile->name;
+  summary.calls = trace.calls;
+  summary.denied = trace.denied;
+  summary.routes_dropped = trace.rows_dropped;
+  summary.routes.reserve(trace.rows.size());
+  for (TraceSummaryRow& row : trace.rows) {
+    summary.routes.push_back({.method = std::move(row.method),
+                              .route = std::move(row.route),
+                              .status = row.status,
+                              .allowed = row.allowed,
+                              .reason = std::move(row.reason),
+                              .count = row.count});
+  }
+  return summary;
 }
 
 std::vector<::plimsoll::Advice> RunGrant::Advice() const {

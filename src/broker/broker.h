@@ -59,6 +59,7 @@
 #include "broker/route.h"
 #include "broker/trace.h"
 #include "plimsoll/error.h"
+#include "plimsoll/granted_calls.h"
 #include "plimsoll/result.h"
 
 namespace plimsoll::broker {
@@ -66,20 +67,8 @@ namespace plimsoll::broker {
 // Reads one environment variable; nullopt when it is not set.
 using EnvironmentReader = std::function<std::optional<std::string>(std::string_view)>;
 
-// What the guest gets back for one call.
-struct GuestAnswer {
-  // The upstream's status, or for a refused call: 403 (not_allowed,
-  // bad_path), 429 (max_calls, route_max_calls, circuit_open), 413
-  // (body_too_large), 504 (upstream_timeout), 502 (upstream_error).
-  int status = 0;
-  std::string content_type{};  // the upstream's; "application/json" when refused
-  // The upstream's body (at most kMaxResponseBody bytes), or when refused a
-  // small JSON object {"error": <refused>, "message": <message>}.
-  std::string body{};
-  bool truncated = false;  // the upstream sent more than kMaxResponseBody
-  std::string refused{};   // "" or the trace's reason (CallRefusalCode)
-  std::string message{};   // "" or a whole sentence saying why it was refused
-};
+// What the guest gets back for one call (plimsoll/granted_calls.h).
+using GuestAnswer = ::plimsoll::HostCallAnswer;
 
 class RunGrant;
 
@@ -131,11 +120,11 @@ class Broker {
   std::shared_ptr<State> state_;
 };
 
-class RunGrant {
+class RunGrant final : public GrantedCalls {
  public:
   RunGrant(const RunGrant&) = delete;
   RunGrant& operator=(const RunGrant&) = delete;
-  ~RunGrant();  // wipes the credential
+  ~RunGrant() override;  // wipes the credential
 
   // One guest call: `method` and `raw_path` as the guest sent them, `body`
   // and its `content_type` ("" for none). In order: the method is parsed,
@@ -146,13 +135,18 @@ class RunGrant {
   // earlier of `deadline` and the run's. Every call, allowed or refused, is
   // recorded in the trace with its route template (never the path), sizes,
   // latency and fingerprint. Never fails: a refusal is a GuestAnswer.
+  //
+  // A refused call's message never names the upstream (its origin may be an
+  // internal address): the guest learns what happened, not where.
   GuestAnswer Call(std::string_view method, std::string_view raw_path, std::string_view body,
-                   std::string_view content_type, std::chrono::steady_clock::time_point deadline);
+                   std::string_view content_type,
+                   std::chrono::steady_clock::time_point deadline) override;
 
-  // The trace summary the result carries (trace.h).
-  TraceSummary Summary() const;
+  // The trace summary the result carries: the profile's name and the trace's
+  // counts and rows (trace.h).
+  BrokerSummary Summary() const override;
   // The advisor's agent-fixable findings, for the result (advisor.h).
-  std::vector<::plimsoll::Advice> Advice() const;
+  std::vector<::plimsoll::Advice> Advice() const override;
   // The advisor's other findings, for the operator's log.
   std::vector<AdvisorFinding> OperatorFindings() const;
 

@@ -39,10 +39,11 @@
 
 #include "broker/route.h"
 #include "plimsoll/error.h"
+#include "plimsoll/result.h"
 
 namespace plimsoll::broker {
 
-inline constexpr std::size_t kMaxSummaryRows = 256;
+inline constexpr std::size_t kMaxSummaryRows = ::plimsoll::kMaxBrokerRoutes;
 // Entries kept for the advisor; calls past it are still counted in the
 // summary, and entries_dropped() says how many were not kept.
 inline constexpr std::size_t kMaxTraceEntries = 4096;

@@ -1,10 +1,13 @@
 #include "cli/cli.h"
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <optional>
 
+#include "broker/broker_file.h"
 #include "cli/callers_command.h"
 #include "cli/daemon_command.h"
 #include "cli/exit_status.h"
@@ -45,6 +48,37 @@ void NoWarmPoolUnlessAsked() {
   setenv("SANDBOX_MICROVM_POOL_SIZE", "0", /*overwrite=*/0);
 }
 
+// The caller a local run's grant is opened for: a grant profile must list
+// it (or "*") in allowed_callers to be used by `plimsoll run`.
+constexpr std::string_view kLocalCaller = "local";
+
+// The broker's grant for a local run naming --grant (null when it names
+// none): the grants file of --grants, else $PLIMSOLL_GRANTS. The broker lives
+// as long as its grant (RunGrant keeps what it needs).
+Expected<std::unique_ptr<broker::RunGrant>> OpenLocalGrant(const RunOptions& options,
+                                                           const Request& request,
+                                                           const Limits& limits) {
+  if (request.grant_profile.empty()) return std::unique_ptr<broker::RunGrant>();
+  std::string path = options.grants_path;
+  if (path.empty()) {
+    if (const char* variable = std::getenv("PLIMSOLL_GRANTS")) path = variable;
+  }
+  if (path.empty()) {
+    return Refusal(NotDispatched::kPermission, ErrorCode::kPermissionDenied,
+                   "--grant needs a grants file: give --grants PATH or set PLIMSOLL_GRANTS.");
+  }
+  std::vector<std::string> warnings;
+  auto broker = broker::OpenBrokerFile(path, broker::ProcessEnvironment(), warnings);
+  if (!broker.ok()) {
+    return Refusal(NotDispatched::kRequest, broker.error().WithContext("--grants").message());
+  }
+  const int64_t timeout_ms = request.timeout_ms > 0 ? request.timeout_ms
+                             : request.project      ? limits.project_timeout_default_ms
+                                                    : limits.snippet_timeout_default_ms;
+  return broker->Open(request.grant_profile, kLocalCaller, std::chrono::milliseconds(timeout_ms),
+                      /*in_session=*/false);
+}
+
 int RunCommand(const RunOptions& options, const std::string& runtime, std::ostream& out,
                std::ostream& err) {
   auto provider = ChosenProvider(options.provider, runtime);
@@ -67,7 +101,9 @@ int RunCommand(const RunOptions& options, const std::string& runtime, std::ostre
   if (!options.image.empty()) sandbox->NameImage(options.image);
   auto request = BuildRequest(options, sandbox->Describe().limits);
   if (!request.ok()) return ReportError(request.error(), options.json, out, err);
-  auto result = sandbox->Run(*request);
+  auto grant = OpenLocalGrant(options, *request, sandbox->Describe().limits);
+  if (!grant.ok()) return ReportError(grant.error(), options.json, out, err);
+  auto result = sandbox->Run(*request, grant->get());
   if (!result.ok()) return ReportError(result.error(), options.json, out, err);
   // The run's tier never exceeds the evidence's, which says why.
   std::optional<Evidence> evidence = sandbox->evidence();
@@ -144,7 +180,10 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
   run_command->add_option("--artifact", run.artifacts, "A project path to bring back.")
       ->allow_extra_args(false);
   run_command->add_option("--trace-id", run.trace_id, "A trace ID [A-Za-z0-9._:-]{1,64}.");
-  run_command->add_option("--grant", run.grant_profile, "A grant profile name.");
+  run_command->add_option("--grant", run.grant_profile,
+                          "A grant profile name (of --grants; the run's caller is \"local\").");
+  run_command->add_option("--grants", run.grants_path,
+                          "The grants file (default: $PLIMSOLL_GRANTS; docs/grants.md).");
   run_command->add_option("--environment", run.environment, "Require this environment identity.");
   run_command->add_option("--image", run.image,
                           "Run on the image NAME: the daemon's (with --daemon), else the "

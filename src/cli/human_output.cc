@@ -63,6 +63,28 @@ void PrintResult(const Result& result, std::ostream& out, std::string_view why) 
     out << " (" << display.data.size() << " bytes)\n";
   }
   if (result.displays_truncated) out << "displays:   more were dropped (at most 16, 4 MiB)\n";
+  if (result.broker) {
+    const BrokerSummary& broker = *result.broker;
+    out << "grant:      " << broker.profile << ": " << broker.calls << " call"
+        << (broker.calls == 1 ? "" : "s") << ", " << broker.denied << " denied\n";
+    for (const BrokerRoute& row : broker.routes) {
+      out << "  " << row.count << " x " << row.method << " "
+          << (row.route.empty() ? "(no route)" : row.route) << " -> ";
+      if (row.reason.empty()) {
+        out << row.status;
+      } else {
+        out << (row.allowed ? "failed (" : "denied (") << row.reason << ")";
+      }
+      out << "\n";
+    }
+    if (broker.routes_dropped > 0) {
+      out << "  (" << broker.routes_dropped << " more rows not kept)\n";
+    }
+  }
+  for (const Advice& advice : result.advice) {
+    out << "advice:     " << advice.pattern << " on " << advice.route << ": " << advice.message
+        << "\n";
+  }
   PrintStream("stdout", result.stdout_bytes, out);
   PrintStream("stderr", result.stderr_bytes, out);
 }

@@ -28,6 +28,9 @@ struct RunOptions {
   std::vector<std::string> artifacts;
   std::string trace_id;
   std::string grant_profile;
+  // --grants PATH (else $PLIMSOLL_GRANTS): the grants file --grant names a
+  // profile of; the run's caller is "local" (docs/cli.md).
+  std::string grants_path;
   std::string environment;
   // --image NAME: with --daemon, the daemon's image of that name; locally,
   // the variant's image (image::VariantImageDirectory; base: the default).

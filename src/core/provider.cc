@@ -12,13 +12,21 @@ Error NoSessions(std::string_view provider) {
 
 }  // namespace
 
+Expected<Result> Provider::RunGranted(const Request& /*request*/, Deadline /*deadline*/,
+                                      GrantedCalls& /*calls*/) {
+  return Refusal(NotDispatched::kUnsupported,
+                 "The " + std::string(name()) +
+                     " provider does not serve grants yet: its guests have no path to the "
+                     "broker, so a run naming a grant profile is refused and nothing ran.");
+}
+
 bool Evidence::AllChecksPassed() const {
   return std::all_of(checks.begin(), checks.end(),
                      [](const EvidenceCheck& check) { return check.passed; });
 }
 
 Expected<std::unique_ptr<ProviderSession>> Provider::OpenSession(const SessionSpec& /*spec*/,
-                                                                Deadline /*deadline*/) {
+                                                                 Deadline /*deadline*/) {
   return NoSessions(name());
 }
 

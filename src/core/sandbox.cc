@@ -68,7 +68,7 @@ Sandbox::DispatchFacts Sandbox::FactsFrom(const Description& description,
                                 ? evidence->environment
                                 : description.environment;
   return DispatchFacts{description.limits, description.tier, std::move(environment),
-                       PolicyDigest(description.limits)};
+                       PolicyDigest(description.limits), description.capabilities.grants};
 }
 
 void Sandbox::PinEnvironment(std::string identity) {
@@ -197,11 +197,20 @@ Expected<Evidence> Sandbox::ConfirmedEvidence() {
   return CollectEvidence();
 }
 
-Expected<Result> Sandbox::Run(const Request& request) {
+Expected<Result> Sandbox::Run(const Request& request, GrantedCalls* grant) {
   DispatchFacts facts = CurrentFacts();
   auto validated = ValidateRequest(request, facts.limits);
   if (!validated.ok()) return validated.error();
-  PLIMSOLL_RETURN_IF_ERROR(RefuseUnservedGrant(*validated));
+  if (validated->grant_profile.empty()) {
+    grant = nullptr;
+  } else if (grant == nullptr) {
+    PLIMSOLL_RETURN_IF_ERROR(RefuseUnservedGrant(*validated));
+  } else if (!facts.grants) {
+    return Refusal(NotDispatched::kUnsupported,
+                   "The " + std::string(provider_->name()) +
+                       " provider does not serve grants yet, so a run naming a grant profile is "
+                       "refused and nothing ran.");
+  }
   PLIMSOLL_RETURN_IF_ERROR(CheckImageServed(validated->image, image_name()));
 
   std::optional<Tier> floor;
@@ -230,9 +239,14 @@ Expected<Result> Sandbox::Run(const Request& request) {
   RecordClock clock = RecordClock::Start();
   auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(validated->timeout_ms);
-  auto result = provider_->Run(*validated, deadline);
+  auto result = grant != nullptr ? provider_->RunGranted(*validated, deadline, *grant)
+                                 : provider_->Run(*validated, deadline);
   if (!result.ok()) return result.error();
   RecordClock::Span span = clock.Stop();
+  if (grant != nullptr) {
+    result->broker = grant->Summary();
+    result->advice = grant->Advice();
+  }
 
   result->provider = std::string(provider_->name());
   result->kind = *validated->kind();
@@ -331,7 +345,8 @@ Expected<std::unique_ptr<Session>> Sandbox::OpenSession(const SessionOptions& op
   SessionSpec spec;
   spec.environment = *required;
   spec.disk_bytes = options.disk_bytes > 0 ? options.disk_bytes : kDefaultSessionDiskBytes;
-  auto made = provider_->OpenSession(spec, std::chrono::steady_clock::now() + kDefaultEvidenceBudget);
+  auto made =
+      provider_->OpenSession(spec, std::chrono::steady_clock::now() + kDefaultEvidenceBudget);
   if (!made.ok()) return made.error();
   Session::Facts session_facts;
   session_facts.provider = name;

@@ -10,6 +10,16 @@
 namespace plimsoll::daemon::testing {
 
 Expected<Result> CountingProvider::Run(const Request& request, Deadline deadline) {
+  return Counted(request, [&] { return inner_->Run(request, deadline); });
+}
+
+Expected<Result> CountingProvider::RunGranted(const Request& request, Deadline deadline,
+                                              GrantedCalls& calls) {
+  return Counted(request, [&] { return inner_->RunGranted(request, deadline, calls); });
+}
+
+Expected<Result> CountingProvider::Counted(const Request& request,
+                                           const std::function<Expected<Result>()>& run) {
   ++runs_;
   {
     std::unique_lock lock(mutex_);
@@ -21,7 +31,7 @@ Expected<Result> CountingProvider::Run(const Request& request, Deadline deadline
     std::lock_guard lock(mutex_);
     if (run_error_) return *run_error_;
   }
-  return inner_->Run(request, deadline);
+  return run();
 }
 
 void CountingProvider::FailRunsWithError(Error error) {
@@ -125,7 +135,8 @@ DaemonUnderTest::DaemonUnderTest(DaemonOptions options) {
   } else {
     authenticator_ = settings_.dev ? MakeDevAuthenticator() : MakeNoCallersAuthenticator();
   }
-  server_ = std::make_unique<Server>(settings_, *sandbox_, *authenticator_, log_);
+  server_ = std::make_unique<Server>(settings_, *sandbox_, *authenticator_, log_,
+                                     /*audit=*/nullptr, options.broker);
   Status bound = server_->Bind();
   if (!bound.ok()) throw std::runtime_error(bound.error().ToString());
   Status started = server_->Start();

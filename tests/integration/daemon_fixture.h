@@ -40,6 +40,9 @@ class CountingProvider final : public Provider {
   Status Preflight() override;
   Expected<Evidence> SmokeTest(Deadline deadline) override;
   Expected<Result> Run(const Request& request, Deadline deadline) override;
+  // Counted and held as Run; passes the grant on.
+  Expected<Result> RunGranted(const Request& request, Deadline deadline,
+                              GrantedCalls& calls) override;
   Expected<std::unique_ptr<ProviderSession>> OpenSession(const SessionSpec& spec,
                                                          Deadline deadline) override;
 
@@ -66,6 +69,9 @@ class CountingProvider final : public Provider {
   void RestoreSmokeTest();
 
  private:
+  // Counts the run, waits while held, and fails it as told, else `run`.
+  Expected<Result> Counted(const Request& request, const std::function<Expected<Result>()>& run);
+
   std::unique_ptr<Provider> inner_;
   std::atomic<int> runs_{0};
   std::mutex mutex_;
@@ -90,6 +96,9 @@ struct DaemonOptions {
   std::string callers{};
   // Adjusts the settings before the server is built (timeouts, pool size).
   std::function<void(Settings&)> tune;
+  // When set: the grant profiles' broker (the daemon's --grants), which
+  // must outlive the daemon.
+  const broker::Broker* broker = nullptr;
 };
 
 class DaemonUnderTest {

@@ -111,6 +111,7 @@ ordered_json RunAuditFields(const Request& request, std::string_view provider) {
   run["timed_out"] = nullptr;
   run["duration_ms"] = nullptr;
   run["broker_calls"] = 0;
+  run["broker_denied"] = 0;
   run["trace_id"] = IsWellFormedTraceId(request.trace_id) ? TextOrNull(request.trace_id) : nullptr;
   return run;
 }
@@ -121,6 +122,7 @@ void AddRunResult(ordered_json& run, const Result& result) {
   run["timed_out"] = result.timed_out;
   run["duration_ms"] = result.duration_ms;
   run["broker_calls"] = result.broker ? result.broker->calls : 0;
+  run["broker_denied"] = result.broker ? result.broker->denied : 0;
 }
 
 std::unique_ptr<AuditLog> AuditLog::ToOperatorLog(Log& log) {

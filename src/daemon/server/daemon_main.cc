@@ -4,7 +4,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
+#include "broker/broker_file.h"
 #include "daemon/auth/store_authenticator.h"
 #include "daemon/auth/store_file.h"
 #include "daemon/authenticator.h"
@@ -205,6 +207,19 @@ int DaemonMain(const std::vector<std::string>& args, const Environment& environm
     audit = std::move(*opened);
   }
 
+  std::optional<broker::Broker> broker;
+  if (!settings->grants_path.empty()) {
+    std::vector<std::string> warnings;
+    auto opened_broker =
+        broker::OpenBrokerFile(settings->grants_path, broker::ProcessEnvironment(), warnings);
+    if (!opened_broker.ok()) {
+      log.Error(opened_broker.error().WithContext("--grants / PLIMSOLL_GRANTS").message());
+      return kExitBadSettings;
+    }
+    for (const std::string& warning : warnings) log.Warning(warning);
+    broker.emplace(std::move(*opened_broker));
+  }
+
   Limits limits = ApplyRunLimits(settings->run_limits, Limits{});
   limits.run_ceiling_ms = settings->run_ceiling.count();
   auto opened = OpenImages(*settings, limits);
@@ -245,7 +260,12 @@ int DaemonMain(const std::vector<std::string>& args, const Environment& environm
   } else {
     authenticator = MakeNoCallersAuthenticator();
   }
-  Server server(*settings, images, *authenticator, log, audit.get());
+  if (broker && !sandbox.Describe().capabilities.grants) {
+    log.Warning("The " + std::string(sandbox.provider().name()) +
+                " provider does not serve grants yet: runs naming a grant profile are refused "
+                "`unsupported`.");
+  }
+  Server server(*settings, images, *authenticator, log, audit.get(), broker ? &*broker : nullptr);
   Status started = server.Bind();
   if (!started.ok() && started.error().code() == ErrorCode::kInvalidArgument) {
     log.Error(started.error().message());  // unusable TLS files: bad settings

@@ -2,6 +2,7 @@
 // the evidence monitor's state (evidence_monitor.h) and the images it serves.
 #include <nlohmann/json.hpp>
 
+#include "daemon/auth/scope.h"
 #include "daemon/server/handlers.h"
 #include "plimsoll/wire.h"
 
@@ -54,16 +55,32 @@ std::vector<ImageInfo> ListImages(const ApiServices& services) {
   return out;
 }
 
+// The grant profiles this caller may name (SPEC §8): the broker's profiles
+// that list the caller and for which it holds the scope. Names only.
+std::vector<std::string> GrantProfilesFor(const ApiServices& services,
+                                          const std::optional<Caller>& caller) {
+  std::vector<std::string> names;
+  if (services.broker == nullptr || !caller) return names;
+  for (std::string& name : services.broker->ProfilesFor(caller->name)) {
+    if (auth::HasScope(*caller, auth::GrantScope(name))) names.push_back(std::move(name));
+  }
+  return names;
+}
+
 }  // namespace
 
 boost::asio::awaitable<http::Answer> HandleDescribe(ApiServices& services,
-                                                    http::RequestContext& /*context*/) {
+                                                    http::RequestContext& context) {
   // Describe() is cheap and side-effect free (provider.h), so it runs here.
   // The top-level fields are the default image's, as before several images.
   const ServedImage& main = services.images.front();
   ordered_json body = ordered_json::parse(
       DescriptionToJson(main.sandbox.Describe(), main.sandbox.evidence(), ListImages(services)));
   body["evidence_monitor"] = EvidenceMonitorJson(main.evidence_monitor.status());
+  // Grants are served when the provider can and the daemon has a broker.
+  body["capabilities"]["grants"] =
+      body["capabilities"]["grants"].get<bool>() && services.broker != nullptr;
+  body["grant_profiles"] = GrantProfilesFor(services, context.caller);
   co_return http::JsonAnswer(http::HttpStatus::ok,
                              body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }

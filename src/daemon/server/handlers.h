@@ -34,6 +34,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "broker/broker.h"
 #include "daemon/admission/admission_controller.h"
 #include "daemon/http/router.h"
 #include "daemon/log.h"
@@ -78,6 +79,9 @@ struct ApiServices {
   const RunBound run_bound;                   // HandleRun's own deadline
   ReadinessProbe& readiness;                  // /readyz's preflight, off the event loop
   SessionRegistry& sessions;                  // the session routes' sessions
+  // The grant profiles' broker (SPEC §8); null when the daemon has no grants
+  // file, and then a run naming a profile is refused `permission`.
+  const broker::Broker* broker = nullptr;
 };
 
 // The image a request names ("" = the default). An unknown name is
@@ -94,11 +98,14 @@ http::Answer PoolFullAnswer(ApiServices& services, const http::RequestContext& c
 // pool within the daemon's bound (RunBound), metrics, the answer and its
 // audit fields (`extra_audit` adds to them, e.g. the session's digest).
 // `image` is the one the run goes to (its provider name and environment
-// explain a failure).
+// explain a failure). `grant` (null: none) is the run's broker grant, whose
+// call counts go to the metrics and the audit line, the run's result or not,
+// and whose operator findings (advisor.h) go to the operator's log.
 boost::asio::awaitable<http::Answer> AdmitAndRun(ApiServices& services,
                                                  http::RequestContext& context, Request request,
                                                  const ServedImage& image, Dispatch dispatch,
-                                                 nlohmann::ordered_json extra_audit);
+                                                 nlohmann::ordered_json extra_audit,
+                                                 std::shared_ptr<const broker::RunGrant> grant = {});
 
 void AddApiRoutes(http::Router& router, ApiServices& services);
 void AddMetricsRoutes(http::Router& router, Metrics& metrics);

@@ -75,6 +75,13 @@ void Metrics::CountShed(std::string_view reason) {
   ++shed_[ReasonLabel(reason)];
 }
 
+void Metrics::CountBrokerCalls(std::string_view profile, int64_t allowed, int64_t denied) {
+  std::lock_guard lock(mutex_);
+  const std::string label = "profile=\"" + EscapeLabelValue(profile) + "\",outcome=";
+  if (allowed > 0) broker_calls_[label + "\"allowed\""] += static_cast<uint64_t>(allowed);
+  if (denied > 0) broker_calls_[label + "\"denied\""] += static_cast<uint64_t>(denied);
+}
+
 void Metrics::ObserveRunDuration(std::chrono::nanoseconds elapsed) {
   double seconds = std::chrono::duration<double>(elapsed).count();
   if (seconds < 0) seconds = 0;
@@ -162,6 +169,9 @@ std::string Metrics::Render() const {
                "Dispatched runs by provider, tier and outcome.", runs_);
   RenderFamily(out, "plimsoll_admission_shed_total", "counter",
                "Runs shed by admission (capacity), by limit.", shed_);
+  RenderFamily(out, "plimsoll_broker_calls_total", "counter",
+               "Calls granted runs made through the broker, by grant profile and outcome.",
+               broker_calls_);
   Declare(out, "plimsoll_runs_in_flight", "gauge",
           "Runs dispatched whose provider has not returned yet.");
   out << "plimsoll_runs_in_flight " << in_flight_.load() << '\n';

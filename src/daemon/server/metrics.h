@@ -54,6 +54,10 @@ class Metrics {
   void CountRun(std::string_view provider, Tier tier, std::string_view outcome);
   // A run shed by admission; `reason` is admission::ShedReasonName.
   void CountShed(std::string_view reason);
+  // A granted run's broker calls (SPEC §8): `allowed` went upstream,
+  // `denied` were refused by the broker. `profile` is an operator-chosen
+  // grant profile name (a bounded set), never guest text.
+  void CountBrokerCalls(std::string_view profile, int64_t allowed, int64_t denied);
   void RunStarted() { ++in_flight_; }
   void RunFinished() { --in_flight_; }
   int64_t runs_in_flight() const { return in_flight_.load(); }
@@ -97,6 +101,7 @@ class Metrics {
   std::map<std::string, uint64_t> refusals_;                             // label text -> count
   std::map<std::string, uint64_t> runs_;                                 // label text -> count
   std::map<std::string, uint64_t> shed_;                                 // label text -> count
+  std::map<std::string, uint64_t> broker_calls_;                         // label text -> count
   std::map<std::string, uint64_t> evidence_checks_;                      // label text -> count
   std::map<std::string, uint64_t> connections_rejected_;                 // label text -> count
   std::map<std::string, uint64_t> readiness_checks_;                     // label text -> count

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "daemon/auth/scope.h"
 #include "daemon/http/errors_to_http.h"
 #include "daemon/server/audit.h"
 #include "daemon/server/handlers.h"
@@ -113,23 +115,56 @@ Expected<const ServedImage*> SelectImage(const ApiServices& services, std::strin
                                               " (GET /v1/describe lists them).");
 }
 
+namespace {
+
+// The broker's grant for a run naming a profile (null when it names none).
+// Its budget is the run's timeout, counted from now: time spent waiting for
+// a worker is taken from it.
+Expected<std::shared_ptr<broker::RunGrant>> OpenRunGrant(const ApiServices& services,
+                                                         const Caller& caller,
+                                                         const Request& request, bool in_session) {
+  if (request.grant_profile.empty() || !broker::IsValidProfileName(request.grant_profile)) {
+    return std::shared_ptr<broker::RunGrant>();  // none asked for, or the Sandbox refuses the name
+  }
+  // A caller needs both the scope (grants:PROFILE, grants:* or admin) and a
+  // place in the profile's allowed_callers; every way of lacking one of them,
+  // and a profile that does not exist, gets the same answer.
+  const Error denied = Refusal(NotDispatched::kPermission, ErrorCode::kPermissionDenied,
+                               std::string(broker::Broker::kPermissionDeniedMessage));
+  if (services.broker == nullptr ||
+      !auth::HasScope(caller, auth::GrantScope(request.grant_profile))) {
+    return denied;
+  }
+  auto grant = services.broker->Open(request.grant_profile, caller.name,
+                                     RunTimeout(request, services.run_bound), in_session);
+  if (!grant.ok()) return grant.error();
+  return std::shared_ptr<broker::RunGrant>(std::move(*grant));
+}
+
+}  // namespace
+
 boost::asio::awaitable<http::Answer> HandleRun(ApiServices& services,
                                                http::RequestContext& context) {
   Expected<Request> request = ParseRequestJson(context.body);
   if (!request.ok()) co_return http::ErrorAnswer(request.error(), context.request_id, services.log);
   Expected<const ServedImage*> image = SelectImage(services, request->image);
   if (!image.ok()) co_return http::ErrorAnswer(image.error(), context.request_id, services.log);
-  Dispatch dispatch = [&sandbox = (*image)->sandbox](const Request& admitted) {
-    return sandbox.Run(admitted);
+  const Caller no_caller;
+  auto grant = OpenRunGrant(services, context.caller ? *context.caller : no_caller, *request,
+                            /*in_session=*/false);
+  if (!grant.ok()) co_return http::ErrorAnswer(grant.error(), context.request_id, services.log);
+  Dispatch dispatch = [&sandbox = (*image)->sandbox, grant = *grant](const Request& admitted) {
+    return sandbox.Run(admitted, grant.get());
   };
   co_return co_await AdmitAndRun(services, context, std::move(*request), **image,
-                                 std::move(dispatch), nlohmann::ordered_json::object());
+                                 std::move(dispatch), nlohmann::ordered_json::object(), *grant);
 }
 
 boost::asio::awaitable<http::Answer> AdmitAndRun(ApiServices& services,
                                                  http::RequestContext& context, Request request_in,
                                                  const ServedImage& image, Dispatch dispatch,
-                                                 nlohmann::ordered_json extra_audit) {
+                                                 nlohmann::ordered_json extra_audit,
+                                                 std::shared_ptr<const broker::RunGrant> grant) {
   // (A local named as before, so the body below reads as it did.)
   std::optional<Request> request(std::move(request_in));
   nlohmann::ordered_json run_audit = RunAuditFields(*request, image.sandbox.provider().name());
@@ -175,6 +210,17 @@ boost::asio::awaitable<http::Answer> AdmitAndRun(ApiServices& services,
   }
   const Expected<Result>& result = *outcome.value;
   CountRun(services, image, result);
+  if (grant != nullptr) {
+    // Every call counts, also those of a run that ended in an error.
+    BrokerSummary calls = result.ok() && result->broker ? *result->broker : grant->Summary();
+    services.metrics.CountBrokerCalls(calls.profile, calls.calls - calls.denied, calls.denied);
+    run_audit["broker_calls"] = calls.calls;
+    run_audit["broker_denied"] = calls.denied;
+    for (const broker::AdvisorFinding& finding : grant->OperatorFindings()) {
+      services.log.Info("advisor (grant profile " + calls.profile + "): " +
+                        finding.advice.message);
+    }
+  }
   if (!result.ok()) {
     // Provider, runtime and console text stays in the log (provider_errors.h).
     const std::string daemon_environment = image.sandbox.Describe().environment;

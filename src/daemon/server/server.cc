@@ -19,11 +19,12 @@ std::vector<ImageToServe> OneImage(Sandbox& sandbox) {
 }  // namespace
 
 Server::Server(const Settings& settings, Sandbox& sandbox, Authenticator& authenticator, Log& log,
-               AuditLog* audit)
-    : Server(settings, OneImage(sandbox), authenticator, log, audit) {}
+               AuditLog* audit, const broker::Broker* broker)
+    : Server(settings, OneImage(sandbox), authenticator, log, audit, broker) {}
 
 Server::Server(const Settings& settings, std::vector<ImageToServe> images,
-               Authenticator& authenticator, Log& log, AuditLog* audit)
+               Authenticator& authenticator, Log& log, AuditLog* audit,
+               const broker::Broker* broker)
     : settings_(settings),
       log_(log),
       images_(std::move(images)),
@@ -63,7 +64,8 @@ Server::Server(const Settings& settings, std::vector<ImageToServe> images,
                 RunBound{images_.front().sandbox->Describe().limits, settings.run_ceiling,
                          settings.run_grace},
                 readiness_,
-                sessions_},
+                sessions_,
+                broker},
       api_router_(&authenticator, log),
       metrics_router_(nullptr, log),
       api_environment_{api_router_,

@@ -78,11 +78,13 @@ class Server {
   // Startup evidence must be collected before Start(): each image's evidence
   // monitor takes it as the tier proven at startup. `images` is not empty,
   // the default first, names distinct; all share one provider and its limits.
+  // `broker` (may be null: no grants; DaemonMain opens settings.grants_path)
+  // serves the grant profiles runs name, and must outlive the Server too.
   Server(const Settings& settings, std::vector<ImageToServe> images, Authenticator& authenticator,
-         Log& log, AuditLog* audit = nullptr);
+         Log& log, AuditLog* audit = nullptr, const broker::Broker* broker = nullptr);
   // One image: `sandbox` under its own name (image_name(), else "default").
   Server(const Settings& settings, Sandbox& sandbox, Authenticator& authenticator, Log& log,
-         AuditLog* audit = nullptr);
+         AuditLog* audit = nullptr, const broker::Broker* broker = nullptr);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;

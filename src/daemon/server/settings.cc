@@ -16,7 +16,7 @@ namespace plimsoll::daemon {
 namespace {
 
 // Every PLIMSOLL_* / SANDBOX_* variable this build reads, in any component.
-constexpr std::array<std::string_view, 37> kKnownVariables = {
+constexpr std::array<std::string_view, 38> kKnownVariables = {
     "SANDBOX_PROVIDER",
     "SANDBOX_OCI_RUNTIME",  // the oci provider (docs/oci-provider.md)
     "SANDBOX_OCI_POOL_SIZE",
@@ -51,6 +51,7 @@ constexpr std::array<std::string_view, 37> kKnownVariables = {
     "PLIMSOLL_RUN_CEILING_MS",
     "PLIMSOLL_EVIDENCE_INTERVAL_MS",
     "PLIMSOLL_AUDIT_LOG",
+    "PLIMSOLL_GRANTS",
     "PLIMSOLL_TLS_CERT",
     "PLIMSOLL_TLS_KEY",
     "PLIMSOLL_TOKEN",  // the CLI's bearer token for --daemon (docs/cli.md)
@@ -227,6 +228,7 @@ Status ReadEnvironment(const Environment& environment, Settings& settings) {
     settings.evidence_interval = *interval;
   }
   if (auto value = get("PLIMSOLL_AUDIT_LOG")) settings.audit_log = *value;
+  if (auto value = get("PLIMSOLL_GRANTS")) settings.grants_path = *value;
   return Status::Ok();
 }
 
@@ -305,6 +307,8 @@ void DeclareFlags(CLI::App& app, Settings& settings, RawFlags& raw) {
                  "How often the sandbox's evidence is re-checked (default 60000; 0 = never).");
   app.add_option("--audit-log", settings.audit_log,
                  "Append audit lines to this file (created 0600; default: the operator log).");
+  app.add_option("--grants", settings.grants_path,
+                 "The grants file (YAML or JSON, docs/grants.md): grant profiles runs may name.");
   app.add_option("--tls-cert", settings.tls_cert,
                  "Serve TLS with this PEM certificate chain (with --tls-key).");
   app.add_option("--tls-key", settings.tls_key, "The PEM private key of --tls-cert.");

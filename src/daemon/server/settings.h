@@ -35,6 +35,9 @@
 //                                                         60000; 0 = off; else >= 1000)
 //   --audit-log PATH         PLIMSOLL_AUDIT_LOG           audit lines to this file (default: the
 //                                                         operator log, marked "audit")
+//   --grants PATH            PLIMSOLL_GRANTS              the grants file (SPEC §8,
+//                                                         docs/grants.md; default: none, and a
+//                                                         run naming a grant profile is refused)
 //
 // Parsing only reads and checks values; the rules that combine them (dev
 // needs loopback, a real provider needs callers or --dev) are in
@@ -122,7 +125,8 @@ struct Settings {
   std::chrono::milliseconds run_grace{5'000};  // no flag: tests shorten it
   // How often the evidence monitor re-checks the sandbox; 0 = never.
   std::chrono::milliseconds evidence_interval{60'000};
-  std::string audit_log;  // "" = audit lines go to the operator log
+  std::string audit_log;    // "" = audit lines go to the operator log
+  std::string grants_path;  // "" = no grants: the broker is off
 
   bool show_help = false;  // --help: print `help` and exit 0
   std::string help;

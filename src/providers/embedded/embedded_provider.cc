@@ -4,6 +4,7 @@
 
 #include "engine/engine.h"
 #include "engine/session.h"
+#include "providers/embedded/host_call_bridge.h"
 
 namespace plimsoll {
 namespace {
@@ -100,6 +101,7 @@ class EmbeddedProvider final : public Provider {
     description.environment = EmbeddedEnvironment();
     description.capabilities.payloads = {PayloadKind::kJavascript};
     description.capabilities.sessions = true;
+    description.capabilities.grants = true;
     description.limits = limits_;
     description.details = Facts();
     return description;
@@ -164,16 +166,14 @@ class EmbeddedProvider final : public Provider {
   }
 
   Expected<Result> Run(const Request& request, Deadline deadline) override {
-    if (!request.javascript) return OnlyJavascript(request);
-    engine::Limits limits;
-    limits.memory_bytes = static_cast<size_t>(limits_.memory_bytes);
-    limits.output_cap_bytes = static_cast<size_t>(limits_.output_cap_bytes);
-    limits.deadline = deadline;
+    return Evaluate(request, deadline, nullptr);
+  }
 
-    Clock::time_point start = Clock::now();
-    auto outcome = engine::EvaluateJavascript(request.javascript->code, limits);
-    if (!outcome.ok()) return outcome.error();
-    return ResultOf(std::move(*outcome), PayloadKind::kJavascript, start);
+  // host.call reaches `calls` through the engine's host_call import, on the
+  // running thread (host_call_bridge.h).
+  Expected<Result> RunGranted(const Request& request, Deadline deadline,
+                              GrantedCalls& calls) override {
+    return Evaluate(request, deadline, &calls);
   }
 
   Expected<std::unique_ptr<ProviderSession>> OpenSession(const SessionSpec& spec,
@@ -194,6 +194,22 @@ class EmbeddedProvider final : public Provider {
   }
 
  private:
+  // A fresh engine instance for one run; host calls go to `calls`, or are
+  // refused ("no grant") when it is null.
+  Expected<Result> Evaluate(const Request& request, Deadline deadline, GrantedCalls* calls) {
+    if (!request.javascript) return OnlyJavascript(request);
+    engine::Limits limits;
+    limits.memory_bytes = static_cast<size_t>(limits_.memory_bytes);
+    limits.output_cap_bytes = static_cast<size_t>(limits_.output_cap_bytes);
+    limits.deadline = deadline;
+    if (calls != nullptr) limits.host_call = HostCallBridge(*calls, deadline);
+
+    Clock::time_point start = Clock::now();
+    auto outcome = engine::EvaluateJavascript(request.javascript->code, limits);
+    if (!outcome.ok()) return outcome.error();
+    return ResultOf(std::move(*outcome), PayloadKind::kJavascript, start);
+  }
+
   std::vector<std::pair<std::string, std::string>> Facts() const {
     return {{"engine", identity_.engine},
             {"wasm_sha256", identity_.wasm_sha256},
