@@ -34,6 +34,9 @@ class FakeProvider final : public Provider {
   std::atomic<int> smoke_tests_now{0};
   std::atomic<int> most_smoke_tests_at_once{0};
 
+  bool serves_grants = false;
+  std::atomic<int> granted_runs{0};
+
   std::string_view name() const override { return "fake"; }
   Description Describe() const override {
     Description description;
@@ -41,7 +44,15 @@ class FakeProvider final : public Provider {
     description.tier = claimed;
     description.environment = environment;
     description.capabilities.payloads = {PayloadKind::kJavascript};
+    description.capabilities.grants = serves_grants;
     return description;
+  }
+  // A granted run makes one call through `calls`, as a guest would.
+  Expected<Result> RunGranted(const Request& request, Deadline deadline,
+                              GrantedCalls& calls) override {
+    ++granted_runs;
+    calls.Call("GET", "/items/1", "", "", deadline);
+    return Run(request, deadline);
   }
   Status Reconcile() override { return Status::Ok(); }
   Status Preflight() override { return Status::Ok(); }
@@ -113,8 +124,30 @@ TEST(SandboxTest, RunsAndBindsTheResultToTheRequest) {
   EXPECT_TRUE(CheckExchange(request, *result).ok());
 }
 
-// No broker yet (issue 19): the library refuses a named grant as the daemon
-// does, before evidence, and nothing runs without the grant it asked for.
+// A grant that counts its calls and reports them as the broker's RunGrant does.
+class CountingGrant final : public GrantedCalls {
+ public:
+  HostCallAnswer Call(std::string_view method, std::string_view path, std::string_view,
+                      std::string_view, std::chrono::steady_clock::time_point) override {
+    ++calls;
+    EXPECT_EQ(method, "GET");
+    EXPECT_EQ(path, "/items/1");
+    return HostCallAnswer{.status = 200};
+  }
+  BrokerSummary Summary() const override {
+    return BrokerSummary{.profile = "crm-read",
+                         .calls = calls,
+                         .denied = 0,
+                         .routes = {{"GET", "/items/*", 200, true, "", calls}}};
+  }
+  std::vector<::plimsoll::Advice> Advice() const override {
+    return {{"repeated_read", "GET /items/*", "twice", 1, 0.5, 10}};
+  }
+  int64_t calls = 0;
+};
+
+// Without a grant the library refuses a named profile as the daemon does,
+// before evidence, and nothing runs without the grant it asked for.
 TEST(SandboxTest, AGrantProfileNoneServesIsRefusedPermissionAndNothingRuns) {
   auto [fake, sandbox] = Make();
   Request request = Snippet();
@@ -125,6 +158,43 @@ TEST(SandboxTest, AGrantProfileNoneServesIsRefusedPermissionAndNothingRuns) {
   EXPECT_EQ(NotDispatchedReason(result.error()), NotDispatched::kPermission);
   EXPECT_EQ(fake->runs, 0);
   EXPECT_EQ(fake->smoke_tests, 0);
+}
+
+TEST(SandboxTest, AProviderWithoutGrantsRefusesAGrantedRunUnsupported) {
+  auto [fake, sandbox] = Make();
+  CountingGrant grant;
+  Request request = Snippet();
+  request.grant_profile = "crm-read";
+  auto result = sandbox.Run(request, &grant);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(NotDispatchedReason(result.error()), NotDispatched::kUnsupported);
+  EXPECT_EQ(fake->runs, 0);
+  EXPECT_EQ(grant.calls, 0);
+}
+
+TEST(SandboxTest, AGrantedRunCarriesTheTraceAndAdviceUnderItsRecord) {
+  auto [fake, sandbox] = Make();
+  fake->serves_grants = true;
+  CountingGrant grant;
+  Request request = Snippet();
+  request.grant_profile = "crm-read";
+  auto result = sandbox.Run(request, &grant);
+  ASSERT_TRUE(result.ok()) << result.error().ToString();
+  EXPECT_EQ(fake->granted_runs, 1);
+  ASSERT_TRUE(result->broker.has_value());
+  EXPECT_EQ(result->broker->calls, 1);
+  ASSERT_EQ(result->broker->routes.size(), 1u);
+  ASSERT_EQ(result->advice.size(), 1u);
+  EXPECT_EQ(result->record.result_sha256, ResultDigest(*result));
+  EXPECT_TRUE(CheckExchange(request, *result).ok());
+
+  // A grant handed in for a request that names no profile is not used.
+  Request plain = Snippet();
+  auto ungranted = sandbox.Run(plain, &grant);
+  ASSERT_TRUE(ungranted.ok());
+  EXPECT_FALSE(ungranted->broker.has_value());
+  EXPECT_EQ(fake->granted_runs, 1);
+  EXPECT_EQ(grant.calls, 1);
 }
 
 TEST(SandboxTest, OnlyTheImageTheSandboxServesRunsAnyOtherIsRefusedRequest) {
