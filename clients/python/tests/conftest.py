@@ -12,9 +12,15 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
+
+from plimsoll import Client
+from plimsoll._core import Answer
+
+# The request ID the fake daemons below answer with (a client checks it is echoed).
+VECTOR_REQUEST_ID = "0123456789abcdef0123456789abcdef"
 
 
 def env(name: str) -> str:
@@ -96,3 +102,17 @@ def record_vector(name: str) -> Dict[str, Any]:
     vector: Dict[str, Any] = found[0]
     return vector
 
+
+
+class VectorDaemon(Client):
+    """A client whose every exchange is answered with `document` (a shared vector's result as the
+    C++ side wrote it, or one changed by a test), so the client's checks run unchanged."""
+
+    def __init__(self, document: Dict[str, Any]) -> None:
+        super().__init__("http://127.0.0.1:9", token=None)
+        self.document = document
+
+    def _exchange(self, method: str, path: str, body: Optional[bytes], budget: float,
+                  consequence: str) -> Tuple[str, Any]:
+        return VECTOR_REQUEST_ID, Answer(200, [("plimsoll-request-id", VECTOR_REQUEST_ID)],
+                                         json.dumps(self.document).encode())

@@ -14,13 +14,11 @@ from typing import Any, Dict, Optional, Tuple
 
 import pytest
 
-from plimsoll import Broker, BrokerRoute, Client, DataLossError, Result
+from plimsoll import Broker, BrokerRoute, DataLossError, Result
 from plimsoll import records
-from plimsoll._core import Answer
 
-from conftest import record_vector
+from conftest import VectorDaemon, record_vector
 
-REQUEST_ID = "0123456789abcdef0123456789abcdef"
 
 ROW = {"method": "GET", "route": "/items/*", "status": 200, "allowed": True, "reason": "",
        "count": 12}
@@ -38,19 +36,6 @@ def _resigned(document: Dict[str, Any]) -> Dict[str, Any]:
     record = {k: v for k, v in out["record"].items() if k != "record_sha256"}
     out["record"]["record_sha256"] = records.record_digest(record)
     return out
-
-
-class VectorDaemon(Client):
-    """Answers every run with `document`."""
-
-    def __init__(self, document: Dict[str, Any]) -> None:
-        super().__init__("http://127.0.0.1:9", token=None)
-        self.document = document
-
-    def _exchange(self, method: str, path: str, body: Optional[bytes], budget: float,
-                  consequence: str) -> Tuple[str, Any]:
-        return REQUEST_ID, Answer(200, [("plimsoll-request-id", REQUEST_ID)],
-                                  json.dumps(self.document).encode())
 
 
 def _run(name: str, document: Optional[Dict[str, Any]] = None) -> Result:

@@ -20,7 +20,7 @@ from plimsoll import AsyncClient, Client, DataLossError, Display, Result
 from plimsoll import records
 from plimsoll._core import Answer
 
-from conftest import record_vector
+from conftest import VectorDaemon, record_vector
 
 REQUEST_ID = "0123456789abcdef0123456789abcdef"
 ENVIRONMENT = "sha256:" + "3" * 64
@@ -191,19 +191,6 @@ def test_the_rows_come_last_in_the_documented_order() -> None:
 def test_a_malformed_display_cannot_be_hashed(change: Dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         records.result_digest(dict(_base(), **change))
-
-
-class VectorDaemon(Client):
-    """Answers with a shared vector's result as the C++ side wrote it."""
-
-    def __init__(self, document: Dict[str, Any]) -> None:
-        super().__init__("http://127.0.0.1:9", token=None)
-        self.document = document
-
-    def _exchange(self, method: str, path: str, body: Optional[bytes], budget: float,
-                  consequence: str) -> Tuple[str, Any]:
-        return REQUEST_ID, Answer(200, [("plimsoll-request-id", REQUEST_ID)],
-                                  json.dumps(self.document).encode())
 
 
 def test_the_shared_vector_is_believed_and_typed() -> None:
