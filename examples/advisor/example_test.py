@@ -18,7 +18,7 @@ CHROMIUM = "/usr/bin/chromium"
 
 
 def main():
-    with tempfile.TemporaryDirectory(prefix="plimsoll-advisor-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="advisor-example-") as scratch:
         report = os.path.join(scratch, "report.html")
         done = subprocess.run([sys.executable, os.path.join(HERE, "run.py"), "--plimsoll",
                                sys.argv[1], "--report", report],

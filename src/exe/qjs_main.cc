@@ -38,6 +38,8 @@
 
 #include "engine/engine.h"
 #include "engine/session.h"
+#include "engine/socket_host_call.h"
+#include "guest/host_calls.h"
 
 namespace {
 
@@ -252,6 +254,12 @@ int main(int argc, char** argv) {
   if (fd != STDIN_FILENO) close(fd);
 
   limits.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  // A granted run: the agent's relay listens (guest/host_calls.h); without
+  // it, host.call throws "no_grant" as in the embedded engine.
+  if (access(plimsoll::guest::kHostCallSocket, F_OK) == 0) {
+    limits.host_call =
+        plimsoll::engine::SocketHostCall(plimsoll::guest::kHostCallSocket, limits.deadline);
+  }
   auto outcome = plimsoll::engine::EvaluateJavascript(code, limits);
   if (!outcome.ok()) {
     std::fprintf(stderr, "qjs: %s\n", outcome.error().ToString().c_str());

@@ -6,9 +6,9 @@ namespace plimsoll::guest {
 
 Status ExchangeJob(int channel, const Job& job, const Request& request,
                    std::chrono::steady_clock::time_point report_deadline, Result* result,
-                   Report* report_out) {
+                   Report* report_out, GrantedCalls* calls) {
   PLIMSOLL_RETURN_IF_ERROR(WriteFrame(channel, EncodeJob(job), report_deadline));
-  auto report = ReadSealedReport(channel, job, report_deadline);
+  auto report = ReadSealedReport(channel, job, report_deadline, calls);
   if (!report.ok()) return report.error();
   FillResult(request, *report, result);
   if (report_out) *report_out = std::move(*report);

@@ -25,9 +25,12 @@ namespace plimsoll::guest {
 // given, `*report_out` with the report itself (a session reads the
 // interpreters it lists). Returns the error that stopped the exchange
 // otherwise (`*result` untouched).
+//
+// A granted run (`calls`, with job.host_calls set) has its agent's host calls
+// answered through `calls` while the job runs (host_calls.h).
 Status ExchangeJob(int channel, const Job& job, const Request& request,
                    std::chrono::steady_clock::time_point report_deadline, Result* result,
-                   Report* report_out = nullptr);
+                   Report* report_out = nullptr, GrantedCalls* calls = nullptr);
 
 // What a run answers once its exchange failed with `failure` and its sandbox
 // is gone: the deadline passing is a timed-out result (exit 124; a project's

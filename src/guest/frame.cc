@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <string>
 
+#include "guest/host_calls.h"
 #include "guest/protocol.h"
 
 namespace plimsoll::guest {
@@ -177,12 +178,12 @@ Expected<std::string> ReadFrame(int fd, Clock::time_point deadline) {
 
 // The report frame and its seal, the seal checked in constant time.
 Expected<std::string> ReadSealedFrame(int fd, std::string_view report_key,
-                                      Clock::time_point deadline) {
+                                      Clock::time_point deadline, GrantedCalls* calls) {
   if (report_key.size() != kReportKeyBytes) {
     return Failure(ErrorCode::kInternal,
                    "The report key is not " + std::to_string(kReportKeyBytes) + " bytes long.");
   }
-  auto report_bytes = ReadFrame(fd, deadline);
+  auto report_bytes = ReadFrameAnsweringHostCalls(fd, calls, deadline);
   if (!report_bytes.ok()) return report_bytes.error().WithContext("The agent's report");
   auto seal = ReadFrame(fd, deadline);
   if (!seal.ok()) return seal.error().WithContext("The agent's report seal");

@@ -148,6 +148,7 @@ std::string EncodeJob(const Job& job) {
   if (!job.seccomp_filter.empty()) {
     message["seccomp_filter"] = wire::EncodeBase64(job.seccomp_filter);
   }
+  if (job.host_calls) message["host_calls"] = true;
   if (job.cell) {
     message["cell"] = Json{{"language", job.cell->language},
                            {"code", job.cell->code},
@@ -167,7 +168,7 @@ Expected<Job> DecodeJob(std::string_view bytes) {
   FieldReader fields(*parsed, "", problem, /*null_is_absent=*/false);
   fields.RejectUnknown({"version", "files", "steps", "artifacts", "timeout_ms", "output_cap_bytes",
                         "max_artifact_bytes", "nofile", "fsize_bytes", "nproc", "environment",
-                        "report_key", "seccomp_filter", "cell"});
+                        "report_key", "seccomp_filter", "cell", "host_calls"});
   CheckVersion(fields, problem);
 
   if (const Json* files = fields.Array("files", wire::kRequired)) {
@@ -237,6 +238,10 @@ Expected<Job> DecodeJob(std::string_view bytes) {
                      job.seccomp_filter.size() > kMaxSeccompFilterBytes)) {
       problem.Set("seccomp_filter is not 1 to 4096 BPF instructions of 8 bytes.");
     }
+  }
+  if (!problem && parsed->contains("host_calls")) {
+    job.host_calls = fields.Boolean("host_calls", wire::kRequired);
+    if (!problem && !job.host_calls) problem.Set("host_calls is sent only when true.");
   }
   if (const Json* cell = problem ? nullptr : fields.Object("cell", wire::kOptional)) {
     FieldReader cell_fields(*cell, "cell", problem, false);

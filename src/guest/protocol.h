@@ -11,6 +11,9 @@
 //             agent answers with one Report frame (JSON) followed by one
 //             Seal frame: the lowercase-hex HMAC-SHA256 of the Report frame's
 //             bytes under Job::report_key.
+//   A granted run's job (Job::host_calls) may, before its Report, carry
+//   host-call frames from the agent, each answered by the host with one
+//   host-answer frame (host_calls.h).
 //   An agent started with --session (a kept sandbox, SPEC §9) repeats the
 //   job/report exchange until the host closes the channel; every job brings
 //   its own key. Between jobs /work is kept and so are the session's
@@ -63,6 +66,7 @@
 #include <vector>
 
 #include "plimsoll/error.h"
+#include "plimsoll/granted_calls.h"
 #include "plimsoll/limits.h"
 #include "plimsoll/request.h"
 #include "plimsoll/result.h"
@@ -148,6 +152,10 @@ struct Job {
   // Sessions only: a cell instead of steps (steps, files and artifacts are
   // then empty). Sent only when set.
   std::optional<JobCell> cell;
+  // A granted run: the agent serves kHostCallSocket while the job runs and
+  // relays each call to the host (host_calls.h). Sent only when true; a job
+  // without it has no socket and no relay.
+  bool host_calls = false;
 };
 
 // What a cell's report adds (the step holds its exit code and streams).
@@ -213,8 +221,11 @@ Expected<std::string> ReadFrame(int fd, std::chrono::steady_clock::time_point de
 Expected<Report> ReadSealedReport(int fd, std::string_view report_key,
                                   std::chrono::steady_clock::time_point deadline);
 // The same, up to the check of the seal: the report's bytes, not decoded.
+// With `calls` (a granted run), the agent's host-call frames before the
+// report are answered through it (host_calls.h); without, one is kDataLoss.
 Expected<std::string> ReadSealedFrame(int fd, std::string_view report_key,
-                                      std::chrono::steady_clock::time_point deadline);
+                                      std::chrono::steady_clock::time_point deadline,
+                                      GrantedCalls* calls = nullptr);
 // What the host uses, ReadSealedReport(fd, job, deadline), is in
 // report_bounds.h: the report bounded before it is parsed and checked
 // against the job it answers.

@@ -160,8 +160,9 @@ Status CheckReportAgainstJob(const Report& report, const Job& job) {
 }
 
 Expected<Report> ReadSealedReport(int fd, const Job& job,
-                                  std::chrono::steady_clock::time_point deadline) {
-  auto frame = ReadSealedFrame(fd, job.report_key, deadline);
+                                  std::chrono::steady_clock::time_point deadline,
+                                  GrantedCalls* calls) {
+  auto frame = ReadSealedFrame(fd, job.report_key, deadline, job.host_calls ? calls : nullptr);
   if (!frame.ok()) return frame.error();
   PLIMSOLL_RETURN_IF_ERROR(CheckReportShape(*frame, ReportBoundsFor(job)));
   auto report = DecodeReport(*frame);

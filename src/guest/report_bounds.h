@@ -61,8 +61,10 @@ Status CheckReportAgainstJob(const Report& report, const Job& job);
 
 // The host's read of an agent's report (ExchangeJob's): the sealed frame
 // (ReadSealedFrame), CheckReportShape, DecodeReport, CheckReportAgainstJob.
+// `calls` answers a granted run's host calls before the report (host_calls.h).
 Expected<Report> ReadSealedReport(int fd, const Job& job,
-                                  std::chrono::steady_clock::time_point deadline);
+                                  std::chrono::steady_clock::time_point deadline,
+                                  GrantedCalls* calls = nullptr);
 
 }  // namespace plimsoll::guest
 

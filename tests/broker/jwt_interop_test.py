@@ -47,7 +47,7 @@ class JwtInteropTest(unittest.TestCase):
     def setUpClass(cls):
         cls.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
         threading.Thread(target=cls.server.serve_forever, daemon=True).start()
-        cls.scratch = tempfile.TemporaryDirectory(prefix="plimsoll-jwt-")
+        cls.scratch = tempfile.TemporaryDirectory(prefix="broker-jwt-test-")
         cls.grants = os.path.join(cls.scratch.name, "grants.yaml")
         with open(cls.grants, "w") as out:
             out.write(f"""version: 1

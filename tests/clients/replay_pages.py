@@ -272,7 +272,7 @@ def main():
         if not os.access(CHROMIUM, os.X_OK):
             problems.append(f"{CHROMIUM} is missing (scripts/bootstrap installs Debian's chromium)")
         else:
-            profile = tempfile.mkdtemp(prefix="plimsoll-chromium-")
+            profile = tempfile.mkdtemp(prefix="replay-pages-chromium-")
             try:
                 for path, name, transcripts in pages:
                     found = check_page(path, name, transcripts, profile)

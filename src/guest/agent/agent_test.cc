@@ -85,6 +85,9 @@ struct Mode {
   bool init = false;
   // --displays: "" (none) unless a test looks at displays.
   std::string displays = "";
+  // --host-call-socket, and what answers the relay's calls (a granted job).
+  std::string host_call_socket = "";
+  GrantedCalls* calls = nullptr;
 };
 
 // The shell command that mounts the hidden /proc and starts "$@" without
@@ -136,6 +139,9 @@ AgentRun RunAgent(const Job& job, const TempDir& work, Mode mode = {}) {
   args.push_back(PLIMSOLL_GUEST_BINARY);
   if (mode.init) args.push_back("--init");
   args.insert(args.end(), {"--channel", "3", "--work", work.path(), "--displays", mode.displays});
+  if (!mode.host_call_socket.empty()) {
+    args.insert(args.end(), {"--host-call-socket", mode.host_call_socket});
+  }
   if (mode.setuid) {
     args.insert(args.end(), {"--uid", "65534", "--gid", "65534"});
   } else {
@@ -160,7 +166,8 @@ AgentRun RunAgent(const Job& job, const TempDir& work, Mode mode = {}) {
   auto deadline = Clock::now() + std::chrono::seconds(20);
   auto sent = WriteFrame(fds[0], EncodeJob(job), deadline);
   EXPECT_TRUE(sent.ok());
-  run.report = ReadSealedReport(fds[0], job.report_key, deadline);
+  auto frame = ReadSealedFrame(fds[0], job.report_key, deadline, mode.calls);
+  run.report = frame.ok() ? DecodeReport(*frame) : Expected<Report>(frame.error());
   close(fds[0]);
   waitpid(pid, &run.wait_status, 0);
   run.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
@@ -737,6 +744,89 @@ TEST(GuestAgent, InitModeRefusesToRunAnywhereButAsPidOne) {
   int status = std::system(command.c_str());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 2);  // usage: no kill(-1) outside a namespace of its own
+}
+
+// Answers the relay's calls as a broker would, and remembers them.
+class RecordingCalls final : public GrantedCalls {
+ public:
+  HostCallAnswer Call(std::string_view method, std::string_view path, std::string_view body,
+                      std::string_view content_type, Clock::time_point) override {
+    seen.push_back(std::string(method) + "|" + std::string(path) + "|" + std::string(body) + "|" +
+                   std::string(content_type));
+    if (path == "/items/7") {
+      return {.status = 200, .content_type = "application/json", .body = R"({"id":7})"};
+    }
+    return {.status = 403,
+            .content_type = "application/json",
+            .body = R"({"error":"not_allowed"})",
+            .refused = "not_allowed",
+            .message = "No allow entry matches."};
+  }
+  BrokerSummary Summary() const override { return {}; }
+  std::vector<::plimsoll::Advice> Advice() const override { return {}; }
+  std::vector<std::string> seen;
+};
+
+// What a step sends through the relay's socket: an ordinary HTTP client
+// (Python's http.client over AF_UNIX), then bytes that are not HTTP.
+constexpr char kRelayClient[] = R"(
+import http.client, socket, sys
+class Unix(http.client.HTTPConnection):
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.connect(sys.argv[1])
+try:
+    c = Unix("localhost")
+    c.request("GET", "/items/7")
+    r = c.getresponse()
+    print(r.status, r.getheader("Content-Type"), r.read().decode())
+    c = Unix("localhost")
+    c.request("POST", "/admin", body=b"xyz", headers={"Content-Type": "text/plain"})
+    r = c.getresponse()
+    print(r.status, r.getheader("Plimsoll-Refused"))
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    s.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+    print(s.recv(64).split(b"\r\n")[0].decode())
+except OSError as error:
+    print("no relay:", type(error).__name__)
+)";
+
+TEST(GuestAgent, AGrantedJobsStepsReachTheHostOnlyThroughTheRelaySocket) {
+  TempDir work;
+  TempDir relay_parent;
+  const std::string socket_path = relay_parent.path() + "/run/api.sock";
+  Job job = BaseJob();
+  job.steps = {{"python3", "-c", kRelayClient, socket_path}};
+  job.host_calls = true;
+  RecordingCalls calls;
+  Mode mode;
+  mode.host_call_socket = socket_path;
+  mode.calls = &calls;
+  AgentRun run = RunAgent(job, work, mode);
+  ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+  ASSERT_EQ(run.report->steps.size(), 1u);
+  EXPECT_EQ(run.report->steps[0].stdout_bytes,
+            "200 application/json {\"id\":7}\n403 not_allowed\nHTTP/1.1 400 Bad Request\n")
+      << run.report->steps[0].stderr_bytes;
+  // Every request reached the host, the unreadable one as a call the broker
+  // refuses (no method, no path), so it is counted.
+  ASSERT_EQ(calls.seen.size(), 3u);
+  EXPECT_EQ(calls.seen[0], "GET|/items/7||");
+  EXPECT_EQ(calls.seen[1], "POST|/admin|xyz|text/plain");
+  EXPECT_EQ(calls.seen[2], "|||");
+  // The socket is gone once the job is.
+  struct stat info {};
+  EXPECT_NE(stat(socket_path.c_str(), &info), 0);
+
+  // A job without a grant has no socket at all.
+  RecordingCalls unused;
+  job.host_calls = false;
+  mode.calls = &unused;
+  AgentRun plain = RunAgent(job, work, mode);
+  ASSERT_TRUE(plain.report.ok()) << plain.report.error().ToString();
+  EXPECT_EQ(plain.report->steps[0].stdout_bytes, "no relay: FileNotFoundError\n");
+  EXPECT_TRUE(unused.seen.empty());
 }
 
 }  // namespace

@@ -42,13 +42,16 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "guest/agent/agent.h"
+#include "guest/agent/host_relay.h"
 #include "guest/agent/init.h"
 #include "guest/agent/lifeline.h"
 #include "guest/agent/reaper.h"
+#include "guest/host_calls.h"
 #include "guest/protocol.h"
 
 namespace {
@@ -64,7 +67,7 @@ int Usage(const char* message) {
   std::fprintf(stderr,
                "plimsoll-guest: %s\nusage: plimsoll-guest [--init] [--channel FD] "
                "[--announce] [--session] [--job-wait-ms N] [--work DIR] [--displays DIR] "
-               "[--no-setuid] "
+               "[--host-call-socket PATH] [--no-setuid] "
                "[--uid N] [--gid N]\n",
                message);
   return kExitUsage;
@@ -106,6 +109,8 @@ int main(int argc, char** argv) {
   bool init = false;
   bool announce = false;
   bool session = false;
+  // Where a granted job's relay listens (host_relay.h); tests move it.
+  std::string host_call_socket = plimsoll::guest::kHostCallSocket;
   AgentOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string_view argument = argv[i];
@@ -124,6 +129,9 @@ int main(int argc, char** argv) {
     } else if (argument == "--displays") {
       if (!has_value) return Usage("--displays needs a directory (\"\": no displays)");
       options.displays_directory = argv[++i];
+    } else if (argument == "--host-call-socket") {
+      if (!has_value) return Usage("--host-call-socket needs a path");
+      host_call_socket = argv[++i];
     } else if (argument == "--announce") {
       announce = true;
     } else if (argument == "--session") {
@@ -193,8 +201,24 @@ int main(int argc, char** argv) {
         options.owns_pid_namespace ? plimsoll::guest::agent::SweepScope::kWholeNamespace
                                    : plimsoll::guest::agent::SweepScope::kDescendants,
         kExitNoJob);
+    // A granted job's guest code reaches the broker through the relay's
+    // socket, and only while the job runs; a job without a grant has none.
+    std::unique_ptr<plimsoll::guest::agent::HostRelay> relay;
+    std::string relay_problem;
+    if (job->host_calls) {
+      auto started = plimsoll::guest::agent::HostRelay::Start(
+          channel, host_call_socket,
+          std::chrono::steady_clock::now() + std::chrono::milliseconds(job->timeout_ms));
+      if (started.ok()) {
+        relay = std::move(*started);
+      } else {
+        relay_problem = started.error().message();
+      }
+    }
     plimsoll::guest::Report report =
         plimsoll::guest::agent::RunJob(*job, options, session ? &session_state : nullptr);
+    relay.reset();  // no call is waiting once it returns: the report may go
+    if (!relay_problem.empty()) report.detail += relay_problem + "\n";
     lifeline.Stop();
     std::string bytes = plimsoll::guest::EncodeReport(report);
     std::string seal = plimsoll::guest::Seal(job->report_key, bytes);
