@@ -43,7 +43,11 @@ TEST(RecipeTest, TheDataVariantIsTheBasePlusItsOwnPackages) {
   EXPECT_TRUE(std::filesystem::exists(data->pip_requirements.front()));
   ASSERT_EQ(data->npm_projects.size(), 1u);
   EXPECT_TRUE(std::filesystem::exists(data->npm_projects.front() / "package-lock.json"));
-  ASSERT_EQ(data->python_site.size(), 3u) << "the displays hook: .pth, module, backend";
+  // The base's plimsoll_host, then the displays hook: .pth, module, backend.
+  ASSERT_EQ(base->python_site.size(), 1u);
+  EXPECT_EQ(base->python_site.front().filename(), "plimsoll_host.py");
+  ASSERT_EQ(data->python_site.size(), 4u);
+  EXPECT_EQ(data->python_site.front(), base->python_site.front());
   for (const auto& file : data->python_site) EXPECT_TRUE(std::filesystem::exists(file)) << file;
   // The base's hook (the guest user, the mount points) is the variant's too.
   EXPECT_EQ(data->customize_hooks, base->customize_hooks);
