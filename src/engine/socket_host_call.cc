@@ -11,6 +11,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "base/ascii.h"
 #include "engine/host_call_json.h"
 
 namespace plimsoll::engine {
@@ -33,13 +34,6 @@ bool Wait(int fd, short events, Clock::time_point deadline) {
   }
 }
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 // The answer the relay sent, as the broker's answer.
 std::optional<HostCallAnswer> ParseAnswer(std::string_view bytes) {
   size_t head_end = bytes.find("\r\n\r\n");
@@ -60,9 +54,8 @@ std::optional<HostCallAnswer> ParseAnswer(std::string_view bytes) {
     rest = end_of_line == std::string_view::npos ? "" : rest.substr(end_of_line + 2);
     size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;
-    std::string name = Lower(line.substr(0, colon));
-    std::string_view value = line.substr(colon + 1);
-    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    std::string name = base::AsciiLower(line.substr(0, colon));
+    std::string_view value = base::TrimSpaces(line.substr(colon + 1));
     if (name == "content-type") answer.content_type = std::string(value);
     if (name == "plimsoll-refused") answer.refused = std::string(value);
     if (name == "plimsoll-truncated") answer.truncated = value == "true";

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <set>
 
+#include "base/ascii.h"
 #include "specgen/route_path.h"
 #include "specgen/summary.h"
 #include "specgen/yaml_access.h"
@@ -20,19 +21,8 @@ Error Invalid(std::string message) {
   return Failure(ErrorCode::kInvalidArgument, std::move(message));
 }
 
-std::string Upper(std::string_view text) {
-  std::string upper(text);
-  std::transform(upper.begin(), upper.end(), upper.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  return upper;
-}
-
-std::string Lower(std::string_view text) {
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return lower;
-}
+using base::AsciiLower;
+using base::AsciiUpper;
 
 std::string LeftOut(const std::string& method, const std::string& path, const std::string& why) {
   std::string sentence = "Left out ";
@@ -220,7 +210,7 @@ Expected<std::vector<std::string>> SelectedMethods(const Options& options) {
   if (options.methods.empty()) return std::vector<std::string>{"get", "head"};
   std::vector<std::string> methods;
   for (const std::string& method : options.methods) {
-    std::string lower = Lower(method);
+    std::string lower = AsciiLower(method);
     if (std::find(kMethods.begin(), kMethods.end(), lower) == kMethods.end()) {
       return Invalid("--methods: \"" + method +
                      "\" is not a method OpenAPI describes (GET, PUT, POST, DELETE, OPTIONS, "
@@ -305,7 +295,7 @@ Expected<Spec> Generate(std::string_view document, const Options& options) {
         if (std::find(methods->begin(), methods->end(), key) == methods->end()) continue;
         const YAML::Node operation = field->second;
         if (!operation.IsMap()) continue;
-        const std::string method = Upper(key);
+        const std::string method = AsciiUpper(key);
         if (!options.only.empty()) {
           std::vector<std::string> tags = Tags(operation);
           bool kept = false;
@@ -359,7 +349,7 @@ Expected<Spec> Generate(std::string_view document, const Options& options) {
     if (spec.routes.empty()) {
       std::string methods_named;
       for (const std::string& method : *methods) {
-        methods_named += (methods_named.empty() ? "" : ", ") + Upper(method);
+        methods_named += (methods_named.empty() ? "" : ", ") + AsciiUpper(method);
       }
       return Invalid("No operation of the document was selected (methods " + methods_named +
                      (options.only.empty() ? "" : ", with --only") +

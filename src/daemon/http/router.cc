@@ -4,6 +4,7 @@
 #include <cctype>
 #include <iterator>
 
+#include "base/ascii.h"
 #include "daemon/auth/scope.h"
 #include "daemon/http/errors_to_http.h"
 
@@ -12,18 +13,8 @@ namespace {
 
 namespace beast_http = boost::beast::http;
 
-std::string Lowercase(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
+using base::AsciiLower;
+using base::TrimSpaces;
 
 // Matches `segments` against `pattern`, collecting "{name}" parameters.
 bool MatchPattern(std::string_view pattern, const std::vector<std::string_view>& segments,
@@ -65,18 +56,18 @@ std::vector<std::string_view> PathSegments(std::string_view target) {
 }
 
 bool IsJsonContentType(std::string_view content_type) {
-  std::string_view media = Trim(content_type.substr(0, content_type.find(';')));
-  if (Lowercase(media) != "application/json") return false;
+  std::string_view media = TrimSpaces(content_type.substr(0, content_type.find(';')));
+  if (AsciiLower(media) != "application/json") return false;
   size_t semicolon = content_type.find(';');
   if (semicolon == std::string_view::npos) return true;
   std::string_view rest = content_type.substr(semicolon + 1);
   while (!rest.empty()) {
     size_t next = rest.find(';');
-    std::string_view parameter = Trim(rest.substr(0, next));
+    std::string_view parameter = TrimSpaces(rest.substr(0, next));
     size_t equals = parameter.find('=');
     if (equals != std::string_view::npos &&
-        Lowercase(Trim(parameter.substr(0, equals))) == "charset") {
-      std::string value = Lowercase(Trim(parameter.substr(equals + 1)));
+        AsciiLower(TrimSpaces(parameter.substr(0, equals))) == "charset") {
+      std::string value = AsciiLower(TrimSpaces(parameter.substr(equals + 1)));
       if (value != "utf-8" && value != "\"utf-8\"") return false;
     }
     if (next == std::string_view::npos) break;

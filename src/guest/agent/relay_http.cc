@@ -3,21 +3,10 @@
 #include <algorithm>
 #include <charconv>
 
+#include "base/ascii.h"
+
 namespace plimsoll::guest::agent {
 namespace {
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
 
 // Printable ASCII and spaces only: what may go back into a header line.
 std::string HeaderSafe(std::string_view text) {
@@ -111,8 +100,8 @@ std::optional<RelayRequestHead> ParseRelayRequestHead(std::string_view head, int
     if (colon == std::string_view::npos || colon == 0) {
       return fail("A header line has no name and colon.");
     }
-    std::string name = Lower(header.substr(0, colon));
-    std::string_view value = Trim(header.substr(colon + 1));
+    std::string name = base::AsciiLower(header.substr(0, colon));
+    std::string_view value = base::TrimSpaces(header.substr(colon + 1));
     if (name == "transfer-encoding") {
       *status = 411;
       return fail("The relay reads bodies with a Content-Length only, not chunked ones.");
