@@ -281,7 +281,7 @@ Expected<Container> Contain(const ContainConfig& config, Deadline deadline) {
   if (config.seccomp == nullptr || config.cgroups == nullptr || config.argv.empty()) {
     return SetupRefusal("the configuration lacks a seccomp program, a cgroup layout or a program");
   }
-  auto mounts = MountPlanFor(config.rootfs, config.limits, config.binds);
+  auto mounts = MountPlanFor(config.rootfs, config.limits, config.binds, config.host_calls);
   if (!mounts.ok()) return SetupRefusal(mounts.error().message());
 
   int pair[2], sync_pipe[2], error_pipe[2], diagnostics_pipe[2];

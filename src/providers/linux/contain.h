@@ -88,6 +88,8 @@ struct ContainConfig {
   // SessionAgentCapabilities() for a session's agent, which must see every
   // process of the sandbox to sweep around its kept interpreters.
   uint64_t agent_capabilities = os::AgentCapabilities();
+  // A granted run: /run is a tmpfs for the agent's relay socket (mount.h).
+  bool host_calls = false;
 };
 
 // A running sandbox. Move-only; the destructor kills the init (and with it

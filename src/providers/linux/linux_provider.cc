@@ -217,6 +217,7 @@ class LinuxProvider final : public Provider {
     description.capabilities.payloads = {PayloadKind::kJavascript, PayloadKind::kPython,
                                          PayloadKind::kProject};
     description.capabilities.sessions = true;
+    description.capabilities.grants = true;
     description.limits = limits_;
     description.details = {{"kernel", KernelRelease()}, {"wall", kWall}};
     std::string pool_error = networks_.LastError();
@@ -343,6 +344,21 @@ class LinuxProvider final : public Provider {
     return RunJob(*serving.config, request, deadline, nullptr);
   }
 
+  // The guest reaches `calls` through the agent's relay socket, the agent
+  // through its channel (guest/host_calls.h).
+  Expected<Result> RunGranted(const Request& request, Deadline deadline,
+                              GrantedCalls& calls) override {
+    if (request.cell) {
+      return Refusal(NotDispatched::kUnsupported, "A cell runs only inside a session.");
+    }
+    auto serving = generations_.Serving();
+    PLIMSOLL_RETURN_IF_ERROR(CheckServingEnvironment(
+        static_cast<bool>(serving), "linux", serving ? serving.config->image->identity() : "",
+        request.environment));
+    if (serving.config->image->Removed()) return RemovedImageRefusal();
+    return RunJob(*serving.config, request, deadline, nullptr, &calls);
+  }
+
   Expected<std::unique_ptr<ProviderSession>> OpenSession(const SessionSpec& spec,
                                                          Deadline deadline) override {
     auto serving = generations_.Serving();
@@ -415,8 +431,10 @@ class LinuxProvider final : public Provider {
 
   // One job in one fresh sandbox. `cgroup_values`, when given, receives the
   // limits the kernel holds for the run's cgroup.
+  // With `calls` (a granted run) the agent's relay serves them.
   Expected<Result> RunJob(const Prepared& prepared, const Request& request, Deadline deadline,
-                          std::vector<std::pair<std::string, std::string>>* cgroup_values) {
+                          std::vector<std::pair<std::string, std::string>>* cgroup_values,
+                          GrantedCalls* calls = nullptr) {
     Clock::time_point start = Clock::now();
     std::string key(guest::kReportKeyBytes, '\0');
     if (getrandom(key.data(), key.size(), 0) != static_cast<ssize_t>(key.size())) {
@@ -424,8 +442,10 @@ class LinuxProvider final : public Provider {
     }
     auto job = guest::JobFromRequest(request, limits_, key);
     if (!job.ok()) return job.error();
+    job->host_calls = calls != nullptr;
 
     ContainConfig config = SandboxConfig(prepared);
+    config.host_calls = calls != nullptr;
     auto container =
         Contain(config, std::min(deadline + kReportGrace, Clock::now() + kSetupBudget));
     if (!container.ok()) return container.error();
@@ -435,8 +455,8 @@ class LinuxProvider final : public Provider {
     result.isolation = Tier::kContainer;
     result.environment = prepared.image->identity();
     result.kind = *request.kind();
-    Status exchanged =
-        guest::ExchangeJob(container->channel(), *job, request, deadline + kReportGrace, &result);
+    Status exchanged = guest::ExchangeJob(container->channel(), *job, request,
+                                          deadline + kReportGrace, &result, nullptr, calls);
     if (exchanged.ok()) {
       // The sealed report is all the sandbox had to give: it is killed now
       // and dismantled off the answer's path (teardown.h).

@@ -32,7 +32,7 @@ unsigned long FlagsOfHostMount(const struct statvfs& info) {
 }  // namespace
 
 Expected<MountPlan> MountPlanFor(const std::string& rootfs, const Limits& limits,
-                                 const std::vector<BindFile>& binds) {
+                                 const std::vector<BindFile>& binds, bool host_calls) {
   if (rootfs.empty() || rootfs[0] != '/') {
     return Refusal(NotDispatched::kEnvironment,
                    "The image rootfs path \"" + rootfs + "\" is not absolute.");
@@ -69,6 +69,15 @@ Expected<MountPlan> MountPlanFor(const std::string& rootfs, const Limits& limits
   plan.dev_options = "mode=0755,size=65536,nr_inodes=64";
   plan.tmp_options = "mode=1777,size=" + std::to_string(limits.tmp_bytes);
   plan.work_options = "mode=0755,uid=1000,gid=1000,size=" + std::to_string(limits.work_bytes);
+  if (host_calls) {
+    plan.run = plan.rootfs + "/run";
+    struct stat st {};
+    if (stat(plan.run.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return Refusal(NotDispatched::kEnvironment,
+                     "The image has no directory /run for a granted run's relay socket.");
+    }
+    plan.run_options = "mode=0755,size=65536,nr_inodes=16";
+  }
   for (const char* name : kDevices) {
     plan.device_names.emplace_back(name);
     plan.device_sources.push_back(std::string("/dev/") + name);
@@ -209,6 +218,13 @@ int SetUpFilesystem(const MountPlan& plan, const char** what) {
   if (mount("tmpfs", plan.work.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
             plan.work_options.c_str()) != 0) {
     return errno;
+  }
+  if (!plan.run.empty()) {
+    *what = "mount the /run tmpfs of a granted run";
+    if (mount("tmpfs", plan.run.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+              plan.run_options.c_str()) != 0) {
+      return errno;
+    }
   }
   for (size_t i = 0; i < plan.bind_targets.size(); ++i) {
     *what = "bind-mount a host file into the sandbox";

@@ -21,7 +21,10 @@
 //   /tmp       tmpfs, Limits::tmp_bytes, mode 1777, noexec, nosuid, nodev
 //   /work      tmpfs, Limits::work_bytes, owned by the guest user (1000),
 //              noexec, nosuid, nodev
-//   extra      read-write binds of single host files (the broker socket, later)
+//   /run       granted runs only: tmpfs, 64 KiB, mode 0755 (root's: the
+//              agent's relay makes /run/plimsoll/api.sock there, guest/
+//              host_calls.h), noexec, nosuid, nodev
+//   extra      read-write binds of single host files
 //
 // then detaches the old root. Nothing here is visible on the host, and the
 // whole tree disappears with the namespace's last process, so a crashed
@@ -56,6 +59,9 @@ struct MountPlan {
       0;  // MS_* flags the rootfs's host mount carries (kept: they may be locked)
   std::string proc, dev, tmp, work;
   std::string tmp_options, work_options, dev_options, proc_options;
+  // A granted run's /run: a tiny tmpfs for the agent's relay socket; "" for
+  // a run without a grant (no such mount at all).
+  std::string run, run_options;
   std::vector<std::string> device_names;    // "null", ...
   std::vector<std::string> device_sources;  // "/dev/null", ...
   std::vector<std::string> device_targets;  // rootfs + "/dev/null", ...
@@ -70,8 +76,11 @@ struct MountPlan {
 };
 
 // Fails when the rootfs is not a directory or lacks one of the mount points.
+// `host_calls`: a granted run, whose /run is a tmpfs the agent's relay binds
+// its socket in (guest/host_calls.h).
 Expected<MountPlan> MountPlanFor(const std::string& rootfs, const Limits& limits,
-                                 const std::vector<BindFile>& binds = {});
+                                 const std::vector<BindFile>& binds = {},
+                                 bool host_calls = false);
 
 // Child side, async-signal-safe. Returns 0 or an errno; `*what` names the
 // step that failed. On success the process's root is the new tree and its
