@@ -114,7 +114,8 @@ TEST_P(GrantTest, JavascriptReachesTheUpstreamWithTheCredentialItNeverSees) {
 
 // What an agent's code could look at inside an OS-level sandbox: every
 // process's environment and command line it may read, every file it may
-// read outside /proc and /sys, and every answer it got.
+// read outside /proc and /sys, the memory of every process it may read
+// (itself at least; the agent is not dumpable), and every answer it got.
 TEST_P(GrantTest, TheCredentialIsNowhereTheGuestCanLook) {
   if (!ServesGrants()) GTEST_SKIP() << "skipped: refused above (no grants here)";
   if (!Accepts(PayloadKind::kPython)) GTEST_SKIP() << "skipped: no python payloads (embedded)";
@@ -122,8 +123,10 @@ TEST_P(GrantTest, TheCredentialIsNowhereTheGuestCanLook) {
   ASSERT_NE(grant, nullptr);
   Request request;
   request.python = PythonPayload{R"(
-import os, plimsoll_host
-needle = b"sk-" + b"conformance-"  # never whole in this script's own file
+import os, re, plimsoll_host
+# The token's shape, never whole in this script's file or memory: a prefix
+# followed by 32 hex digits (the pattern's own text is not followed by them).
+token = re.compile(rb"sk-" rb"conformance-[0-9a-f]{32}")
 answers = plimsoll_host.get("/items/7").body
 found, read = [], 0
 for pid in os.listdir("/proc"):
@@ -134,7 +137,7 @@ for pid in os.listdir("/proc"):
             with open(f"/proc/{pid}/{part}", "rb") as f:
                 data = f.read()
             read += 1
-            if needle in data:
+            if token.search(data):
                 found.append(f"/proc/{pid}/{part}")
         except OSError:
             pass
@@ -144,16 +147,38 @@ for top in ("/etc", "/tmp", "/work", "/run", "/usr/local", "/root", "/home", "/v
             path = os.path.join(root, name)
             try:
                 with open(path, "rb") as f:
-                    if needle in f.read(1 << 20):
+                    if token.search(f.read(1 << 20)):
                         found.append(path)
                 read += 1
             except OSError:
                 pass
-print("found:", found, "read>0:", read > 0, "answer has it:", needle in answers)
+# A memory dump of every process the guest may read (itself, at least).
+dumped = 0
+for pid in os.listdir("/proc"):
+    if not pid.isdigit():
+        continue
+    try:
+        with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
+            for line in maps:
+                span, perms = line.split()[:2]
+                if not perms.startswith("r"):
+                    continue
+                start, end = (int(x, 16) for x in span.split("-"))
+                try:
+                    mem.seek(start)
+                    if token.search(mem.read(min(end - start, 64 << 20))):
+                        found.append(f"memory of {pid}")
+                except (OSError, OverflowError, ValueError):
+                    pass
+        dumped += 1
+    except OSError:
+        pass
+print("found:", found, "read>0:", read > 0, "dumped>0:", dumped > 0,
+      "answer has it:", bool(token.search(answers)))
 )"};
   Result result = RunGranted(request, *grant);
   EXPECT_EQ(result.exit_code, 0) << result.stderr_bytes;
-  EXPECT_EQ(result.stdout_bytes, "found: [] read>0: True answer has it: False\n")
+  EXPECT_EQ(result.stdout_bytes, "found: [] read>0: True dumped>0: True answer has it: False\n")
       << result.stderr_bytes;
   EXPECT_THAT(result.stdout_bytes + result.stderr_bytes, Not(HasSubstr(kToken)));
   ASSERT_EQ(upstream_->requests().size(), 1u);
