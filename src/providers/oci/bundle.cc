@@ -271,6 +271,10 @@ Expected<std::string> BuildConfigJson(const BundleConfig& config) {
       Mount("/work", "tmpfs", "tmpfs",
             Json::array({"nosuid", "noexec", "nodev", "mode=755", "uid=" + std::to_string(kGuestId),
                          "gid=" + std::to_string(kGuestId), work_size})));
+  if (config.host_calls) {
+    mounts.push_back(Mount("/run", "tmpfs", "tmpfs",
+                           Json::array({"nosuid", "noexec", "nodev", "mode=755", "size=65536"})));
+  }
   doc["mounts"] = std::move(mounts);
 
   // linux

@@ -102,6 +102,9 @@ struct BundleConfig {
   std::optional<UserNamespace> user_namespace;
   // linux.cgroupsPath; empty: the runtime's default.
   std::string cgroups_path;
+  // A granted run: /run is a 64 KiB tmpfs for the agent's relay socket
+  // (guest/host_calls.h). Never in a pooled sandbox's bundle.
+  bool host_calls = false;
 };
 
 // The config.json text (pretty-printed, 2 spaces, trailing newline).

@@ -70,6 +70,18 @@ TEST(OciBundle, RootIsTheImageReadOnly) {
   EXPECT_EQ(doc["hostname"], "sandbox-h");
 }
 
+TEST(OciBundle, OnlyAGrantedRunsBundleHasARunTmpfsForTheRelay) {
+  BundleConfig granted = TestConfig();
+  granted.host_calls = true;
+  Json doc = Build(granted);
+  const Json& run = MountAt(doc, "/run");
+  EXPECT_EQ(run["type"], "tmpfs");
+  EXPECT_EQ(Options(run),
+            (std::set<std::string>{"nosuid", "noexec", "nodev", "mode=755", "size=65536"}));
+  const Json plain = Build(TestConfig());
+  for (const Json& m : plain["mounts"]) EXPECT_NE(m["destination"], "/run");
+}
+
 TEST(OciBundle, MountsAreExactlyProcDevTmpWorkWithTheirOptions) {
   Json doc = Build(TestConfig());
   std::set<std::string> destinations;

@@ -239,6 +239,7 @@ class OciProvider final : public Provider {
     description.capabilities.payloads = {PayloadKind::kJavascript, PayloadKind::kPython,
                                          PayloadKind::kProject};
     description.capabilities.sessions = true;
+    description.capabilities.grants = true;
     description.limits = limits_;
     description.details = {{"runtime", std::string(oci::RuntimeKindName(settings_.runtime))},
                            {"kernel", KernelRelease()},
@@ -294,6 +295,22 @@ class OciProvider final : public Provider {
         request.environment));
     if (serving.config->image->Removed()) return RemovedImageRefusal();
     return RunJob(serving.config, serving.number, request, deadline, nullptr);
+  }
+
+  // A container of its own with a /run tmpfs (never the pool's): the guest
+  // reaches `calls` through the agent's relay (guest/host_calls.h).
+  Expected<Result> RunGranted(const Request& request, Deadline deadline,
+                              GrantedCalls& calls) override {
+    if (request.cell) {
+      return Refusal(NotDispatched::kUnsupported, "A cell runs only inside a session.");
+    }
+    auto serving = generations_.Serving();
+    PLIMSOLL_RETURN_IF_ERROR(CheckServingEnvironment(
+        static_cast<bool>(serving), "oci", serving ? serving.config->image->identity() : "",
+        request.environment));
+    if (serving.config->image->Removed()) return RemovedImageRefusal();
+    return RunJob(serving.config, serving.number, request, deadline, nullptr,
+                  /*use_pool=*/false, &calls);
   }
 
   // A container of its own (never the pool's: those agents take one job).
@@ -490,7 +507,7 @@ class OciProvider final : public Provider {
   Expected<Result> RunJob(const std::shared_ptr<const Prepared>& prepared, uint64_t generation,
                           const Request& request, Deadline deadline,
                           std::vector<std::pair<std::string, std::string>>* cgroup_values,
-                          bool use_pool = true) {
+                          bool use_pool = true, GrantedCalls* calls = nullptr) {
     Clock::time_point start = Clock::now();
     std::string key(guest::kReportKeyBytes, '\0');
     if (getrandom(key.data(), key.size(), 0) != static_cast<ssize_t>(key.size())) {
@@ -503,11 +520,14 @@ class OciProvider final : public Provider {
       // guest's process limit is enforced inside, by gVisor's kernel.
       job->nproc = limits_.pids;
     }
+    job->host_calls = calls != nullptr;
 
     std::unique_ptr<OciSandbox> sandbox = use_pool ? pool_.Take(generation) : nullptr;
     if (!sandbox) {
+      oci::BundleConfig config = prepared->config;
+      config.host_calls = calls != nullptr;
       auto started =
-          OciSandbox::Start(RuntimeOf(prepared), prepared->config, /*pooled=*/false,
+          OciSandbox::Start(RuntimeOf(prepared), std::move(config), /*pooled=*/false,
                             std::min(deadline + kReportGrace, Clock::now() + kSetupBudget));
       if (!started.ok()) return started.error();
       sandbox = std::move(*started);
@@ -518,8 +538,8 @@ class OciProvider final : public Provider {
     result.isolation = ClaimedTier(settings_.runtime);
     result.environment = prepared->image->identity();
     result.kind = *request.kind();
-    Status exchanged =
-        guest::ExchangeJob(sandbox->channel(), *job, request, deadline + kReportGrace, &result);
+    Status exchanged = guest::ExchangeJob(sandbox->channel(), *job, request,
+                                          deadline + kReportGrace, &result, nullptr, calls);
     if (exchanged.ok()) {
       // The agent exits after its report; the container is removed off the
       // answer's path.
