@@ -84,6 +84,13 @@ def char_device(path, numbers=None):
     return stat.S_ISCHR(st.st_mode) and (
         numbers is None or (os.major(st.st_rdev), os.minor(st.st_rdev)) == numbers)
 
+def root_only(path):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return st.st_uid == 0 and st.st_mode & 0o022 == 0
+
 # The writable mounts allowed, exactly, per profile; anything else writable,
 # or an allowed one lacking its options, fails the check.
 #  linux: /tmp and /work (tmpfs; nosuid,nodev,noexec), /proc (proc;
@@ -109,6 +116,10 @@ for m in writable:
     point, options, fstype = m["point"], m["options"], m["fstype"]
     if point in ("/tmp", "/work") and fstype == "tmpfs":
         needed = set(TMPFS_FLAGS)
+    elif point == "/run" and fstype == "tmpfs" and root_only(point):
+        # A granted run's relay socket lives here (docs/grants.md): root's,
+        # so the guest user cannot write it.
+        needed = {"noexec"} if PROFILE == "gvisor" else set(TMPFS_FLAGS)
     elif point == "/proc" and fstype == "proc":
         needed = {"noexec"} if PROFILE == "gvisor" else {"nosuid", "nodev", "noexec"}
     elif PROFILE == "linux" and point in DEVICES and char_device(point):
@@ -126,6 +137,7 @@ for m in writable:
         continue
     if not needed <= options:
         bad.append("%s(lacks %s)" % (point, ",".join(sorted(needed - options))))
+RUN = ", /run (root's tmpfs, not writable by others: a granted run's relay socket)"
 ALLOWED = {
     "linux": "/tmp,/work (tmpfs nosuid,nodev,noexec), /proc (nosuid,nodev,noexec), "
              "/dev/{null,zero,full,random,urandom} (character devices, nosuid,noexec)",
@@ -134,7 +146,7 @@ ALLOWED = {
                 "/proc/* masked by the character device 1:3",
     "gvisor": "/tmp,/work (tmpfs noexec), /proc (noexec), /dev (gVisor tmpfs, noexec), "
               "/sys (gVisor sysfs), /dev/pts (gVisor devpts)",
-    "microvm": "/tmp,/work (tmpfs nosuid,nodev,noexec), /proc (nosuid,nodev,noexec)"}[PROFILE]
+    "microvm": "/tmp,/work (tmpfs nosuid,nodev,noexec), /proc (nosuid,nodev,noexec)"}[PROFILE] + RUN
 report("only_tmpfs_writable", not bad,
        "allowed writable: %s; writable mounts: %s; unexpected: %s" % (
            ALLOWED, ",".join(sorted(m["point"] for m in writable)), bad or "none"))

@@ -22,7 +22,10 @@
 //    clone3 (ENOSYS; a kernel says EINVAL), and EPERM for ptrace(TRACEME),
 //    unshare(CLONE_NEWUSER), socket(AF_INET), memfd_create, inotify_init1,
 //    mount, keyctl and bpf. "Seccomp: 2" alone proves nothing (an allow-all
-//    filter shows it); it is required too, except under gVisor.
+//    filter shows it); it is required too, except under gVisor. Every
+//    profile's only_tmpfs_writable also allows /run as a tmpfs owned by root
+//    and not writable by others: a granted run's relay socket (docs/
+//    grants.md; linux and oci mount it only for granted runs, microvm always).
 //  - kLinux ("linux"): our own namespace wall. Checks: root_read_only,
 //    tmp_is_bounded_tmpfs, work_is_bounded_tmpfs, only_tmpfs_writable,
 //    proc_masked (the /proc entries of mount.h's lists masked or read-only),

@@ -325,6 +325,7 @@ class MicrovmProvider final : public Provider {
     description.capabilities.payloads = {PayloadKind::kJavascript, PayloadKind::kPython,
                                          PayloadKind::kProject};
     description.capabilities.sessions = true;
+    description.capabilities.grants = true;
     description.limits = limits_;
     auto serving = generations_.Serving();
     std::shared_ptr<const Prepared> prepared = serving.config;
@@ -411,6 +412,20 @@ class MicrovmProvider final : public Provider {
                                                      serving ? serving.config->identity : "",
                                                      request.environment));
     return RunJob(*serving.config, serving.number, request, deadline, /*use_pool=*/true);
+  }
+
+  // As Run; the guest reaches `calls` through the agent's relay.
+  Expected<Result> RunGranted(const Request& request, Deadline deadline,
+                              GrantedCalls& calls) override {
+    if (request.cell) {
+      return Refusal(NotDispatched::kUnsupported, "A cell runs only inside a session.");
+    }
+    auto serving = generations_.Serving();
+    PLIMSOLL_RETURN_IF_ERROR(CheckServingEnvironment(static_cast<bool>(serving), "microvm",
+                                                     serving ? serving.config->identity : "",
+                                                     request.environment));
+    return RunJob(*serving.config, serving.number, request, deadline, /*use_pool=*/true,
+                  /*booted=*/nullptr, &calls);
   }
 
   // A VM of its own, booted now with its agent in session mode.
@@ -789,9 +804,12 @@ class MicrovmProvider final : public Provider {
   // One job in one VM: a pooled one when the pool has one (and `use_pool`),
   // else one booted now (within kSetupBudget; the run's own time starts
   // once the VM is up). The VM is destroyed afterwards.
+  // With `calls` (a granted run) the agent's relay serves them over the
+  // VM's channel (every VM's init mounts the /run the relay needs).
   Expected<Result> RunJob(const Prepared& prepared, uint64_t generation, const Request& request,
                           Deadline deadline, bool use_pool,
-                          std::unique_ptr<MicrovmVm> booted = nullptr) {
+                          std::unique_ptr<MicrovmVm> booted = nullptr,
+                          GrantedCalls* calls = nullptr) {
     Clock::time_point start = Clock::now();
     std::string key(guest::kReportKeyBytes, '\0');
     if (getrandom(key.data(), key.size(), 0) != static_cast<ssize_t>(key.size())) {
@@ -802,6 +820,7 @@ class MicrovmProvider final : public Provider {
     // No cgroup inside the VM: the guest's process limit is RLIMIT_NPROC.
     job->nproc = limits_.pids;
     job->seccomp_filter = prepared.seccomp_filter;
+    job->host_calls = calls != nullptr;
 
     std::unique_ptr<MicrovmVm> vm = booted     ? std::move(booted)
                                     : use_pool ? pool_.Take(generation)
@@ -822,8 +841,8 @@ class MicrovmProvider final : public Provider {
         prepared.config.accelerator == "kvm" && vm->qmp().kvm_enabled ? Tier::kVm : Tier::kKernel;
     result.environment = prepared.identity;
     result.kind = *request.kind();
-    Status exchanged =
-        guest::ExchangeJob(vm->channel(), *job, request, run_deadline + kReportGrace, &result);
+    Status exchanged = guest::ExchangeJob(vm->channel(), *job, request, run_deadline + kReportGrace,
+                                          &result, nullptr, calls);
     if (exchanged.ok()) {
       destroyer_.Add(std::move(vm));  // the VM powers off by itself; off the answer's path
       result.duration_ms = MillisecondsSince(start);
