@@ -1,22 +1,29 @@
-// plimsoll-broker-bench: the broker call round trip (SPEC §8) from inside
-// the embedded tier, against a direct loopback HTTP request from the host,
-// both to the same upstream in this process (bench/scenarios.py, broker.*).
+// plimsoll-broker-bench: the broker call round trip (SPEC §8) from inside a
+// tier, against a direct loopback HTTP request from the host, both to the
+// same upstream in this process (bench/scenarios.py, broker.*).
 //
-//   plimsoll-broker-bench [--runs N] [--warmup N]
+//   plimsoll-broker-bench --scenario NAME [--provider P] [--env K=V]...
+//                         [--runs N] [--warmup N]
 //
-// Prints two sampler lines (bench/README.md):
+// Prints one sampler line (bench/README.md) for NAME:
 //   broker.direct_loopback   CallUpstream (the broker's own HTTP client: a
 //                            fresh connection, one GET, the answer read) from
 //                            this process to the upstream, timed here.
-//   broker.embedded_host_get host.get('/items/1') from guest JavaScript in one
-//                            granted embedded run, each call timed by the
-//                            script with performance.now(): the bridge, the
-//                            broker's checks, trace and credential, the same
-//                            upstream call, and the answer back into the guest.
-// The upstream is a loopback HTTP server on its own thread answering a small
-// JSON body (broker/testing/fake_upstream.h). Runs/warm-ups from the flags,
-// else $PLIMSOLL_BENCH_RUNS / $PLIMSOLL_BENCH_WARMUP, else 1000 / 20. Exit
-// status 0; 1 when a call fails (an "error" line says why); 2 for usage.
+//   any other name           host.get('/items/1') from guest JavaScript in
+//                            one granted run on provider P (default
+//                            embedded), each call timed by the script with
+//                            performance.now(): the guest's way to the broker
+//                            (embedded: the engine's host_call; OS-level
+//                            tiers: qjs, the agent's relay socket and its
+//                            channel), the broker's path, allow-list, budget
+//                            and trace, the credential attached, the same
+//                            upstream call, the answer back in the guest.
+// --env K=V (repeatable) sets a variable before the provider is opened (its
+// configuration, as plimsoll-latency does). The upstream is a loopback HTTP
+// server on its own thread answering a small JSON body
+// (broker/testing/fake_upstream.h). Runs/warm-ups from the flags, else
+// $PLIMSOLL_BENCH_RUNS / $PLIMSOLL_BENCH_WARMUP, else 1000 / 20. Exit status
+// 0; 1 when a call fails (an "error" line says why); 2 for usage.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -41,7 +48,6 @@ using broker::testing::UpstreamReply;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::string_view kDirect = "broker.direct_loopback";
-constexpr std::string_view kEmbedded = "broker.embedded_host_get";
 
 int64_t CountFrom(const char* flag_value, const char* variable, int64_t fallback) {
   const char* text = flag_value != nullptr ? flag_value : std::getenv(variable);
@@ -69,8 +75,9 @@ std::vector<double> DirectSamples(const FakeUpstream& upstream, int64_t runs, in
   return samples;
 }
 
-std::vector<double> EmbeddedSamples(const FakeUpstream& upstream, int64_t runs, int64_t warmup,
-                                    std::string& error) {
+std::vector<double> GuestSamples(const FakeUpstream& upstream, const std::string& provider,
+                                 int64_t runs, int64_t warmup, std::string& error,
+                                 std::string& tier) {
   const std::string yaml =
       "version: 1\nprofiles:\n  bench:\n    base_url: " + upstream.origin().ToString() +
       "\n    allow: [\"GET /items/*\"]\n    allowed_callers: [bench]\n"
@@ -82,12 +89,13 @@ std::vector<double> EmbeddedSamples(const FakeUpstream& upstream, int64_t runs, 
     return std::optional<std::string>("bench-token-not-a-secret");
   });
   if (!made.ok()) return error = made.error().message(), std::vector<double>{};
-  auto sandbox = Sandbox::Open("embedded");
+  auto sandbox = Sandbox::Open(provider);
   if (!sandbox.ok()) return error = sandbox.error().message(), std::vector<double>{};
   auto evidence = sandbox->CollectEvidence();
   if (!evidence.ok()) return error = evidence.error().message(), std::vector<double>{};
+  tier = std::string(TierName(evidence->tier));
 
-  const int64_t timeout_ms = 30'000;  // the embedded provider's maximum
+  const int64_t timeout_ms = 30'000;  // the providers' maximum for a snippet
   auto grant = made->Open("bench", "bench", std::chrono::milliseconds(timeout_ms), false);
   if (!grant.ok()) return error = grant.error().message(), std::vector<double>{};
   Request request;
@@ -124,14 +132,27 @@ std::vector<double> EmbeddedSamples(const FakeUpstream& upstream, int64_t runs, 
 int Main(int argc, char** argv) {
   const char* runs_flag = nullptr;
   const char* warmup_flag = nullptr;
+  std::string scenario, provider = "embedded";
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
-    if (arg == "--runs" && i + 1 < argc) {
+    bool has_value = i + 1 < argc;
+    if (arg == "--runs" && has_value) {
       runs_flag = argv[++i];
-    } else if (arg == "--warmup" && i + 1 < argc) {
+    } else if (arg == "--warmup" && has_value) {
       warmup_flag = argv[++i];
+    } else if (arg == "--scenario" && has_value) {
+      scenario = argv[++i];
+    } else if (arg == "--provider" && has_value) {
+      provider = argv[++i];
+    } else if (arg == "--env" && has_value && std::string_view(argv[i + 1]).find('=') != 0 &&
+               std::string_view(argv[i + 1]).find('=') != std::string_view::npos) {
+      std::string setting = argv[++i];
+      size_t equals = setting.find('=');
+      setenv(setting.substr(0, equals).c_str(), setting.substr(equals + 1).c_str(), 1);
     } else {
-      std::fprintf(stderr, "usage: plimsoll-broker-bench [--runs N] [--warmup N]\n");
+      std::fprintf(stderr,
+                   "usage: plimsoll-broker-bench --scenario NAME [--provider P] [--env K=V]... "
+                   "[--runs N] [--warmup N]\n");
       return 2;
     }
   }
@@ -139,8 +160,9 @@ int Main(int argc, char** argv) {
   const int64_t warmup = CountFrom(warmup_flag, "PLIMSOLL_BENCH_WARMUP", 20);
   // The script prints its samples as one JSON line; keep it within the
   // output cap (64 KiB: ~7000 samples).
-  if (runs < 1 || warmup < 0 || runs > 5000 || warmup > 1000) {
-    std::fprintf(stderr, "plimsoll-broker-bench: --runs 1..5000, --warmup 0..1000\n");
+  if (scenario.empty() || runs < 1 || warmup < 0 || runs > 5000 || warmup > 1000) {
+    std::fprintf(stderr,
+                 "plimsoll-broker-bench: --scenario NAME, --runs 1..5000, --warmup 0..1000\n");
     return 2;
   }
   FakeUpstream upstream([](const ReceivedRequest&) {
@@ -148,24 +170,20 @@ int Main(int argc, char** argv) {
                          .headers = {{"Content-Type", "application/json"}},
                          .body = R"({"id":"1","name":"bolt","stock":12})"};
   });
-  int status = 0;
-  std::string error;
-  std::vector<double> direct = DirectSamples(upstream, runs, warmup, error);
-  if (direct.empty()) {
-    PrintError(kDirect, error);
-    status = 1;
-  } else {
-    PrintSamples(kDirect, "ms", direct);
+  std::string error, tier;
+  std::vector<double> samples = scenario == kDirect
+                                    ? DirectSamples(upstream, runs, warmup, error)
+                                    : GuestSamples(upstream, provider, runs, warmup, error, tier);
+  if (samples.empty()) {
+    PrintError(scenario, error);
+    return 1;
   }
-  error.clear();
-  std::vector<double> embedded = EmbeddedSamples(upstream, runs, warmup, error);
-  if (embedded.empty()) {
-    PrintError(kEmbedded, error);
-    status = 1;
+  if (tier.empty()) {
+    PrintSamples(scenario, "ms", samples);
   } else {
-    PrintSamples(kEmbedded, "ms", embedded, {{"tier", "process"}});
+    PrintSamples(scenario, "ms", samples, {{"provider", provider}, {"tier", tier}});
   }
-  return status;
+  return 0;
 }
 
 }  // namespace
