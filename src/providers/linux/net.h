@@ -1,7 +1,8 @@
 // The network of a linux sandbox: a fresh network namespace (CLONE_NEWNET)
 // in which only the loopback interface exists and is brought up. There is no
-// route out: no other interface, no veth, no gateway. The broker will be
-// reached over a Unix socket bound into the mount namespace, never an IP.
+// route out: no other interface, no veth, no gateway. A granted run reaches
+// the broker through the agent's relay socket inside the sandbox and the
+// agent's channel (guest/host_calls.h), never an IP.
 #ifndef PLIMSOLL_PROVIDERS_LINUX_NET_H_
 #define PLIMSOLL_PROVIDERS_LINUX_NET_H_
 
