@@ -333,21 +333,18 @@ class LinuxProvider final : public Provider {
   }
 
   Expected<Result> Run(const Request& request, Deadline deadline) override {
-    if (request.cell) {
-      return Refusal(NotDispatched::kUnsupported, "A cell runs only inside a session.");
-    }
-    auto serving = generations_.Serving();
-    PLIMSOLL_RETURN_IF_ERROR(CheckServingEnvironment(
-        static_cast<bool>(serving), "linux", serving ? serving.config->image->identity() : "",
-        request.environment));
-    if (serving.config->image->Removed()) return RemovedImageRefusal();
-    return RunJob(*serving.config, request, deadline, nullptr);
+    return RunServing(request, deadline, nullptr);
   }
 
   // The guest reaches `calls` through the agent's relay socket, the agent
   // through its channel (guest/host_calls.h).
   Expected<Result> RunGranted(const Request& request, Deadline deadline,
                               GrantedCalls& calls) override {
+    return RunServing(request, deadline, &calls);
+  }
+
+  // A run in the serving configuration; `calls` (a granted run) or null.
+  Expected<Result> RunServing(const Request& request, Deadline deadline, GrantedCalls* calls) {
     if (request.cell) {
       return Refusal(NotDispatched::kUnsupported, "A cell runs only inside a session.");
     }
@@ -356,7 +353,7 @@ class LinuxProvider final : public Provider {
         static_cast<bool>(serving), "linux", serving ? serving.config->image->identity() : "",
         request.environment));
     if (serving.config->image->Removed()) return RemovedImageRefusal();
-    return RunJob(*serving.config, request, deadline, nullptr, &calls);
+    return RunJob(*serving.config, request, deadline, nullptr, calls);
   }
 
   Expected<std::unique_ptr<ProviderSession>> OpenSession(const SessionSpec& spec,

@@ -286,21 +286,18 @@ class OciProvider final : public Provider {
   }
 
   Expected<Result> Run(const Request& request, Deadline deadline) override {
-    if (request.cell) {
-      return Refusal(NotDispatched::kUnsupported, "A cell runs only inside a session.");
-    }
-    auto serving = generations_.Serving();
-    PLIMSOLL_RETURN_IF_ERROR(CheckServingEnvironment(
-        static_cast<bool>(serving), "oci", serving ? serving.config->image->identity() : "",
-        request.environment));
-    if (serving.config->image->Removed()) return RemovedImageRefusal();
-    return RunJob(serving.config, serving.number, request, deadline, nullptr);
+    return RunServing(request, deadline, nullptr);
   }
 
   // A container of its own with a /run tmpfs (never the pool's): the guest
   // reaches `calls` through the agent's relay (guest/host_calls.h).
   Expected<Result> RunGranted(const Request& request, Deadline deadline,
                               GrantedCalls& calls) override {
+    return RunServing(request, deadline, &calls);
+  }
+
+  // A run in the serving configuration; `calls` (a granted run) or null.
+  Expected<Result> RunServing(const Request& request, Deadline deadline, GrantedCalls* calls) {
     if (request.cell) {
       return Refusal(NotDispatched::kUnsupported, "A cell runs only inside a session.");
     }
@@ -309,8 +306,9 @@ class OciProvider final : public Provider {
         static_cast<bool>(serving), "oci", serving ? serving.config->image->identity() : "",
         request.environment));
     if (serving.config->image->Removed()) return RemovedImageRefusal();
+    // A granted run's bundle differs (its /run): never a pooled container.
     return RunJob(serving.config, serving.number, request, deadline, nullptr,
-                  /*use_pool=*/false, &calls);
+                  /*use_pool=*/calls == nullptr, calls);
   }
 
   // A container of its own (never the pool's: those agents take one job).
