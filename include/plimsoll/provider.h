@@ -124,6 +124,13 @@ class ProviderSession {
   // is left but the kept interpreters.
   virtual Expected<Result> Run(const Request& request, Deadline deadline) = 0;
 
+  // A session call naming a grant profile whose allow_in_sessions is on
+  // (SPEC §8, §9): as Run, and the guest reaches `calls` for this call only
+  // (a kept interpreter that keeps a reference to host.* reaches nothing in
+  // the next call without a grant). The default refuses `unsupported`.
+  virtual Expected<Result> RunGranted(const Request& request, Deadline deadline,
+                                      GrantedCalls& calls);
+
   // Re-reads the wall from the host side before a call (per provider what
   // applies: the sandbox's init alive, its seccomp mode, uid map, cgroup).
   // An error says what differs; the session then ends `boundary_failed`.

@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "plimsoll/error.h"
+#include "plimsoll/granted_calls.h"
 #include "plimsoll/limits.h"
 #include "plimsoll/provider.h"
 #include "plimsoll/request.h"
@@ -126,7 +127,12 @@ class Session {
   const std::string& id() const { return id_; }
 
   // Runs one call (see the file comment). Refusals carry NotDispatched.
-  Expected<Result> Run(const Request& request);
+  // A call naming a grant profile needs `grant`, opened by the caller from
+  // the broker for a session (SPEC §8: the profile's allow_in_sessions);
+  // without one it is refused `permission`, and a sandbox that cannot serve
+  // it refuses `unsupported`. The grant serves this call only; its trace
+  // and advice go on the result before the record is made.
+  Expected<Result> Run(const Request& request, GrantedCalls* grant = nullptr);
 
   SessionInfo Info() const;
 

@@ -20,6 +20,13 @@ Expected<Result> Provider::RunGranted(const Request& /*request*/, Deadline /*dea
                      "broker, so a run naming a grant profile is refused and nothing ran.");
 }
 
+Expected<Result> ProviderSession::RunGranted(const Request& /*request*/, Deadline /*deadline*/,
+                                             GrantedCalls& /*calls*/) {
+  return Refusal(NotDispatched::kUnsupported,
+                 "This session's sandbox does not serve grants: a session call naming a grant "
+                 "profile is refused and nothing ran.");
+}
+
 bool Evidence::AllChecksPassed() const {
   return std::all_of(checks.begin(), checks.end(),
                      [](const EvidenceCheck& check) { return check.passed; });

@@ -135,10 +135,14 @@ SessionInfo Session::Info() const {
   return info;
 }
 
-Expected<Result> Session::Run(const Request& request) {
+Expected<Result> Session::Run(const Request& request, GrantedCalls* grant) {
   auto validated = ValidateRequest(request, facts_.limits, /*in_session=*/true);
   if (!validated.ok()) return validated.error();
-  PLIMSOLL_RETURN_IF_ERROR(RefuseUnservedGrant(*validated));
+  if (validated->grant_profile.empty()) {
+    grant = nullptr;
+  } else if (grant == nullptr) {
+    PLIMSOLL_RETURN_IF_ERROR(RefuseUnservedGrant(*validated));
+  }
   PLIMSOLL_RETURN_IF_ERROR(CheckImageServed(validated->image, facts_.image));
   if (!validated->minimum_isolation.empty()) {
     Tier floor = *ParseTier(validated->minimum_isolation);
@@ -199,8 +203,13 @@ Expected<Result> Session::Run(const Request& request) {
 
   RecordClock clock = RecordClock::Start();
   const auto deadline = Clock::now() + std::chrono::milliseconds(validated->timeout_ms);
-  Expected<Result> result = sandbox->Run(*validated, deadline);
+  Expected<Result> result = grant != nullptr ? sandbox->RunGranted(*validated, deadline, *grant)
+                                              : sandbox->Run(*validated, deadline);
   RecordClock::Span span = clock.Stop();
+  if (result.ok() && grant != nullptr) {
+    result->broker = grant->Summary();
+    result->advice = grant->Advice();
+  }
   const int64_t disk_used = sandbox->DiskUsedBytes();
   std::vector<std::string> interpreters = sandbox->InterpretersAlive();
 

@@ -26,6 +26,7 @@ struct KeptInstance {
 struct JavascriptSession::Job {
   std::string_view code;
   std::chrono::steady_clock::time_point deadline;
+  const HostCallHandler* host_call;  // null: host.* is refused (no grant)
   std::optional<Expected<CellOutcome>> answer;
 };
 
@@ -121,12 +122,13 @@ void JavascriptSession::DiscardInterpreter() {
 }
 
 Expected<CellOutcome> JavascriptSession::RunCell(std::string_view code,
-                                                 std::chrono::steady_clock::time_point deadline) {
+                                                 std::chrono::steady_clock::time_point deadline,
+                                                 const HostCallHandler* host_call) {
   if (code.size() >= limits_.memory_bytes) {
     return Refusal(NotDispatched::kRequest, "The cell is larger than the session's memory limit.");
   }
   std::lock_guard calls(calls_);
-  Job job{code, deadline, std::nullopt};
+  Job job{code, deadline, host_call, std::nullopt};
   {
     std::lock_guard lock(mutex_);
     job_ = &job;
@@ -180,7 +182,7 @@ Expected<CellOutcome> JavascriptSession::RunOnThread(const Job& job) {
   }
   context.output_cap_bytes = limits_.output_cap_bytes;
   context.soft_deadline = job.deadline;
-  context.host_call = nullptr;  // grants in sessions: SPEC §8, not yet
+  context.host_call = job.host_call != nullptr && *job.host_call ? job.host_call : nullptr;
   context.response.clear();
   context.exited = false;
   context.value_channel = true;

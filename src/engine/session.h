@@ -71,8 +71,11 @@ class JavascriptSession {
 
   // Runs one cell with `deadline` as its soft deadline. Errors: a script
   // above the memory limit (kRequest), or the host could not make the
-  // instance (kCapacity: nothing ran).
-  Expected<CellOutcome> RunCell(std::string_view code, std::chrono::steady_clock::time_point deadline);
+  // instance (kCapacity: nothing ran). `host_call` (a granted call, null for
+  // none) answers the cell's host.* for this cell only: a later cell without
+  // one gets the "no grant" refusal even through a kept reference.
+  Expected<CellOutcome> RunCell(std::string_view code, std::chrono::steady_clock::time_point deadline,
+                                const HostCallHandler* host_call = nullptr);
 
   // Whether an instance is kept (a cell ran and nothing threw it away).
   bool interpreter_alive() const;

@@ -172,7 +172,13 @@ int ServeRepl(const plimsoll::engine::SessionLimits& limits) {
     }
     auto deadline = std::chrono::steady_clock::now() +
                     std::chrono::milliseconds(request["timeout_ms"].get<uint64_t>());
-    auto cell = (*session)->RunCell(request["code"].get<std::string>(), deadline);
+    // A granted call: the agent's relay listens for this cell only (a kept
+    // reference to host.* in a later cell without a grant finds no socket).
+    plimsoll::engine::HostCallHandler host_call;
+    if (access(plimsoll::guest::kHostCallSocket, F_OK) == 0) {
+      host_call = plimsoll::engine::SocketHostCall(plimsoll::guest::kHostCallSocket, deadline);
+    }
+    auto cell = (*session)->RunCell(request["code"].get<std::string>(), deadline, &host_call);
     nlohmann::json answer;
     if (!cell.ok()) {
       // Nothing of the cell ran (a cell above the memory limit, no instance).

@@ -10,7 +10,7 @@ namespace plimsoll::guest {
 
 Expected<Result> SessionChannel::Call(int channel, const Request& request,
                                       std::chrono::steady_clock::time_point report_deadline,
-                                      Status* exchange_failure) {
+                                      Status* exchange_failure, GrantedCalls* calls) {
   std::string key(kReportKeyBytes, '\0');
   if (getrandom(key.data(), key.size(), 0) != static_cast<ssize_t>(key.size())) {
     return Refusal(NotDispatched::kEnvironment, "No randomness for the report key.");
@@ -19,6 +19,7 @@ Expected<Result> SessionChannel::Call(int channel, const Request& request,
   if (!job.ok()) return job.error();
   if (extras_.nproc) job->nproc = *extras_.nproc;
   job->seccomp_filter = extras_.seccomp_filter;
+  job->host_calls = calls != nullptr;
   if (job->cell) job->cell->number = ++cells_;
   auto start = std::chrono::steady_clock::now();
   Result result;
@@ -26,7 +27,8 @@ Expected<Result> SessionChannel::Call(int channel, const Request& request,
   result.environment = environment_;
   result.kind = *request.kind();
   Report report;
-  *exchange_failure = ExchangeJob(channel, *job, request, report_deadline, &result, &report);
+  *exchange_failure =
+      ExchangeJob(channel, *job, request, report_deadline, &result, &report, calls);
   result.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                            std::chrono::steady_clock::now() - start)
                            .count();

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "plimsoll/error.h"
+#include "plimsoll/granted_calls.h"
 #include "plimsoll/limits.h"
 #include "plimsoll/request.h"
 #include "plimsoll/result.h"
@@ -53,9 +54,11 @@ class SessionChannel {
   // cannot be built is that error (a refusal: nothing ran). A failed
   // exchange sets `*exchange_failure` and returns the Result so far
   // (isolation, environment, kind, duration) for AnswerFailedExchange.
+  // With `calls` (a granted call) the job's host calls are answered through
+  // it while the job runs (host_calls.h); the sandbox needs its /run tmpfs.
   Expected<Result> Call(int channel, const Request& request,
                         std::chrono::steady_clock::time_point report_deadline,
-                        Status* exchange_failure);
+                        Status* exchange_failure, GrantedCalls* calls = nullptr);
 
   // The interpreters the last report named alive; none after Forget().
   std::vector<std::string> InterpretersAlive() const;

@@ -16,6 +16,7 @@
 #include "common/providers_under_test.h"
 #include "conformance/conformance.h"
 #include "plimsoll/record.h"
+#include "plimsoll/session.h"
 
 namespace plimsoll::conformance {
 namespace {
@@ -43,7 +44,8 @@ class GrantTest : public ConformanceTest {
             "\n    allow: [\"GET /items/*\"]\n"
             "    allowed_callers: [conformance]\n"
             "    token: {source: static, env: TOKEN}\n"
-            "    max_calls: 50\n",
+            "    max_calls: 50\n"
+            "    allow_in_sessions: true\n",
         "conformance-grants.yaml");
     ASSERT_TRUE(grants.ok()) << grants.error().ToString();
     auto made = broker::Broker::Create(
@@ -232,6 +234,65 @@ print(lines, ok)
   EXPECT_EQ(result.broker->calls, 104);
   EXPECT_EQ(result.broker->denied, 54);
   EXPECT_EQ(upstream_->requests().size(), 50u);
+}
+
+// A session call (SPEC §9) naming the profile is served its grant for that
+// call only: a kept interpreter that keeps a reference to host.* (or the
+// plimsoll_host module) reaches nothing in the next call, which has none.
+TEST_P(GrantTest, ASessionCallIsServedItsGrantForThatCallOnly) {
+  ASSERT_TRUE(ServesGrants()) << "every provider serves grants (docs/grants.md)";
+  ASSERT_TRUE(description().capabilities.sessions) << "every provider keeps sessions";
+  auto session = sandbox().OpenSession(SessionOptions{});
+  ASSERT_TRUE(session.ok()) << session.error().ToString();
+  std::vector<std::string> languages = {"javascript"};
+  if (Accepts(PayloadKind::kPython)) languages.push_back("python");
+  for (const std::string& language : languages) {
+    SCOPED_TRACE(language);
+    const bool python = language == "python";
+    const size_t upstream_before = upstream_->requests().size();
+    auto grant = broker_->Open("inventory", "conformance", std::chrono::seconds(60),
+                               /*in_session=*/true);
+    ASSERT_TRUE(grant.ok()) << grant.error().ToString();
+    Request granted;
+    granted.grant_profile = "inventory";
+    granted.timeout_ms = EmulationScaledMs(7'000);
+    granted.cell = CellPayload{
+        language, python ? "import plimsoll_host\nkept = plimsoll_host\nkept.get('/items/5').status"
+                         : "var kept = host; kept.get('/items/5').status"};
+    auto served = (*session)->Run(granted, grant->get());
+    ASSERT_TRUE(served.ok()) << served.error().ToString();
+    EXPECT_EQ(served->exit_code, 0) << served->stderr_bytes;
+    ASSERT_TRUE(served->cell.has_value());
+    EXPECT_EQ(served->cell->value, "200") << served->stderr_bytes;
+    ASSERT_TRUE(served->broker.has_value());
+    EXPECT_EQ(served->broker->calls, 1);
+    // The record covers the trace, and the chain holds.
+    ASSERT_TRUE(served->record.session.has_value());
+    ChainState chain{served->record.session->session_sha256,
+                     served->record.session->sequence - 1,
+                     served->record.session->previous_sha256};
+    EXPECT_TRUE(CheckExchange(granted, *served, &chain).ok())
+        << "the record does not match the exchange";
+
+    Request plain;
+    plain.timeout_ms = EmulationScaledMs(7'000);
+    plain.cell = CellPayload{
+        language, python ? "try:\n    kept.get('/items/6')\n    reached = 1\nexcept Exception:\n"
+                           "    reached = 0\nreached"
+                         : "var reached = 0; try { kept.get('/items/6'); reached = 1 } catch (e) "
+                           "{} reached"};
+    auto unserved = (*session)->Run(plain);
+    ASSERT_TRUE(unserved.ok()) << unserved.error().ToString();
+    ASSERT_TRUE(unserved->cell.has_value());
+    EXPECT_EQ(unserved->cell->value, "0") << unserved->stderr_bytes;
+    EXPECT_FALSE(unserved->broker.has_value());
+    EXPECT_EQ(upstream_->requests().size(), upstream_before + 1);
+
+    // Naming the profile without a grant handed over: refused, nothing ran.
+    auto refused = (*session)->Run(granted);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(NotDispatchedReason(refused.error()), NotDispatched::kPermission);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, GrantTest, ::testing::ValuesIn(ProvidersUnderTest()));

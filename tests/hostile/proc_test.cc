@@ -317,9 +317,11 @@ print("watcher found writable:", "yes" if "wrote" in log else "nothing")
                    "and binds of harmless device nodes such as /dev/null, including the null "
                    "device runc binds over masked /proc files), "
                    "each nosuid and noexec (and nodev, except /dev itself) at their configured "
-                   "sizes",
-        .script = R"py(from hostile import *
-writable, missing, sizes, root_ro, devices = [], [], {}, False, []
+                   "sizes; the one other is /run where a VM's init (or a granted run) has it, "
+                   "root's with mode 0755 so the guest cannot write it, nosuid, noexec, nodev",
+        .script = R"py(import os, stat
+from hostile import *
+writable, missing, sizes, root_ro, devices, root_only = [], [], {}, False, [], []
 harmless_devices = {f"/dev/{name}" for name in ("null", "zero", "full", "random", "urandom", "tty")}
 for line in open("/proc/self/mountinfo"):
     fields = line.split()
@@ -336,12 +338,15 @@ for line in open("/proc/self/mountinfo"):
     if point.startswith("/proc/"):
         # runc masks /proc files (keys, timer_list, ...) with a writable bind
         # of /dev/null: writes vanish, reads are empty.
-        import os, stat
         st = os.stat(point)
         if stat.S_ISCHR(st.st_mode) and (os.major(st.st_rdev), os.minor(st.st_rdev)) == (1, 3):
             devices.append(point)
             continue
-    writable.append(point)
+    st = os.stat(point)
+    if point == "/run" and st.st_uid == 0 and st.st_mode & 0o022 == 0 and os.getuid() != 0:
+        root_only.append(point)  # the relay's socket directory: only the agent writes it
+    else:
+        writable.append(point)
     needed = {"nosuid", "noexec"} | (set() if point == "/dev" else {"nodev"})
     if not needed <= options:
         missing.append(f"{point}({','.join(sorted(needed - options))})")
@@ -355,10 +360,11 @@ print("writable mounts:", " ".join(sorted(writable)))
 print("writable mounts lacking options:", " ".join(missing) or "none")
 print("/tmp size:", sizes.get("/tmp", "unknown"))
 print("/work size:", sizes.get("/work", "unknown"))
+print("mounts only root may write:", " ".join(root_only) or "none", sizes.get("/run", ""))
 )py",
         .stdout_lines = {"/ is read-only: yes", "writable mounts: (/dev )?(/dev/shm )?/tmp /work",
                          "writable mounts lacking options: none", "/tmp size: \\d+",
-                         "/work size: \\d+"},
+                         "/work size: \\d+", "mounts only root may write: (none |/run 65536)"},
         .check = TmpfsSizesAsConfigured,
         .under_gvisor =
             GvisorVerdict{
@@ -371,7 +377,8 @@ print("/work size:", sizes.get("/work", "unknown"))
                 .stdout_lines = {"/ is read-only: yes", "writable mounts: /dev /tmp /work",
                                  "writable mounts lacking options: /dev\\(nosuid\\) "
                                  "/tmp\\(nodev,nosuid\\) /work\\(nodev,nosuid\\)",
-                                 "/tmp size: \\d+", "/work size: \\d+"},
+                                 "/tmp size: \\d+", "/work size: \\d+",
+                                 "mounts only root may write: none "},
                 .check = TmpfsSizesAsConfigured,
             },
     },

@@ -41,6 +41,13 @@ profiles:
     token: {source: static, env: INVENTORY_TOKEN}
     max_calls: 20
     batch_of: {"GET /items/*": "GET /items"}
+  catalog:
+    base_url: )" +
+         origin + R"(
+    allow: ["GET /items/*"]
+    allowed_callers: [dev]
+    token: {source: static, env: INVENTORY_TOKEN}
+    allow_in_sessions: true
   billing:
     base_url: )" +
          origin + R"(
@@ -204,7 +211,7 @@ TEST_F(DaemonGrants, DescribeListsOnlyTheProfilesThisCallerMayUse) {
   HttpReply reply = SendOnce(daemon_.port(), {.method = "GET", .target = "/v1/describe"});
   ASSERT_EQ(reply.status, 200u);
   json described = json::parse(reply.body);
-  EXPECT_EQ(described["grant_profiles"], json::array({"inventory"}));
+  EXPECT_EQ(described["grant_profiles"], json::array({"catalog", "inventory"}));
   EXPECT_EQ(described["capabilities"]["grants"], true);
   EXPECT_THAT(reply.body, Not(HasSubstr("billing")));
   EXPECT_THAT(reply.body, Not(HasSubstr(upstream_.origin().ToString())));
@@ -238,20 +245,42 @@ TEST_F(DaemonGrants, MetricsAndTheAuditLineCountTheCalls) {
   EXPECT_THAT(log, Not(HasSubstr(kToken)));
 }
 
-TEST_F(DaemonGrants, ASessionCallNamingAProfileIsRefused) {
+// A session call (SPEC §9) may use only a profile whose allow_in_sessions
+// is on; that one is served for the call, with the trace on its result.
+TEST_F(DaemonGrants, ASessionCallUsesOnlyAProfileAllowedInSessions) {
   HttpReply opened = SendOnce(
       daemon_.port(), {.method = "POST", .target = "/v1/sessions", .body = R"({"protocol": 1})"});
   ASSERT_EQ(opened.status, 201u) << opened.body;
   std::string id = json::parse(opened.body)["session_id"];
-  HttpReply call =
-      SendOnce(daemon_.port(),
-               {.method = "POST",
-                .target = "/v1/sessions/" + id + "/runs",
-                .body = R"json({"protocol": 1, "grant_profile": "inventory", "cell": )json"
-                        R"json({"language": "javascript", "code": "host.get('/items/1')"}})json"});
-  EXPECT_EQ(call.status, 403u) << call.body;
-  EXPECT_EQ(json::parse(call.body)["error"]["not_dispatched"], "permission");
+  auto call = [&](const std::string& profile, const std::string& code) {
+    json body = {{"protocol", 1}, {"cell", {{"language", "javascript"}, {"code", code}}}};
+    if (!profile.empty()) body["grant_profile"] = profile;
+    return SendOnce(daemon_.port(), {.method = "POST",
+                                     .target = "/v1/sessions/" + id + "/runs",
+                                     .body = body.dump()});
+  };
+  HttpReply refused = call("inventory", "host.get('/items/1')");
+  EXPECT_EQ(refused.status, 403u) << refused.body;
+  EXPECT_EQ(json::parse(refused.body)["error"]["not_dispatched"], "permission");
+  EXPECT_THAT(refused.body, HasSubstr("allow_in_sessions"));
   EXPECT_TRUE(upstream_.requests().empty());
+
+  HttpReply served = call("catalog", "var kept = host; kept.get('/items/4').status");
+  ASSERT_EQ(served.status, 200u) << served.body;
+  json answer = json::parse(served.body);
+  EXPECT_EQ(answer["value"], "200") << answer.dump();
+  EXPECT_EQ(answer["broker"]["profile"], "catalog");
+  EXPECT_EQ(answer["broker"]["calls"], 1);
+  EXPECT_THAT(served.body, Not(HasSubstr(kToken)));
+  ASSERT_EQ(upstream_.requests().size(), 1u);
+  EXPECT_EQ(upstream_.requests()[0].Header("Authorization"), std::string("Bearer ") + kToken);
+
+  // The next call names no profile: the kept reference reaches nothing.
+  HttpReply after = call("", "try { kept.get('/items/5'); 'reached' } catch (e) { e.code }");
+  ASSERT_EQ(after.status, 200u) << after.body;
+  EXPECT_EQ(json::parse(after.body)["value"], "'no_grant'") << after.body;
+  EXPECT_EQ(upstream_.requests().size(), 1u);
+  EXPECT_THAT(daemon_.log_text(), HasSubstr("\"broker_calls\":1"));
 }
 
 }  // namespace

@@ -91,6 +91,16 @@ Expected<const ServedImage*> SelectImage(const ApiServices& services, std::strin
 // What a run route hands the worker: Sandbox::Run, or a session's Run.
 using Dispatch = std::function<Expected<Result>(const Request&)>;
 
+// The broker's grant for a run or session call naming a profile (null when
+// it names none). The caller needs the scope (grants:PROFILE, grants:* or
+// admin) and a place in the profile's allowed_callers; every way of lacking
+// one, and an unknown profile, get the same `permission` refusal. A session
+// call (`in_session`) also needs the profile's allow_in_sessions. The grant's
+// budget is the run's timeout, counted from now.
+Expected<std::shared_ptr<broker::RunGrant>> OpenRunGrant(const ApiServices& services,
+                                                         const Caller& caller,
+                                                         const Request& request, bool in_session);
+
 // The `capacity` refusal (with Retry-After) for work the full pool refused.
 http::Answer PoolFullAnswer(ApiServices& services, const http::RequestContext& context);
 

@@ -115,11 +115,7 @@ Expected<const ServedImage*> SelectImage(const ApiServices& services, std::strin
                                               " (GET /v1/describe lists them).");
 }
 
-namespace {
-
-// The broker's grant for a run naming a profile (null when it names none).
-// Its budget is the run's timeout, counted from now: time spent waiting for
-// a worker is taken from it.
+// Time spent waiting for a worker is taken from the grant's budget.
 Expected<std::shared_ptr<broker::RunGrant>> OpenRunGrant(const ApiServices& services,
                                                          const Caller& caller,
                                                          const Request& request, bool in_session) {
@@ -140,8 +136,6 @@ Expected<std::shared_ptr<broker::RunGrant>> OpenRunGrant(const ApiServices& serv
   if (!grant.ok()) return grant.error();
   return std::shared_ptr<broker::RunGrant>(std::move(*grant));
 }
-
-}  // namespace
 
 boost::asio::awaitable<http::Answer> HandleRun(ApiServices& services,
                                                http::RequestContext& context) {

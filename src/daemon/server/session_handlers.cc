@@ -105,9 +105,15 @@ boost::asio::awaitable<http::Answer> HandleSessionRun(ApiServices& services,
   // is refused by Session::Run): that image's facts explain a failure.
   Expected<const ServedImage*> image = SelectImage(services, session->Info().image);
   if (!image.ok()) co_return http::ErrorAnswer(image.error(), context.request_id, services.log);
-  Dispatch dispatch = [session](const Request& admitted) { return session->Run(admitted); };
+  const Caller no_caller;
+  auto grant = OpenRunGrant(services, context.caller ? *context.caller : no_caller, *request,
+                            /*in_session=*/true);
+  if (!grant.ok()) co_return http::ErrorAnswer(grant.error(), context.request_id, services.log);
+  Dispatch dispatch = [session, grant = *grant](const Request& admitted) {
+    return session->Run(admitted, grant.get());
+  };
   co_return co_await AdmitAndRun(services, context, std::move(*request), **image,
-                                 std::move(dispatch), std::move(audit));
+                                 std::move(dispatch), std::move(audit), *grant);
 }
 
 boost::asio::awaitable<http::Answer> HandleSessionState(ApiServices& services,

@@ -63,18 +63,33 @@ class EmbeddedSession final : public ProviderSession {
   }
 
   Expected<Result> Run(const Request& request, Deadline deadline) override {
+    return Evaluate(request, deadline, nullptr);
+  }
+
+  // host.* reaches `calls` for this call only, in a fresh instance or in
+  // the kept one (engine/session.h).
+  Expected<Result> RunGranted(const Request& request, Deadline deadline,
+                              GrantedCalls& calls) override {
+    return Evaluate(request, deadline, &calls);
+  }
+
+ private:
+  Expected<Result> Evaluate(const Request& request, Deadline deadline, GrantedCalls* calls) {
     const Clock::time_point start = Clock::now();
+    engine::HostCallHandler host_call;
+    if (calls != nullptr) host_call = HostCallBridge(*calls, deadline);
     if (request.javascript) {
       engine::Limits limits;
       limits.memory_bytes = static_cast<size_t>(limits_.memory_bytes);
       limits.output_cap_bytes = static_cast<size_t>(limits_.output_cap_bytes);
       limits.deadline = deadline;
+      limits.host_call = std::move(host_call);
       auto outcome = engine::EvaluateJavascript(request.javascript->code, limits);
       if (!outcome.ok()) return outcome.error();
       return ResultOf(std::move(*outcome), PayloadKind::kJavascript, start);
     }
     if (!request.cell || request.cell->language != "javascript") return OnlyJavascript(request);
-    auto cell = javascript_->RunCell(request.cell->code, deadline);
+    auto cell = javascript_->RunCell(request.cell->code, deadline, &host_call);
     if (!cell.ok()) return cell.error();
     Result result = ResultOf(std::move(cell->outcome), PayloadKind::kCell, start);
     result.cell = CellResult{std::move(cell->value), cell->value_truncated,
@@ -82,7 +97,6 @@ class EmbeddedSession final : public ProviderSession {
     return result;
   }
 
- private:
   std::unique_ptr<engine::JavascriptSession> javascript_;
   Limits limits_;
 };

@@ -143,18 +143,15 @@ class LinuxSession final : public ProviderSession {
   std::string environment() const override { return prepared_->image->identity(); }
 
   Expected<Result> Run(const Request& request, Deadline deadline) override {
-    if (broken_) return BrokenRefusal();
-    Status failure = Status::Ok();
-    auto result = channel_.Call(container_.channel(), request, deadline + kReportGrace, &failure);
-    if (failure.ok()) return result;
-    // The agent gave no valid report: nothing in this sandbox can be
-    // trusted to keep state any more. It ends now; the session with it.
-    std::string diagnostics = container_.Diagnostics();
-    MarkBroken();
-    std::string message =
-        "The session's guest agent gave no valid report (" + failure.error().message() + ")" +
-        (diagnostics.empty() ? "" : "; agent stderr: " + diagnostics.substr(0, 1000));
-    return guest::AnswerFailedExchange(request, failure.error(), message, std::move(*result));
+    return Call(request, deadline, nullptr);
+  }
+
+  // The session's sandbox has its /run tmpfs from the start (it is opened
+  // before any call names a grant); the agent's relay binds its socket
+  // there for this call only.
+  Expected<Result> RunGranted(const Request& request, Deadline deadline,
+                              GrantedCalls& calls) override {
+    return Call(request, deadline, &calls);
   }
 
   Status CheckBoundary() override {
@@ -188,6 +185,22 @@ class LinuxSession final : public ProviderSession {
   static Error BrokenRefusal() {
     return Refusal(NotDispatched::kEnvironment,
                    "The session's sandbox has ended (its agent failed); open a new session.");
+  }
+
+  Expected<Result> Call(const Request& request, Deadline deadline, GrantedCalls* calls) {
+    if (broken_) return BrokenRefusal();
+    Status failure = Status::Ok();
+    auto result =
+        channel_.Call(container_.channel(), request, deadline + kReportGrace, &failure, calls);
+    if (failure.ok()) return result;
+    // The agent gave no valid report: nothing in this sandbox can be
+    // trusted to keep state any more. It ends now; the session with it.
+    std::string diagnostics = container_.Diagnostics();
+    MarkBroken();
+    std::string message =
+        "The session's guest agent gave no valid report (" + failure.error().message() + ")" +
+        (diagnostics.empty() ? "" : "; agent stderr: " + diagnostics.substr(0, 1000));
+    return guest::AnswerFailedExchange(request, failure.error(), message, std::move(*result));
   }
 
   void MarkBroken() {
@@ -366,6 +379,7 @@ class LinuxProvider final : public Provider {
     ContainConfig config = SandboxConfig(*serving.config);
     config.argv.push_back("--session");
     config.agent_capabilities = os::SessionAgentCapabilities();
+    config.host_calls = true;  // any call may name a grant (/run, mount.h)
     auto container = Contain(config, std::min(deadline, Clock::now() + kSetupBudget));
     if (!container.ok()) return container.error();
     return std::unique_ptr<ProviderSession>(

@@ -248,17 +248,14 @@ class MicrovmSession final : public ProviderSession {
   std::string environment() const override { return prepared_->identity; }
 
   Expected<Result> Run(const Request& request, Deadline deadline) override {
-    if (broken_) return BrokenRefusal();
-    Status failure = Status::Ok();
-    auto result = channel_.Call(vm_->channel(), request, deadline + kReportGrace, &failure);
-    if (failure.ok()) return result;
-    broken_ = true;
-    channel_.Forget();
-    std::string diagnostics = vm_->Diagnostics();
-    std::string message =
-        "The session's guest agent gave no valid report (" + failure.error().message() + ")" +
-        (diagnostics.empty() ? "" : "; QEMU and the console said: " + diagnostics.substr(0, 1500));
-    return guest::AnswerFailedExchange(request, failure.error(), message, std::move(*result));
+    return Call(request, deadline, nullptr);
+  }
+
+  // Every VM's init mounts /run; the agent's relay binds its socket there
+  // for this call only.
+  Expected<Result> RunGranted(const Request& request, Deadline deadline,
+                              GrantedCalls& calls) override {
+    return Call(request, deadline, &calls);
   }
 
   // QEMU alive with the channel quiet between calls (an agent that wrote
@@ -294,6 +291,20 @@ class MicrovmSession final : public ProviderSession {
   static Error BrokenRefusal() {
     return Refusal(NotDispatched::kEnvironment,
                    "The session's VM has ended (its agent or QEMU failed); open a new session.");
+  }
+
+  Expected<Result> Call(const Request& request, Deadline deadline, GrantedCalls* calls) {
+    if (broken_) return BrokenRefusal();
+    Status failure = Status::Ok();
+    auto result = channel_.Call(vm_->channel(), request, deadline + kReportGrace, &failure, calls);
+    if (failure.ok()) return result;
+    broken_ = true;
+    channel_.Forget();
+    std::string diagnostics = vm_->Diagnostics();
+    std::string message =
+        "The session's guest agent gave no valid report (" + failure.error().message() + ")" +
+        (diagnostics.empty() ? "" : "; QEMU and the console said: " + diagnostics.substr(0, 1500));
+    return guest::AnswerFailedExchange(request, failure.error(), message, std::move(*result));
   }
 
   const std::shared_ptr<const Prepared> prepared_;

@@ -167,17 +167,15 @@ class OciSession final : public ProviderSession {
   std::string environment() const override { return prepared_->image->identity(); }
 
   Expected<Result> Run(const Request& request, Deadline deadline) override {
-    if (broken_) return BrokenRefusal();
-    Status failure = Status::Ok();
-    auto result = channel_.Call(sandbox_->channel(), request, deadline + kReportGrace, &failure);
-    if (failure.ok()) return result;
-    broken_ = true;
-    channel_.Forget();
-    std::string diagnostics = sandbox_->Diagnostics();
-    std::string message =
-        "The session's guest agent gave no valid report (" + failure.error().message() + ")" +
-        (diagnostics.empty() ? "" : "; runtime and agent said: " + diagnostics.substr(0, 1000));
-    return guest::AnswerFailedExchange(request, failure.error(), message, std::move(*result));
+    return Call(request, deadline, nullptr);
+  }
+
+  // The session's bundle has the /run tmpfs from the start (it is made
+  // before any call names a grant); the agent's relay binds its socket
+  // there for this call only.
+  Expected<Result> RunGranted(const Request& request, Deadline deadline,
+                              GrantedCalls& calls) override {
+    return Call(request, deadline, &calls);
   }
 
   // The runtime and the container's init alive, and nothing pending on the
@@ -206,6 +204,21 @@ class OciSession final : public ProviderSession {
   static Error BrokenRefusal() {
     return Refusal(NotDispatched::kEnvironment,
                    "The session's container has ended (its agent failed); open a new session.");
+  }
+
+  Expected<Result> Call(const Request& request, Deadline deadline, GrantedCalls* calls) {
+    if (broken_) return BrokenRefusal();
+    Status failure = Status::Ok();
+    auto result =
+        channel_.Call(sandbox_->channel(), request, deadline + kReportGrace, &failure, calls);
+    if (failure.ok()) return result;
+    broken_ = true;
+    channel_.Forget();
+    std::string diagnostics = sandbox_->Diagnostics();
+    std::string message =
+        "The session's guest agent gave no valid report (" + failure.error().message() + ")" +
+        (diagnostics.empty() ? "" : "; runtime and agent said: " + diagnostics.substr(0, 1000));
+    return guest::AnswerFailedExchange(request, failure.error(), message, std::move(*result));
   }
 
   const std::shared_ptr<const Prepared> prepared_;
@@ -319,8 +332,10 @@ class OciProvider final : public Provider {
         static_cast<bool>(serving), "oci", serving ? serving.config->image->identity() : "",
         spec.environment));
     if (serving.config->image->Removed()) return RemovedImageRefusal();
+    oci::BundleConfig config = serving.config->config;
+    config.host_calls = true;  // any call may name a grant (/run, bundle.h)
     auto started =
-        OciSandbox::Start(RuntimeOf(serving.config), serving.config->config,
+        OciSandbox::Start(RuntimeOf(serving.config), std::move(config),
                           /*pooled=*/false, std::min(deadline, Clock::now() + kSetupBudget),
                           /*session=*/true);
     if (!started.ok()) return started.error();
