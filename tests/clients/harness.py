@@ -16,13 +16,16 @@ misbehaved; 77 (CTest's skip) for the linux part on a host that cannot run linux
 """
 import argparse
 import contextlib
+import http.server
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -119,6 +122,63 @@ class Proxy:
         return False
 
 
+class InventoryUpstream:
+    """The operator's API behind the granted daemon's broker: a loopback HTTP server that answers
+    GET /items (three items) and GET /items/<id>, and records the Authorization header of every
+    request it received (the clients' grant tests never see the token; this checks it arrived)."""
+
+    def __init__(self):
+        self.authorizations = []
+        upstream = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                upstream.authorizations.append(self.headers.get("Authorization", ""))
+                if self.path == "/items":
+                    body = b'[{"id":"1"},{"id":"2"},{"id":"3"}]'
+                else:
+                    body = json.dumps({"id": self.path.rsplit("/", 1)[-1]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.origin = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_):
+        self.server.shutdown()
+        self.server.server_close()
+        return False
+
+
+def grants_file(directory, origin):
+    """A grants file whose profile `inventory` the --dev caller may use, in sessions too."""
+    path = os.path.join(directory, "grants.yaml")
+    with open(path, "w") as out:
+        out.write(f"""version: 1
+profiles:
+  inventory:
+    base_url: {origin}
+    allow: ["GET /items", "GET /items/*"]
+    allowed_callers: [dev]
+    token: {{source: static, env: PLIMSOLL_TEST_INVENTORY_TOKEN}}
+    max_calls: 20
+    allow_in_sessions: true
+    batch_of: {{"GET /items/*": "GET /items"}}
+""")
+    return path
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lang", required=True, choices=("python", "typescript", "go"))
@@ -166,6 +226,14 @@ def main():
         tls = daemon("--provider", "embedded", "--tls-cert", cert, "--tls-key", key,
                      "--callers", store)
 
+        # Grants (SPEC §8): an embedded daemon with a broker in front of a loopback upstream.
+        inventory = stack.enter_context(InventoryUpstream())
+        grant_token = "sk-clients-" + secrets.token_hex(16)
+        granted = stack.enter_context(plimsolld.Daemon(
+            options.plimsolld, ["--provider", "embedded", "--dev",
+                                "--grants", grants_file(scratch, inventory.origin)],
+            env={**daemon_env, "PLIMSOLL_TEST_INVENTORY_TOKEN": grant_token}))
+
         placement_first = daemon("--provider", "embedded", "--dev")
         placement_second = linux or daemon("--provider", "embedded", "--dev")
         placement_third = daemon("--provider", "disabled", "--dev")
@@ -193,6 +261,8 @@ def main():
             "PLIMSOLL_TEST_TLS_URL": f"https://127.0.0.1:{tls.port}",
             "PLIMSOLL_TEST_TLS_CA": ca,
             "PLIMSOLL_TEST_TLS_TOKEN": token,
+            "PLIMSOLL_TEST_GRANTS_URL": url(granted),
+            "PLIMSOLL_TEST_GRANT_TOKEN": grant_token,
             "PLIMSOLL_TEST_ADVERSARY_URL": adversary.url,
             "PLIMSOLL_TEST_ADVERSARY_LINUX_URL": adversary_linux.url if adversary_linux else "",
             "PLIMSOLL_TEST_UNREACHABLE_URL": f"http://127.0.0.1:{free_port()}",
@@ -235,8 +305,16 @@ def main():
                       f" after the test's SIGTERM: {placement_first.tail()}")
                 status = status or 1
 
-    problems = [p for d in (embedded, linux, tls, placement_second, placement_third) if d
-                for p in d.problems]
+        # The clients' grant tests made calls, and each one reached the upstream with the
+        # credential the broker attached (the tests themselves check the guest never saw it).
+        grant_problems = []
+        if options.part != "linux" and not inventory.authorizations:
+            grant_problems.append("the inventory upstream received no call (no grant test ran)")
+        if any(a != "Bearer " + grant_token for a in inventory.authorizations):
+            grant_problems.append("an inventory call arrived without the broker's credential")
+
+    problems = [p for d in (embedded, linux, tls, granted, placement_second, placement_third)
+                if d for p in d.problems] + grant_problems
     for problem in problems:
         print(f"clients: {problem}")
     return status if not problems else (status or 1)

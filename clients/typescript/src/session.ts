@@ -18,6 +18,8 @@ import { buildRequest, readSessionClosed, readSessionState, type Result, type Se
 export interface CellOptions {
   /** Bounds this one cell (exit code 124, `timedOut`; the interpreter is then restarted). */
   timeoutMs?: number;
+  /** A grant profile whose `allow_in_sessions` is on; its grant serves this cell only. */
+  grantProfile?: string;
   signal?: AbortSignal;
 }
 
@@ -84,6 +86,7 @@ export class Session implements AsyncDisposable {
   runCell(language: Language, code: BytesLike, options: CellOptions = {}): Promise<Result> {
     const request: WireRequest = { cell: { language, code } };
     if (options.timeoutMs !== undefined) request.timeout_ms = options.timeoutMs;
+    if (options.grantProfile !== undefined) request.grant_profile = options.grantProfile;
     return this.run(request, options);
   }
 

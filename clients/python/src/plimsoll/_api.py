@@ -34,12 +34,12 @@ def project_request(files: Optional[Files], steps: Optional[Sequence[Sequence[st
 
 
 def cell_request(language: str, code: Data, timeout_ms: Optional[int],
-                 trace_id: Optional[str]) -> Dict[str, Any]:
+                 trace_id: Optional[str], grant_profile: Optional[str] = None) -> Dict[str, Any]:
     if language not in LANGUAGES:
         raise bad_argument(f"A cell's language is javascript or python, not {language!r}.")
     return build_request("cell", {"language": language, "code": wire_data(code, "cell code")},
                          minimum_isolation=None, timeout_ms=timeout_ms, environment=None,
-                         grant_profile=None, trace_id=trace_id, image=None)
+                         grant_profile=grant_profile, trace_id=trace_id, image=None)
 
 
 def hand_request(request: Mapping[str, Any]) -> Dict[str, Any]:

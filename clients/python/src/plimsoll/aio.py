@@ -158,8 +158,10 @@ class AsyncSession(AsyncRunCalls):
         return await self._client._run_at(self._path + "/runs", request, self._chain)
 
     async def run_cell(self, language: str, code: Data, *, timeout_ms: Optional[int] = None,
-                       trace_id: Optional[str] = None) -> Result:
-        return await self._send(_api.cell_request(language, code, timeout_ms, trace_id))
+                       trace_id: Optional[str] = None,
+                       grant_profile: Optional[str] = None) -> Result:
+        return await self._send(_api.cell_request(language, code, timeout_ms, trace_id,
+                                                  grant_profile))
 
     async def upload(self, files: Files) -> Result:
         return await self.run_project(files, [["true"]])

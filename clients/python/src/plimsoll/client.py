@@ -144,9 +144,11 @@ class Session(RunCalls):
         return self._client._run_at(self._path + "/runs", request, self._chain)
 
     def run_cell(self, language: str, code: Data, *, timeout_ms: Optional[int] = None,
-                 trace_id: Optional[str] = None) -> Result:
-        """Runs a cell in the session's kept interpreter of ``language``."""
-        return self._send(_api.cell_request(language, code, timeout_ms, trace_id))
+                 trace_id: Optional[str] = None, grant_profile: Optional[str] = None) -> Result:
+        """Runs a cell in the session's kept interpreter of ``language``; ``grant_profile``
+        names a profile whose ``allow_in_sessions`` is on (its grant serves this cell only)."""
+        return self._send(_api.cell_request(language, code, timeout_ms, trace_id,
+                                            grant_profile))
 
     def upload(self, files: Files) -> Result:
         """Writes ``files`` into the session's /work (a project payload whose one step is ``true``)."""
