@@ -26,7 +26,6 @@ interface Needs {
   session?: boolean;
   floor?: string | null | undefined;
   environment?: string | null | undefined;
-  grantProfile?: string | null | undefined;
   image?: string | null | undefined;
 }
 
@@ -69,7 +68,7 @@ export class Pool {
   run(request: WireRequest, options: { signal?: AbortSignal | undefined } = {}): Promise<Result> {
     const kind = (["javascript", "python", "project", "cell"] as const).find((k) => request[k] != null);
     return this.#place(
-      { ...(kind ? { kind } : {}), floor: request.minimum_isolation, environment: request.environment, grantProfile: request.grant_profile, image: request.image },
+      { ...(kind ? { kind } : {}), floor: request.minimum_isolation, environment: request.environment, image: request.image },
       (client) => client.run(request, options),
     );
   }
@@ -144,6 +143,7 @@ function unfit(d: Description, needs: Needs): Reason | undefined {
   if (needs.kind && !d.capabilities.payloads.includes(needs.kind)) return "unsupported";
   if (needs.session && !(d.sessionsEnabled && d.capabilities.sessions)) return "unsupported";
   if (needs.environment && (named?.environment ?? d.environment) !== needs.environment) return "environment";
-  if (needs.grantProfile && d.grantProfiles && !d.grantProfiles.includes(needs.grantProfile)) return "unsupported";
+  // A grant profile is not checked here: the daemon answers an unknown and a forbidden profile
+  // with the same `permission` refusal, which is final (as the Python and Go pools do).
   return undefined;
 }

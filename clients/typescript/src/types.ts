@@ -251,7 +251,7 @@ export interface Description {
   capabilities: Capabilities;
   limits: Limits;
   sessionsEnabled: boolean;
-  /** Grant profile names, when the daemon lists them (today's daemons do not). */
+  /** The grant profile names this caller may use (`grant_profiles`); absent without a broker. */
   grantProfiles?: string[];
   /** The images the daemon serves, the default first; [] from a daemon that does not list them. */
   images: ImageInfo[];

@@ -410,11 +410,8 @@ export function readDescription(v: unknown): Description {
     images: arr(o, "images", w, true).map((x, n) => readImage(x, `describe.images[${n}]`)),
     wire: o,
   };
-  // A future daemon may list its grant profiles; today's say only whether grants are on.
-  const grants = (o as { grants?: unknown }).grants;
-  if (Array.isArray(grants)) {
-    d.grantProfiles = grants.map((g) => (typeof g === "string" ? g : typeof g === "object" && g !== null ? String((g as Obj).name) : String(g)));
-  }
+  // The grant profiles this caller may name (SPEC §8); absent from a daemon without a broker.
+  if (present(o.grant_profiles)) d.grantProfiles = strList(o, "grant_profiles", w);
   return d;
 }
 

@@ -409,6 +409,38 @@ TEST(GuestAgent, AProviderThatHangsUpMidRunEndsTheJobAtOnce) {
   EXPECT_TRUE(Gone(child)) << "the step's child outlived the agent";
 }
 
+// --await-hangup (the microvm init's): after the report the agent stays
+// until the host hangs up, so a VM's reboot cannot cut a report still
+// queued in its port; the host hanging up ends it at once.
+TEST(GuestAgent, WithAwaitHangupTheAgentExitsOnlyOnceTheHostHasHungUp) {
+  TempDir work;
+  Job job = BaseJob();
+  job.steps = {{"sh", "-c", "echo done"}};
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], 3);
+    execl(PLIMSOLL_GUEST_BINARY, PLIMSOLL_GUEST_BINARY, "--channel", "3", "--work",
+          work.path().c_str(), "--displays", "", "--no-setuid", "--await-hangup",
+          static_cast<char*>(nullptr));
+    _exit(99);
+  }
+  close(fds[1]);
+  auto deadline = Clock::now() + std::chrono::seconds(10);
+  ASSERT_TRUE(WriteFrame(fds[0], EncodeJob(job), deadline).ok());
+  auto frame = ReadSealedFrame(fds[0], job.report_key, deadline);
+  ASSERT_TRUE(frame.ok()) << frame.error().ToString();
+  usleep(300'000);
+  int status = 0;
+  EXPECT_EQ(waitpid(pid, &status, WNOHANG), 0) << "the agent exited before the host hung up";
+  auto hung_up = Clock::now();
+  close(fds[0]);
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_LT(Clock::now() - hung_up, std::chrono::seconds(2));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+}
+
 TEST(GuestAgent, ADaemonLeftByAFinishedStepIsKilledAndDoesNotHoldTheRun) {
   TempDir work;
   Job job = BaseJob();

@@ -2,7 +2,7 @@
 // guest agent"; the protocol is src/guest/protocol.h).
 //
 //   plimsoll-guest [--init] [--channel FD] [--announce] [--session] [--job-wait-ms N]
-//                  [--work DIR] [--no-setuid] [--uid N] [--gid N]
+//                  [--await-hangup] [--work DIR] [--no-setuid] [--uid N] [--gid N]
 //
 // --init: this process is pid 1 of the sandbox's fresh pid namespace; it
 // stays there as a tiny init and forks the agent as pid 2, which owns the
@@ -19,6 +19,12 @@
 // Reads one Job frame from FD (default 3), runs it (agent.h), writes the
 // Report frame and its Seal frame back on FD, and exits 0.
 //
+// --await-hangup: after the last report, wait (at most 10 s) for the host to
+// hang up the channel before exiting. A VM's init reboots as soon as the
+// agent exits, and a virtio-serial write returns once the bytes are queued,
+// not once the host has read them: without the wait a large report can be
+// cut off by the reboot (the microvm provider's init passes it).
+//
 // --session: a kept sandbox (SPEC §9): after each report it reads the next
 // job (waiting as long as the host keeps FD open), with /work and the
 // session's interpreters kept (agent.h SessionState); the host closing FD
@@ -33,12 +39,14 @@
 // a forged result, because the key is only in the agent's memory and the
 // agent is not dumpable).
 #include <fcntl.h>
+#include <poll.h>
 #include <openssl/crypto.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -62,11 +70,12 @@ constexpr int kExitUsage = 2;
 constexpr int kExitNoJob = 3;
 constexpr int64_t kDefaultJobWaitMs = 60'000;
 constexpr auto kReportWait = std::chrono::seconds(60);
+constexpr int kHangupWaitMs = 10'000;
 
 int Usage(const char* message) {
   std::fprintf(stderr,
                "plimsoll-guest: %s\nusage: plimsoll-guest [--init] [--channel FD] "
-               "[--announce] [--session] [--job-wait-ms N] [--work DIR] [--displays DIR] "
+               "[--announce] [--session] [--job-wait-ms N] [--await-hangup] [--work DIR] [--displays DIR] "
                "[--host-call-socket PATH] [--no-setuid] "
                "[--uid N] [--gid N]\n",
                message);
@@ -94,6 +103,24 @@ void EnsureStandardDescriptors() {
   }
 }
 
+// Waits until the host has hung up `channel` (EOF, POLLHUP or an error),
+// reading and dropping anything it still sends, for at most kHangupWaitMs.
+void AwaitHangup(int channel) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(kHangupWaitMs);
+  char sink[4096];
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        give_up - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return;
+    pollfd entry{channel, POLLIN, 0};
+    int ready = poll(&entry, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0 || (entry.revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) return;
+    ssize_t got = read(channel, sink, sizeof sink);
+    if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN)) return;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -109,6 +136,7 @@ int main(int argc, char** argv) {
   bool init = false;
   bool announce = false;
   bool session = false;
+  bool await_hangup = false;
   // Where a granted job's relay listens (host_relay.h); tests move it.
   std::string host_call_socket = plimsoll::guest::kHostCallSocket;
   AgentOptions options;
@@ -136,6 +164,8 @@ int main(int argc, char** argv) {
       announce = true;
     } else if (argument == "--session") {
       session = true;
+    } else if (argument == "--await-hangup") {
+      await_hangup = true;
     } else if (argument == "--init") {
       init = true;
     } else if (argument == "--no-setuid") {
@@ -231,6 +261,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "plimsoll-guest: %s\n", sent.error().ToString().c_str());
       return kExitNoJob;
     }
-    if (!session) return 0;
+    if (!session) {
+      if (await_hangup) AwaitHangup(channel);
+      return 0;
+    }
   }
 }
