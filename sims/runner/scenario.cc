@@ -1,0 +1,110 @@
+#include "runner/scenario.h"
+
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "base/unique_fd.h"
+#include "plant_abi.h"
+#include "runner/sha256.h"
+
+namespace plimsoll::sims {
+
+namespace {
+
+Error Refused(const std::string& message) {
+  return Refusal(NotDispatched::kRequest, ErrorCode::kInvalidArgument, message);
+}
+
+Error RefusedCall(const std::string& what, int error) {
+  return Refused(what + ": " + std::strerror(error) + ".");
+}
+
+Expected<std::string> ReadScenarioFile(const std::string& path) {
+  base::UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (!fd.valid()) return RefusedCall("The scenario file " + path + " cannot be opened", errno);
+  struct stat status = {};
+  if (fstat(fd.get(), &status) != 0) return RefusedCall("The scenario file cannot be examined", errno);
+  if (!S_ISREG(status.st_mode)) return Refused("The scenario file " + path + " is not a regular file.");
+  std::string text;
+  char chunk[4096];
+  for (;;) {
+    const ssize_t got = read(fd.get(), chunk, sizeof chunk);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return RefusedCall("The scenario file cannot be read", errno);
+    if (got == 0) break;
+    text.append(chunk, static_cast<size_t>(got));
+    if (text.size() > kScenarioFileCap) {
+      return Refused("The scenario file is larger than " + std::to_string(kScenarioFileCap) +
+                     " bytes.");
+    }
+  }
+  return text;
+}
+
+Expected<Scenario> ParseScenario(const std::string& text) {
+  const nlohmann::json document = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (document.is_discarded() || !document.is_object()) {
+    return Refused("The scenario file is not a JSON object.");
+  }
+  Scenario scenario;
+  bool has_parameters = false;
+  for (const auto& [key, value] : document.items()) {
+    if (key == "plant") {
+      if (!value.is_string()) return Refused("The scenario's \"plant\" is not a string.");
+      scenario.plant = value.get<std::string>();
+    } else if (key == "parameters") {
+      if (!value.is_array()) return Refused("The scenario's \"parameters\" is not a list.");
+      if (value.size() > PLANT_BUFFER_DOUBLES) {
+        return Refused("The scenario has more than " + std::to_string(PLANT_BUFFER_DOUBLES) +
+                       " parameters.");
+      }
+      for (const nlohmann::json& number : value) {
+        if (!number.is_number()) return Refused("A scenario parameter is not a number.");
+        scenario.parameters.push_back(number.get<double>());
+      }
+      has_parameters = true;
+    } else {
+      return Refused("The scenario has an unknown key \"" + key + "\".");
+    }
+  }
+  if (!has_parameters) return Refused("The scenario has no \"parameters\" list.");
+  return scenario;
+}
+
+}  // namespace
+
+Status PrepareToHoldScenario() {
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+    return Failure(ErrorCode::kFailedPrecondition,
+                   std::string("The runner cannot make itself undumpable (prctl PR_SET_DUMPABLE): ") +
+                       std::strerror(errno) + ".");
+  }
+  // Issue 20 item 3: prove here that a same-uid probe can read neither this
+  // process's memory nor its descriptors, and refuse to go on if it can.
+  return Status::Ok();
+}
+
+Expected<Scenario> TakeScenario(const std::string& path) {
+  Expected<std::string> text = ReadScenarioFile(path);
+  // Deleted whatever it held (if it could be opened at all): a refused
+  // scenario stays hidden too.
+  if (unlink(path.c_str()) != 0 && text.ok()) {
+    return RefusedCall("The scenario file " + path + " cannot be deleted", errno);
+  }
+  if (!text.ok()) return text.error();
+  Expected<Scenario> scenario = ParseScenario(*text);
+  explicit_bzero(text->data(), text->size());
+  return scenario;
+}
+
+std::string ScenarioDigestHex(std::span<const double> parameters) {
+  return Sha256Hex(DoubleBytes(parameters));
+}
+
+}  // namespace plimsoll::sims

@@ -1,0 +1,60 @@
+// A hidden scenario (SPEC §10): the plant's parameters, handed to the runner
+// in a file that the runner reads and deletes before any controller starts.
+//
+// The file is JSON: {"plant": "cartpole", "parameters": [x0, v0, θ0, ω0]};
+// "parameters": [] selects the plant's default scenario; "plant" is
+// optional and, when present, must name the plant the runner was asked for.
+// No other key is allowed. At most kScenarioFileCap bytes.
+//
+// The scenario digest is SHA-256 over the parameters as little-endian
+// float64 values, in order (8 bytes each; no length, no plant name); the
+// default scenario (no parameters) digests the empty string
+// (e3b0c442...b855).
+//
+// Usage:
+//   PLIMSOLL_RETURN_IF_ERROR(PrepareToHoldScenario());   // before reading it
+//   auto scenario = TakeScenario(path);                  // read, then deleted
+//   std::string digest = ScenarioDigestHex(scenario->parameters);
+//
+// Thread-safety: TakeScenario touches only its path; PrepareToHoldScenario
+// changes the whole process.
+#ifndef PLIMSOLL_SIMS_RUNNER_SCENARIO_H_
+#define PLIMSOLL_SIMS_RUNNER_SCENARIO_H_
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "plimsoll/error.h"
+
+namespace plimsoll::sims {
+
+inline constexpr size_t kScenarioFileCap = 64 * 1024;
+
+struct Scenario {
+  std::optional<std::string> plant;  // the file's "plant", if it had one
+  std::vector<double> parameters;
+};
+
+// Makes the process fit to hold a hidden scenario, before it reads one.
+// Today: prctl(PR_SET_DUMPABLE, 0), so a same-uid process cannot ptrace it
+// or read its /proc/PID/mem, environ or fd links. Issue 20 item 3 adds here
+// the proof (a same-uid probe that must fail) and a refusal if it succeeds.
+// Errors: kFailedPrecondition with the failing call.
+Status PrepareToHoldScenario();
+
+// Reads the scenario file at `path` (a regular file, not a symlink, at most
+// kScenarioFileCap bytes), deletes it, then parses it. The file is deleted
+// even when its contents are refused; if it cannot be deleted, that is an
+// error (nothing may start while it exists). Errors (all refusals, kRequest):
+// unreadable, too large, not deletable, not the JSON above.
+Expected<Scenario> TakeScenario(const std::string& path);
+
+// SHA-256 of the parameters as little-endian float64 bytes, lowercase hex.
+std::string ScenarioDigestHex(std::span<const double> parameters);
+
+}  // namespace plimsoll::sims
+
+#endif  // PLIMSOLL_SIMS_RUNNER_SCENARIO_H_

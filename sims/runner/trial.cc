@@ -1,0 +1,230 @@
+#include "runner/trial.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <memory>
+
+#include "base/unique_fd.h"
+#include "plant_abi.h"
+#include "runner/controller_process.h"
+#include "runner/line_protocol.h"
+#include "runner/plant_registry.h"
+#include "runner/scenario.h"
+#include "runner/trajectory.h"
+
+namespace plimsoll::sims {
+
+namespace {
+
+// No plant runs longer than this many ticks (bounds the trajectory's memory).
+constexpr double kMaxTicks = 1e6;
+
+std::string RefusalText(int32_t code) {
+  switch (code) {
+    case PLANT_ERROR_COUNT:
+      return "it has the wrong number of parameters";
+    case PLANT_ERROR_NOT_FINITE:
+      return "a parameter is not a finite number";
+    case PLANT_ERROR_RANGE:
+      return "a parameter is outside the plant's range";
+    default:
+      return "plant_init answered " + std::to_string(code);
+  }
+}
+
+// ticks × tick, computed as ticks / (1 / tick) when the tick is the exact
+// reciprocal of a whole number (0.01 s: 799 ticks give 7.99, not
+// 7.9900000000000002).
+double SecondsAt(int64_t ticks, double tick) {
+  const double per_second = std::round(1.0 / tick);
+  if (per_second >= 1 && 1.0 / per_second == tick) return static_cast<double>(ticks) / per_second;
+  return static_cast<double>(ticks) * tick;
+}
+
+struct Ending {
+  TrialEnd reason;
+  std::string detail;
+};
+
+// One tick's conversation: the state out, the answer in, by one deadline.
+// True when the answer is in `inputs`; otherwise `*ending` says why not.
+bool Converse(ControllerProcess& controller, std::span<const double> state,
+              std::chrono::milliseconds answer_deadline, std::span<double> inputs, Ending* ending) {
+  const Deadline deadline = std::chrono::steady_clock::now() + answer_deadline;
+  const std::string timeout_text =
+      "The controller did not answer within " + std::to_string(answer_deadline.count()) + " ms.";
+  switch (controller.WriteAll(FormatStateLine(state), deadline)) {
+    case IoOutcome::kDone:
+      break;
+    case IoOutcome::kTimedOut:
+      *ending = {TrialEnd::kLate, "The controller did not read its input within " +
+                                      std::to_string(answer_deadline.count()) + " ms."};
+      return false;
+    default:
+      *ending = {TrialEnd::kControllerExited, "The controller closed its input or exited."};
+      return false;
+  }
+  std::string line;
+  switch (controller.ReadLine(&line, kAnswerLineCap, deadline)) {
+    case IoOutcome::kDone:
+      break;
+    case IoOutcome::kTimedOut:
+      *ending = {TrialEnd::kLate, timeout_text};
+      return false;
+    case IoOutcome::kTooLong:
+      *ending = {TrialEnd::kMalformed, "The answer line is longer than " +
+                                           std::to_string(kAnswerLineCap) + " bytes."};
+      return false;
+    case IoOutcome::kClosed:
+      *ending = {TrialEnd::kControllerExited, "The controller closed its output or exited."};
+      return false;
+  }
+  AnswerParse answer = ParseAnswerLine(line, inputs.size(), inputs);
+  if (answer.verdict == AnswerVerdict::kOk) return true;
+  *ending = {answer.verdict == AnswerVerdict::kNonFinite ? TrialEnd::kNonFinite : TrialEnd::kMalformed,
+             std::move(answer.detail)};
+  return false;
+}
+
+}  // namespace
+
+std::string_view TrialEndName(TrialEnd end) {
+  switch (end) {
+    case TrialEnd::kFinished:
+      return "finished";
+    case TrialEnd::kFailed:
+      return "failed";
+    case TrialEnd::kLate:
+      return "late";
+    case TrialEnd::kNonFinite:
+      return "non_finite";
+    case TrialEnd::kMalformed:
+      return "malformed";
+    case TrialEnd::kControllerExited:
+      return "controller_exited";
+  }
+  return "unknown";
+}
+
+nlohmann::json SummaryJson(const TrialSummary& summary) {
+  return {
+      {"plant", summary.plant},
+      {"scenario_sha256", summary.scenario_sha256},
+      {"ticks", summary.ticks},
+      {"ended", TrialEndName(summary.ended)},
+      {"ended_at_seconds", summary.ended_at_seconds},
+      {"score", summary.score},
+      {"fingerprint", summary.fingerprint},
+      {"trajectory_bytes", summary.trajectory_bytes},
+      {"row_doubles", summary.row_doubles},
+      {"detail", summary.detail},
+  };
+}
+
+Expected<TrialSummary> RunTrial(const TrialRequest& request) {
+  if (request.controller_argv.empty()) {
+    return Refusal(NotDispatched::kRequest, ErrorCode::kInvalidArgument, "No controller command was given.");
+  }
+  if (request.answer_deadline <= std::chrono::milliseconds::zero()) {
+    return Refusal(NotDispatched::kRequest, ErrorCode::kInvalidArgument, "The answer deadline must be positive.");
+  }
+  PLIMSOLL_RETURN_IF_ERROR(PrepareToHoldScenario());
+  Expected<Scenario> scenario = TakeScenario(request.scenario_path);
+  if (!scenario.ok()) return scenario.error();
+  if (scenario->plant && *scenario->plant != request.plant) {
+    return Refusal(NotDispatched::kRequest, ErrorCode::kInvalidArgument,
+                   "The scenario is for the plant \"" + *scenario->plant + "\", not \"" + request.plant + "\".");
+  }
+
+  Expected<std::unique_ptr<Plant>> created = CreatePlant(request.plant);
+  if (!created.ok()) return created.error();
+  Plant& plant = **created;
+  Expected<int32_t> init = plant.Init(scenario->parameters);
+  if (!init.ok()) return init.error();
+  if (*init != PLANT_OK) {
+    return Refusal(NotDispatched::kRequest, ErrorCode::kInvalidArgument,
+                   "The " + request.plant + " plant refused the scenario: " + RefusalText(*init) + ".");
+  }
+  Expected<double> tick = plant.TickSeconds();
+  if (!tick.ok()) return tick.error();
+  Expected<double> end = plant.EndSeconds();
+  if (!end.ok()) return end.error();
+  const double planned_ticks = std::round(*end / *tick);
+  if (!(*tick > 0) || !std::isfinite(planned_ticks) || planned_ticks < 1 || planned_ticks > kMaxTicks) {
+    return Failure(ErrorCode::kInternal, "The " + request.plant + " plant reports a tick of " +
+                                             std::to_string(*tick) + " s and an end of " +
+                                             std::to_string(*end) + " s; the runner cannot run that.");
+  }
+
+  base::UniqueFd trajectory_file(open(request.trajectory_path.c_str(),
+                                      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (!trajectory_file.valid()) {
+    return Failure(ErrorCode::kFailedPrecondition, "The trajectory file " + request.trajectory_path +
+                                                       " cannot be created: " + std::strerror(errno) + ".");
+  }
+
+  const PlantShape shape = plant.shape();
+  TrajectoryRecorder trajectory(static_cast<size_t>(shape.state_width),
+                                static_cast<size_t>(shape.input_count),
+                                static_cast<size_t>(planned_ticks));
+  std::vector<double> state(static_cast<size_t>(shape.state_width));
+  std::vector<double> inputs(static_cast<size_t>(shape.input_count));
+  std::vector<double> applied(inputs.size());
+
+  Expected<std::unique_ptr<ControllerProcess>> controller =
+      ControllerProcess::Start(request.controller_argv);
+  if (!controller.ok()) return controller.error();
+
+  Ending ending = {TrialEnd::kFinished, ""};
+  for (;;) {
+    PLIMSOLL_RETURN_IF_ERROR(plant.ReadState(state));
+    if (!Converse(**controller, state, request.answer_deadline, inputs, &ending)) break;
+    Expected<int32_t> step = plant.Step(inputs, applied);
+    if (!step.ok()) return step.error();
+    if (*step < 0) {
+      return Failure(ErrorCode::kInternal, "The " + request.plant + " plant's plant_step answered " +
+                                               std::to_string(*step) + ".");
+    }
+    PLIMSOLL_RETURN_IF_ERROR(trajectory.Append(state, applied));
+    if (*step == PLANT_FAILED) {
+      ending = {TrialEnd::kFailed, "The plant failed (docs/plants/" + request.plant + ".md)."};
+      break;
+    }
+    if (*step == PLANT_FINISHED) {
+      ending = {TrialEnd::kFinished, "The plant reached its end time."};
+      break;
+    }
+  }
+  (*controller)->KillAndReap();
+
+  Expected<int32_t> ticks = plant.Ticks();
+  if (!ticks.ok()) return ticks.error();
+  Expected<double> score = plant.Score();
+  if (!score.ok()) return score.error();
+  if (static_cast<size_t>(*ticks) != trajectory.rows()) {
+    return Failure(ErrorCode::kInternal, "The plant counted " + std::to_string(*ticks) +
+                                             " ticks; the runner recorded " +
+                                             std::to_string(trajectory.rows()) + ".");
+  }
+  PLIMSOLL_RETURN_IF_ERROR(trajectory.WriteTo(trajectory_file.get()));
+  if (close(trajectory_file.Release()) != 0) return SystemError("closing the trajectory", errno);
+
+  TrialSummary summary;
+  summary.plant = request.plant;
+  summary.scenario_sha256 = ScenarioDigestHex(scenario->parameters);
+  summary.ticks = *ticks;
+  summary.ended = ending.reason;
+  summary.ended_at_seconds = SecondsAt(*ticks, *tick);
+  summary.score = *score;
+  summary.fingerprint = trajectory.FingerprintHex();
+  summary.trajectory_bytes = trajectory.byte_size();
+  summary.row_doubles = static_cast<int64_t>(trajectory.row_doubles());
+  summary.detail = std::move(ending.detail);
+  return summary;
+}
+
+}  // namespace plimsoll::sims

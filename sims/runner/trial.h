@@ -1,0 +1,83 @@
+// One trial (SPEC §10, docs/exams.md): a plant stepped tick by tick against
+// a controller process, in this order:
+//   1. PrepareToHoldScenario (undumpable; item 3's probe goes there);
+//   2. TakeScenario: read the scenario file, delete it;
+//   3. create the plant, plant_init with the scenario (a refusal ends here);
+//   4. create the trajectory file;
+//   5. start the controller (the scenario file is already gone; the scenario
+//      is in no argv and no environment);
+//   6. each tick: state line out, answer line in (by the answer deadline),
+//      plant_step with the answer, one trajectory row;
+//   7. kill and reap the controller, write the trajectory.
+//
+// Usage:
+//   TrialRequest request{.plant = "cartpole", .scenario_path = "/tmp/s.json",
+//                        .trajectory_path = "/tmp/t.f64", .controller_argv = {"python3", "c.py"}};
+//   Expected<TrialSummary> summary = RunTrial(request);
+//   if (summary.ok()) std::puts(SummaryJson(*summary).dump().c_str());
+//
+// Errors are for trials that could not run (bad request, unreadable or
+// refused scenario, unwritable trajectory, controller not startable, a
+// broken plant module): whatever the controller does, a trial that ran is a
+// TrialSummary. Thread-safety: one trial per thread at a time (the plant's
+// RunScope); PrepareToHoldScenario changes the whole process.
+#ifndef PLIMSOLL_SIMS_RUNNER_TRIAL_H_
+#define PLIMSOLL_SIMS_RUNNER_TRIAL_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "plimsoll/error.h"
+
+namespace plimsoll::sims {
+
+// SPEC §10: a controller has 2 s per tick.
+inline constexpr std::chrono::milliseconds kAnswerDeadline{2000};
+
+// Why a trial ended (the summary's "ended").
+enum class TrialEnd {
+  kFinished,          // the plant's end time was reached (plant: PLANT_FINISHED)
+  kFailed,            // the plant failed, e.g. the pole fell (PLANT_FAILED)
+  kLate,              // no whole answer line within the answer deadline
+  kNonFinite,         // the answer held NaN, an infinity or an overflow
+  kMalformed,         // the answer was not exactly the input count of numbers, or too long
+  kControllerExited,  // the controller closed its stdout or exited
+};
+
+// "finished", "failed", "late", "non_finite", "malformed", "controller_exited".
+std::string_view TrialEndName(TrialEnd end);
+
+struct TrialRequest {
+  std::string plant;            // a name from plant_registry.h
+  std::string scenario_path;    // deleted by the trial
+  std::string trajectory_path;  // created or truncated
+  std::vector<std::string> controller_argv;
+  std::chrono::milliseconds answer_deadline = kAnswerDeadline;  // per tick
+};
+
+struct TrialSummary {
+  std::string plant;
+  std::string scenario_sha256;  // ScenarioDigestHex of the parameters
+  int64_t ticks = 0;            // ticks taken = trajectory rows
+  TrialEnd ended = TrialEnd::kFinished;
+  double ended_at_seconds = 0;  // ticks × the plant's tick length
+  double score = 0;             // the plant's plant_score() at the end
+  std::string fingerprint;      // SHA-256 of the trajectory file's bytes
+  uint64_t trajectory_bytes = 0;
+  int64_t row_doubles = 0;  // state width + input count
+  std::string detail;       // one sentence on how it ended
+};
+
+// The summary as one JSON object (docs/exams.md lists the fields).
+nlohmann::json SummaryJson(const TrialSummary& summary);
+
+Expected<TrialSummary> RunTrial(const TrialRequest& request);
+
+}  // namespace plimsoll::sims
+
+#endif  // PLIMSOLL_SIMS_RUNNER_TRIAL_H_

@@ -1,0 +1,90 @@
+// plimsoll-trial, the built command, end to end.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;  // stdout then stderr
+};
+
+Outcome RunShell(const std::string& command) {
+  Outcome outcome;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return outcome;
+  char buffer[4096];
+  size_t got;
+  while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0) outcome.output.append(buffer, got);
+  const int status = pclose(pipe);
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return outcome;
+}
+
+class TrialMainTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/plimsoll-trial-main-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    directory_ = pattern;
+    std::ofstream(directory_ + "/controller.py")
+        << "import sys\n"
+           "for line in iter(sys.stdin.readline, ''):\n"
+           "    x, v, th, om = map(float, line.split())\n"
+           "    print(repr(40 * th + 5 * om + x + v), flush=True)\n";
+  }
+  void TearDown() override { std::system(("rm -rf " + directory_).c_str()); }
+
+  std::string Command(const std::string& scenario) {
+    std::ofstream(directory_ + "/scenario.json") << scenario;
+    return std::string(PLIMSOLL_TRIAL_BINARY) + " --plant cartpole --scenario " + directory_ +
+           "/scenario.json --trajectory " + directory_ + "/trajectory.f64 -- python3 " +
+           directory_ + "/controller.py";
+  }
+
+  std::string directory_;
+};
+
+TEST_F(TrialMainTest, RunsATrialAndPrintsOneJsonLine) {
+  const Outcome outcome = RunShell(Command(R"({"plant": "cartpole", "parameters": []})"));
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  ASSERT_FALSE(outcome.output.empty());
+  EXPECT_EQ(outcome.output.find('\n'), outcome.output.size() - 1) << outcome.output;
+  const nlohmann::json summary = nlohmann::json::parse(outcome.output, nullptr, false);
+  ASSERT_FALSE(summary.is_discarded()) << outcome.output;
+  EXPECT_EQ(summary["ended"], "finished");
+  EXPECT_EQ(summary["ticks"], 2000);
+  EXPECT_EQ(summary["score"], 20.0);
+  EXPECT_EQ(summary["trajectory_bytes"], 80000);
+  EXPECT_EQ(access((directory_ + "/scenario.json").c_str(), F_OK), -1);
+}
+
+TEST_F(TrialMainTest, ExitsNonZeroWithAMessageWhenTheTrialCannotRun) {
+  // Usage errors: 2.
+  EXPECT_EQ(RunShell(std::string(PLIMSOLL_TRIAL_BINARY) + " 2>&1").exit_code, 2);
+  EXPECT_EQ(RunShell(std::string(PLIMSOLL_TRIAL_BINARY) + " --plant cartpole --bogus 1 2>&1").exit_code, 2);
+  const std::string without_controller =
+      std::string(PLIMSOLL_TRIAL_BINARY) + " --plant cartpole --scenario x --trajectory y 2>&1";
+  EXPECT_EQ(RunShell(without_controller).exit_code, 2);
+  // A refused scenario: 3, one line on stderr.
+  const Outcome refused = RunShell(Command(R"({"parameters": [0, 0, 2, 0]})") + " 2>&1");
+  EXPECT_EQ(refused.exit_code, 3);
+  EXPECT_NE(refused.output.find("refused the scenario"), std::string::npos) << refused.output;
+  // A controller that cannot start: 4.
+  std::ofstream(directory_ + "/scenario.json") << R"({"parameters": []})";
+  const Outcome unstartable =
+      RunShell(std::string(PLIMSOLL_TRIAL_BINARY) + " --plant cartpole --scenario " + directory_ +
+               "/scenario.json --trajectory " + directory_ + "/t.f64 -- " + directory_ +
+               "/no-such-controller 2>&1");
+  EXPECT_EQ(unstartable.exit_code, 4) << unstartable.output;
+  EXPECT_NE(unstartable.output.find("could not be started"), std::string::npos) << unstartable.output;
+}
+
+}  // namespace
