@@ -92,8 +92,8 @@ Status PrepareToHoldScenario() {
 
 Expected<Scenario> TakeScenario(const std::string& path) {
   Expected<std::string> text = ReadScenarioFile(path);
-  // Deleted whatever it held (if it could be opened at all): a refused
-  // scenario stays hidden too.
+  // Deleted whatever it held: a refused scenario stays hidden too. (A path
+  // that could not be read is unlinked if it exists; its read error wins.)
   if (unlink(path.c_str()) != 0 && text.ok()) {
     return RefusedCall("The scenario file " + path + " cannot be deleted", errno);
   }
