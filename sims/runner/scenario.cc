@@ -8,9 +8,12 @@
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "base/unique_fd.h"
 #include "plant_abi.h"
+#include "runner/same_user_probe.h"
 #include "runner/sha256.h"
 
 namespace plimsoll::sims {
@@ -85,8 +88,19 @@ Status PrepareToHoldScenario() {
                    std::string("The runner cannot make itself undumpable (prctl PR_SET_DUMPABLE): ") +
                        std::strerror(errno) + ".");
   }
-  // Issue 20 item 3: prove here that a same-uid probe can read neither this
-  // process's memory nor its descriptors, and refuse to go on if it can.
+  if (prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0) {
+    return Failure(ErrorCode::kFailedPrecondition, "The runner is still dumpable after PR_SET_DUMPABLE 0.");
+  }
+  Expected<std::vector<std::string>> leaks = ProbeFromSameUser();
+  if (!leaks.ok()) return leaks.error();
+  if (!leaks->empty()) {
+    std::string names;
+    for (const std::string& leak : *leaks) names += (names.empty() ? "" : ", ") + leak;
+    return Failure(ErrorCode::kFailedPrecondition,
+                   "A process of the runner's own user can read it (" + names +
+                       "), so a scenario would not stay hidden from the controller; refusing to start. "
+                       "Run the runner without CAP_SYS_PTRACE (inside a plimsoll sandbox it has none).");
+  }
   return Status::Ok();
 }
 

@@ -38,11 +38,14 @@ struct Scenario {
   std::vector<double> parameters;
 };
 
-// Makes the process fit to hold a hidden scenario, before it reads one.
-// Today: prctl(PR_SET_DUMPABLE, 0), so a same-uid process cannot ptrace it
-// or read its /proc/PID/mem, environ or fd links. Issue 20 item 3 adds here
-// the proof (a same-uid probe that must fail) and a refusal if it succeeds.
-// Errors: kFailedPrecondition with the failing call.
+// Makes the process fit to hold a hidden scenario, before it reads one:
+// prctl(PR_SET_DUMPABLE, 0), so a same-uid process cannot ptrace it or read
+// its /proc/PID/mem, environ or fd links; then the proof
+// (ProbeFromSameUser, same_user_probe.h): a same-user child tries exactly
+// that. Errors: kFailedPrecondition with the failing call, or naming what
+// the probe could read (as root with CAP_SYS_PTRACE it reads everything:
+// the runner refuses to start there); kInternal when the probe could not
+// run.
 Status PrepareToHoldScenario();
 
 // Reads the scenario file at `path` (a regular file, not a symlink, at most

@@ -1,6 +1,7 @@
 // plimsoll-trial, the built command, end to end.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -8,6 +9,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "runner/unprivileged_for_tests.h"
 
 namespace {
 
@@ -34,6 +37,7 @@ class TrialMainTest : public ::testing::Test {
     char pattern[] = "/tmp/plimsoll-trial-main-XXXXXX";
     ASSERT_NE(mkdtemp(pattern), nullptr);
     directory_ = pattern;
+    ASSERT_EQ(chmod(pattern, 0777), 0);  // for Unprivileged()
     std::ofstream(directory_ + "/controller.py")
         << "import sys\n"
            "for line in iter(sys.stdin.readline, ''):\n"
@@ -42,9 +46,17 @@ class TrialMainTest : public ::testing::Test {
   }
   void TearDown() override { std::system(("rm -rf " + directory_).c_str()); }
 
-  std::string Command(const std::string& scenario) {
+  // Where a sandbox runs the runner: as an unprivileged user. (As root it
+  // refuses: RootIsRefused.)
+  static std::string Unprivileged() {
+    if (geteuid() != 0) return "";
+    const std::string id = std::to_string(plimsoll::sims::testing::kUnprivilegedId);
+    return "setpriv --reuid " + id + " --regid " + id + " --clear-groups ";
+  }
+
+  std::string Command(const std::string& scenario, const std::string& as = Unprivileged()) {
     std::ofstream(directory_ + "/scenario.json") << scenario;
-    return std::string(PLIMSOLL_TRIAL_BINARY) + " --plant cartpole --scenario " + directory_ +
+    return as + std::string(PLIMSOLL_TRIAL_BINARY) + " --plant cartpole --scenario " + directory_ +
            "/scenario.json --trajectory " + directory_ + "/trajectory.f64 -- python3 " +
            directory_ + "/controller.py";
   }
@@ -80,11 +92,19 @@ TEST_F(TrialMainTest, ExitsNonZeroWithAMessageWhenTheTrialCannotRun) {
   // A controller that cannot start: 4.
   std::ofstream(directory_ + "/scenario.json") << R"({"parameters": []})";
   const Outcome unstartable =
-      RunShell(std::string(PLIMSOLL_TRIAL_BINARY) + " --plant cartpole --scenario " + directory_ +
+      RunShell(Unprivileged() + PLIMSOLL_TRIAL_BINARY + " --plant cartpole --scenario " + directory_ +
                "/scenario.json --trajectory " + directory_ + "/t.f64 -- " + directory_ +
                "/no-such-controller 2>&1");
   EXPECT_EQ(unstartable.exit_code, 4) << unstartable.output;
   EXPECT_NE(unstartable.output.find("could not be started"), std::string::npos) << unstartable.output;
+}
+
+TEST_F(TrialMainTest, RootIsRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: a root runner is what must be refused";
+  const Outcome refused = RunShell(Command(R"({"parameters": []})", "") + " 2>&1");
+  EXPECT_EQ(refused.exit_code, 4) << refused.output;
+  EXPECT_NE(refused.output.find("can read it ("), std::string::npos) << refused.output;
+  EXPECT_EQ(access((directory_ + "/scenario.json").c_str(), F_OK), 0) << "nothing was read";
 }
 
 }  // namespace

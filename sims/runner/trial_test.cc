@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "runner/unprivileged_for_tests.h"
+
 namespace plimsoll::sims {
 namespace {
 
@@ -52,6 +54,8 @@ class TrialTest : public ::testing::Test {
     char pattern[] = "/tmp/plimsoll-trial-XXXXXX";
     ASSERT_NE(mkdtemp(pattern), nullptr);
     directory_ = pattern;
+    // The trial runs as testing::kUnprivilegedId when the test is root.
+    ASSERT_EQ(chmod(pattern, 0777), 0);
   }
   void TearDown() override { std::system(("rm -rf " + directory_).c_str()); }
 
@@ -77,8 +81,44 @@ class TrialTest : public ::testing::Test {
     return request;
   }
 
+  // RunTrial where a sandbox runs the runner: as an unprivileged user (as
+  // root it would refuse: a root controller could read it,
+  // same_user_probe_test), in a child, the summary or error sent back.
+  static Expected<TrialSummary> RunUnprivileged(const TrialRequest& request) {
+    const std::string answer = testing::InChild([&request] {
+      if (!testing::BecomeUnprivileged()) return std::string("error 0 cannot switch user");
+      Expected<TrialSummary> summary = RunTrial(request);
+      if (!summary.ok()) {
+        return "error " + std::to_string(static_cast<int>(summary.error().code())) + " " +
+               summary.error().message();
+      }
+      return SummaryJson(*summary).dump();
+    });
+    if (answer.rfind("error ", 0) == 0) {
+      const size_t space = answer.find(' ', 6);
+      return Failure(static_cast<ErrorCode>(std::stoi(answer.substr(6, space - 6))), answer.substr(space + 1));
+    }
+    const nlohmann::json json = nlohmann::json::parse(answer, nullptr, false);
+    if (!json.is_object()) return Failure(ErrorCode::kInternal, "the trial's child answered: " + answer);
+    TrialSummary summary;
+    summary.plant = json["plant"];
+    summary.scenario_sha256 = json["scenario_sha256"];
+    summary.ticks = json["ticks"];
+    for (TrialEnd end : {TrialEnd::kFinished, TrialEnd::kFailed, TrialEnd::kLate, TrialEnd::kNonFinite,
+                         TrialEnd::kMalformed, TrialEnd::kControllerExited}) {
+      if (json["ended"] == TrialEndName(end)) summary.ended = end;
+    }
+    summary.ended_at_seconds = json["ended_at_seconds"];
+    summary.score = json["score"];
+    summary.fingerprint = json["fingerprint"];
+    summary.trajectory_bytes = json["trajectory_bytes"];
+    summary.row_doubles = json["row_doubles"];
+    summary.detail = json["detail"];
+    return summary;
+  }
+
   TrialSummary Run(const TrialRequest& request) {
-    Expected<TrialSummary> summary = RunTrial(request);
+    Expected<TrialSummary> summary = RunUnprivileged(request);
     if (!summary.ok()) {
       ADD_FAILURE() << summary.error().ToString();
       return {};
@@ -225,7 +265,7 @@ TEST_F(TrialTest, TheControllerCannotSeeTheScenario) {
 TEST_F(TrialTest, RefusesWhatCannotRun) {
   {
     TrialRequest request = Request(Controller(kAccepted), "[0, 0, 2.0, 0]");  // starts fallen
-    Expected<TrialSummary> summary = RunTrial(request);
+    Expected<TrialSummary> summary = RunUnprivileged(request);
     ASSERT_FALSE(summary.ok());
     EXPECT_NE(summary.error().message().find("refused the scenario"), std::string::npos)
         << summary.error().message();
@@ -234,7 +274,7 @@ TEST_F(TrialTest, RefusesWhatCannotRun) {
   {
     TrialRequest request = Request(Controller(kAccepted));
     request.controller_argv = {Path("no-such-controller")};
-    Expected<TrialSummary> summary = RunTrial(request);
+    Expected<TrialSummary> summary = RunUnprivileged(request);
     ASSERT_FALSE(summary.ok());
     EXPECT_EQ(summary.error().code(), ErrorCode::kFailedPrecondition);
     EXPECT_NE(access(request.scenario_path.c_str(), F_OK), 0);
@@ -242,17 +282,17 @@ TEST_F(TrialTest, RefusesWhatCannotRun) {
   {
     TrialRequest request = Request(Controller(kAccepted));
     request.scenario_path = Path("absent.json");
-    EXPECT_FALSE(RunTrial(request).ok());
+    EXPECT_FALSE(RunUnprivileged(request).ok());
   }
   {
     TrialRequest request = Request(Controller(kAccepted));
     request.plant = "no-such-plant";
-    EXPECT_FALSE(RunTrial(request).ok());
+    EXPECT_FALSE(RunUnprivileged(request).ok());
   }
   {
     TrialRequest request = Request(Controller(kAccepted));
     WriteFile("scenario.json", R"({"plant": "shower", "parameters": []})");
-    EXPECT_FALSE(RunTrial(request).ok());
+    EXPECT_FALSE(RunUnprivileged(request).ok());
   }
 }
 

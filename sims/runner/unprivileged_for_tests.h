@@ -1,0 +1,34 @@
+// Tests of the runner as root. The runner refuses to hold a scenario while a
+// process of its own user could read it, and root can (CAP_SYS_PTRACE; and
+// without it, root still reads an undumpable process's environ). Inside a
+// sandbox the runner is an unprivileged user with no capability; these
+// helpers put a forked child of the test in that position.
+//
+// Usage:
+//   std::string answer = InChild([] { BecomeUnprivileged(); return Work(); });
+#ifndef PLIMSOLL_SIMS_RUNNER_UNPRIVILEGED_FOR_TESTS_H_
+#define PLIMSOLL_SIMS_RUNNER_UNPRIVILEGED_FOR_TESTS_H_
+
+#include <sys/types.h>
+
+#include <functional>
+#include <string>
+
+namespace plimsoll::sims::testing {
+
+// "nobody": what the tests become when they run as root.
+inline constexpr uid_t kUnprivilegedId = 65534;
+
+// In a child: as root, drops supplementary groups and switches gid and uid
+// to kUnprivilegedId (which clears every capability); otherwise nothing.
+// False if a switch failed.
+bool BecomeUnprivileged();
+
+// Runs `body` in a forked child and returns what it returned, so that it may
+// change process-wide state (uid, dumpability) without touching the test.
+// "child failed" if the child died without answering.
+std::string InChild(const std::function<std::string()>& body);
+
+}  // namespace plimsoll::sims::testing
+
+#endif  // PLIMSOLL_SIMS_RUNNER_UNPRIVILEGED_FOR_TESTS_H_
