@@ -173,6 +173,28 @@ TEST_F(TrialTest, TheAcceptedControllerFinishesWithTheSameFingerprintTwice) {
   std::printf("[ report   ] accepted: %s\n", SummaryJson(first).dump().c_str());
 }
 
+// SPEC §10: the same controller in JavaScript on our qjs gives the same
+// numbers as in Python (both evaluate 40θ + 5ω + x + v left to right in
+// doubles, and both spell answers as shortest round-trip decimals).
+TEST_F(TrialTest, TheAcceptedControllerInJavascriptGivesThePythonFingerprint) {
+  const TrialSummary python = Run(Request(Controller(kAccepted)));
+  TrialRequest request = Request("");
+  WriteFile("controller.js", "function control(x, v, theta, omega) { return 40 * theta + 5 * omega + x + v; }\n");
+  request.controller_argv = {PLIMSOLL_QJS_BINARY, "--controller", Path("controller.js")};
+  const TrialSummary javascript = Run(request);
+  EXPECT_EQ(TrialEndName(javascript.ended), "finished") << javascript.detail;
+  EXPECT_EQ(javascript.ticks, 2000);
+  EXPECT_EQ(javascript.fingerprint, python.fingerprint);
+
+  request = Request("");
+  WriteFile("controller.js", "function control(x, v, theta, omega) { return 40 * theta + 5 * omega - x - v; }\n");
+  request.controller_argv = {PLIMSOLL_QJS_BINARY, "--controller", Path("controller.js")};
+  const TrialSummary draft = Run(request);
+  EXPECT_EQ(TrialEndName(draft.ended), "failed");
+  EXPECT_EQ(draft.ticks, 799);
+  EXPECT_EQ(draft.fingerprint, "baa2dfc23c6401607d77e1ceba0efe8c60ca0ec19f110c91d68b2e61615b1b81");
+}
+
 TEST_F(TrialTest, TheDraftDropsThePoleOnTick799) {
   const TrialSummary accepted = Run(Request(Controller(kAccepted)));
   const TrialSummary draft = Run(Request(Controller(kDraft)));

@@ -22,6 +22,18 @@
 // same ones); an answer {exit_code, value?, value_truncated,
 // interpreter_started, state_kept}. EOF at a frame boundary: exit 0; a
 // malformed frame: one line on stderr, exit 3.
+//
+//   qjs --controller FILE [--memory-bytes N] [--tick-timeout-ms N] [--load-timeout-ms N]
+//
+// An exam controller (docs/exams.md): FILE defines `function control(...state)`
+// (engine/controller.h). Then, for each line on stdin (the plant's state,
+// numbers separated by spaces), control is called and its answer written to
+// stdout as one line, at once (unbuffered). What control prints goes to
+// stderr, so it never mixes with the answers. EOF on stdin: exit 0. The
+// script's load fails: exit 1 (2 for usage errors and an unreadable FILE).
+// control throws: exit 1; runs past --tick-timeout-ms (default 2000, the
+// runner's deadline): exit 124; a state line that is not numbers: exit 3.
+// No limit on the number of ticks or on the whole run: the runner has them.
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +48,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/controller.h"
 #include "engine/engine.h"
 #include "engine/session.h"
 #include "engine/socket_host_call.h"
@@ -208,9 +221,93 @@ int ServeRepl(const plimsoll::engine::SessionLimits& limits) {
   }
 }
 
+constexpr size_t kMaxStateLineBytes = 64 * 1024;
+
+int ControllerFailure(int exit_code, const std::string& why) {
+  WriteAll(STDERR_FILENO, "qjs --controller: " + why + "\n");
+  return exit_code;
+}
+
+// Splits a state line into numbers (from_chars: also "nan", "inf").
+bool ParseState(std::string_view line, std::vector<double>& state) {
+  state.clear();
+  while (!line.empty()) {
+    const size_t start = line.find_first_not_of(" \t\r");
+    if (start == std::string_view::npos) break;
+    line.remove_prefix(start);
+    double value = 0;
+    const auto [end, error] = std::from_chars(line.data(), line.data() + line.size(), value);
+    if (error != std::errc()) return false;
+    state.push_back(value);
+    line.remove_prefix(static_cast<size_t>(end - line.data()));
+    if (!line.empty() && line.front() != ' ' && line.front() != '\t' && line.front() != '\r') return false;
+  }
+  return !state.empty();
+}
+
+int ServeController(int argc, char** argv) {
+  plimsoll::engine::SessionLimits limits;
+  size_t tick_timeout_ms = 2000;
+  size_t load_timeout_ms = 10000;
+  std::string path;
+  for (int i = 2; i < argc; i++) {
+    std::string_view argument = argv[i];
+    size_t* target = argument == "--memory-bytes"      ? &limits.memory_bytes
+                     : argument == "--tick-timeout-ms" ? &tick_timeout_ms
+                     : argument == "--load-timeout-ms" ? &load_timeout_ms
+                                                       : nullptr;
+    if (target != nullptr) {
+      if (i + 1 >= argc || !ParseSize(argv[++i], *target)) return Usage("a --controller option needs a number");
+    } else if (path.empty() && !(argument.size() > 1 && argument[0] == '-')) {
+      path = std::string(argument);
+    } else {
+      return Usage("--controller takes FILE [--memory-bytes N] [--tick-timeout-ms N] [--load-timeout-ms N]");
+    }
+  }
+  if (path.empty()) return Usage("--controller needs the controller's FILE");
+  std::string script;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || !ReadAll(fd, script)) {
+    std::fprintf(stderr, "qjs: cannot read %s: %s\n", path.c_str(), std::strerror(errno));
+    return kUsageError;
+  }
+  close(fd);
+  using Clock = std::chrono::steady_clock;
+  auto controller = plimsoll::engine::JavascriptController::Load(
+      script, limits, Clock::now() + std::chrono::milliseconds(load_timeout_ms));
+  if (!controller.ok()) return ControllerFailure(1, controller.error().message());
+
+  std::string pending;
+  std::vector<double> state;
+  char buffer[4096];
+  for (;;) {
+    size_t newline;
+    while ((newline = pending.find('\n')) == std::string::npos) {
+      if (pending.size() > kMaxStateLineBytes) return ControllerFailure(3, "a state line is over 64 KiB");
+      const ssize_t got = read(STDIN_FILENO, buffer, sizeof buffer);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) return ControllerFailure(3, std::string("reading stdin: ") + std::strerror(errno));
+      if (got == 0) return 0;  // the runner is done (an unterminated tail is no state)
+      pending.append(buffer, static_cast<size_t>(got));
+    }
+    const std::string line = pending.substr(0, newline);
+    pending.erase(0, newline + 1);
+    if (!ParseState(line, state)) return ControllerFailure(3, "the state line \"" + line.substr(0, 200) + "\" is not numbers");
+    std::string printed;
+    auto answer = (*controller)->Answer(state, Clock::now() + std::chrono::milliseconds(tick_timeout_ms), &printed);
+    WriteAll(STDERR_FILENO, printed);
+    if (!answer.ok()) {
+      return ControllerFailure(answer.error().code() == plimsoll::ErrorCode::kDeadlineExceeded ? 124 : 1,
+                               answer.error().message());
+    }
+    WriteAll(STDOUT_FILENO, *answer + "\n");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "--controller") return ServeController(argc, argv);
   if (argc >= 2 && std::string_view(argv[1]) == "--repl-server") {
     plimsoll::engine::SessionLimits limits;
     for (int i = 2; i < argc; i++) {

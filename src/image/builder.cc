@@ -26,6 +26,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kAgentName = "plimsoll-guest";
 constexpr const char* kQjsName = "qjs";
+constexpr const char* kTrialName = "plimsoll-trial";  // the exam runner (docs/exams.md)
 constexpr const char* kBinaryDirectory = "usr/local/bin";  // protocol.h kAgentPath, kQjsPath
 constexpr const char* kCompleteMarker = "complete";
 constexpr const char* kRetiredSuffix = ".retired-";
@@ -287,9 +288,13 @@ Expected<BuildResult> BuildImage(const BuildOptions& options, BaseTreeBuilder& b
   struct Binary {
     const char* name;
     bool required;
-    std::string digest;  // empty when absent
+    const char* without;   // what an image without it cannot do
+    std::string digest;    // empty when absent
   };
-  std::vector<Binary> binaries = {{kAgentName, options.require_agent, {}}, {kQjsName, true, {}}};
+  std::vector<Binary> binaries = {
+      {kAgentName, options.require_agent, "the OS-level providers cannot run without it", {}},
+      {kQjsName, true, "", {}},
+      {kTrialName, options.require_agent, "exams cannot run in it", {}}};
   for (Binary& binary : binaries) {
     fs::path path = options.guest_bin / binary.name;
     std::error_code error;
@@ -301,7 +306,7 @@ Expected<BuildResult> BuildImage(const BuildOptions& options, BaseTreeBuilder& b
                            "first (CMake target guest_binaries) or pass --guest-bin.");
       }
       progress << "image: WARNING: " << path.string() << " does not exist; the image will have no "
-               << binary.name << " (the OS-level providers cannot run without it)" << std::endl;
+               << binary.name << " (" << binary.without << ")" << std::endl;
       continue;
     }
     auto is_static = IsStaticElf(path);
