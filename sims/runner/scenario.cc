@@ -98,8 +98,9 @@ Status PrepareToHoldScenario() {
     for (const std::string& leak : *leaks) names += (names.empty() ? "" : ", ") + leak;
     return Failure(ErrorCode::kFailedPrecondition,
                    "A process of the runner's own user can read it (" + names +
-                       "), so a scenario would not stay hidden from the controller; refusing to start. "
-                       "Run the runner without CAP_SYS_PTRACE (inside a plimsoll sandbox it has none).");
+                       "), so neither a scenario nor the trial would be out of the controller's reach; refusing "
+                       "to start. (Root or CAP_SYS_PTRACE reads any process; gVisor does not hide a "
+                       "non-dumpable process's /proc entries from its own user.)");
   }
   return Status::Ok();
 }

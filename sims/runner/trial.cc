@@ -133,7 +133,9 @@ Expected<TrialSummary> RunTrial(const TrialRequest& request) {
     return Refusal(NotDispatched::kRequest, ErrorCode::kInvalidArgument, "The answer deadline must be positive.");
   }
   PLIMSOLL_RETURN_IF_ERROR(PrepareToHoldScenario());
-  Expected<Scenario> scenario = TakeScenario(request.scenario_path);
+  // No scenario file: the plant's default scenario (nothing to hide).
+  Expected<Scenario> scenario =
+      request.scenario_path.empty() ? Expected<Scenario>(Scenario{}) : TakeScenario(request.scenario_path);
   if (!scenario.ok()) return scenario.error();
   if (scenario->plant && *scenario->plant != request.plant) {
     return Refusal(NotDispatched::kRequest, ErrorCode::kInvalidArgument,

@@ -54,7 +54,7 @@ std::string_view TrialEndName(TrialEnd end);
 
 struct TrialRequest {
   std::string plant;            // a name from plant_registry.h
-  std::string scenario_path;    // deleted by the trial
+  std::string scenario_path;    // deleted by the trial; empty: the plant's default scenario
   std::string trajectory_path;  // created or truncated
   std::vector<std::string> controller_argv;
   std::chrono::milliseconds answer_deadline = kAnswerDeadline;  // per tick

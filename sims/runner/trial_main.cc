@@ -1,11 +1,12 @@
 // plimsoll-trial: runs one exam trial (SPEC §10; docs/exams.md).
 //
-//   plimsoll-trial --plant NAME --scenario FILE --trajectory OUT
+//   plimsoll-trial --plant NAME [--scenario FILE] --trajectory OUT
 //                  [--answer-timeout-ms N] -- CONTROLLER [ARGS...]
 //
 //   --plant NAME            a linked-in plant (cartpole)
 //   --scenario FILE         the scenario JSON ({"plant": NAME, "parameters": [...]});
-//                           read, then deleted before the controller starts
+//                           read, then deleted before the controller starts;
+//                           without it, the plant's default scenario
 //   --trajectory OUT        where the trajectory (little-endian float64 rows) is written
 //   --answer-timeout-ms N   the per-tick answer deadline (default 2000; 1..600000)
 //   CONTROLLER [ARGS...]    the controller's command (searched on PATH without a '/')
@@ -35,7 +36,7 @@ constexpr int kStartError = 4;
 constexpr int kInternalError = 70;  // EX_SOFTWARE
 
 constexpr char kUsage[] =
-    "usage: plimsoll-trial --plant NAME --scenario FILE --trajectory OUT "
+    "usage: plimsoll-trial --plant NAME [--scenario FILE] --trajectory OUT "
     "[--answer-timeout-ms N] -- CONTROLLER [ARGS...]\n";
 
 int Usage(const std::string& problem) {
@@ -86,7 +87,6 @@ int main(int argc, char** argv) {
   }
   for (; at < argc; ++at) request.controller_argv.emplace_back(argv[at]);
   if (request.plant.empty()) return Usage("--plant is required.");
-  if (request.scenario_path.empty()) return Usage("--scenario is required.");
   if (request.trajectory_path.empty()) return Usage("--trajectory is required.");
   if (request.controller_argv.empty()) return Usage("the controller's command goes after --.");
 
