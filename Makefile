@@ -13,6 +13,9 @@
 #   make package release build, then the Debian package (scripts/make-deb) in
 #                build/release/package and its install test in a fresh chroot
 #                (tests/package/deb_install_test.sh)
+#   make oracle  release build, then the exam oracle (examples/oracle): the accepted
+#                cart-pole controller twice and its draft once on the linux provider,
+#                and the HTML report in build/oracle/report.html (docs/exams.md)
 #   make replays the agent integrations' examples run and recorded (debug build),
 #                then their replay pages in build/debug/replays, checked in Chromium
 #   make fmt     clang-format the tree
@@ -24,10 +27,10 @@ JOBS ?= $(shell nproc)
 
 CXX_SOURCES = $(shell git ls-files '*.cc' '*.h' 2>/dev/null | grep -v '^third_party/')
 
-.PHONY: help bootstrap debug release demo package test test-unit fuzz bench soak replays fmt lint clean
+.PHONY: help bootstrap debug release demo package test test-unit fuzz bench soak oracle replays fmt lint clean
 
 help:
-	@echo "make demo | test | fuzz | bench | soak | package | replays | fmt | lint | clean"
+	@echo "make demo | test | fuzz | bench | soak | oracle | package | replays | fmt | lint | clean"
 
 bootstrap:
 	@scripts/bootstrap
@@ -89,6 +92,10 @@ fuzz: bootstrap
 
 bench: release
 	@python3 bench/run.py --plimsoll-bin build/release/bin
+
+oracle: release
+	@python3 examples/oracle/oracle.py --plimsolld build/release/bin/plimsolld \
+	  --image build/release/image --out build/oracle/report.html
 
 replays: debug
 	@cd build/debug && PLIMSOLL_REQUIRE_PROVIDERS=$$(../../scripts/hosted-providers) \
