@@ -850,3 +850,37 @@ REGISTRY.add(sampler(
     description=_BROKER_NOTE + " microvm: the relay inside the VM, virtio-serial out of it (TCG "
                 "here: reported tier kernel). Target (issue 19): p50 <= 20 ms under TCG.",
 ))
+
+
+# Issue 20: exams. The cart-pole plant stepping alone in-process (each tick: read the state, the
+# accepted law computed natively, step) against whole trials on linux: plimsoll-trial in the
+# image with the accepted controller on qjs --controller, the controller the project's only file
+# (bench/tools/exam_bench.cc). One invocation of the trial sampler prints both linux rows.
+_EXAM_BENCH = "{plimsoll_bin}/plimsoll-exam-bench"
+_NEEDS_IMAGE_TRIAL = needs_path("{image_rootfs}/usr/local/bin/plimsoll-trial")
+REGISTRY.add(sampler(
+    "exam.plant_tick", [_EXAM_BENCH, "--scenario", "{scenario}", "--runs", "{runs}",
+                        "--warmup", "{warmup}"],
+    baseline=None, min_runs=20, max_runs=20, probes=[needs_path(_EXAM_BENCH)], timeout_s=300.0,
+    description="One cart-pole tick with nothing around it, in process: plant_read_state, "
+                "u = 40θ + 5ω + x + v computed natively, plant_step (10 Euler substeps, wasm2c). "
+                "Every tick of 20 trials of 2000 ticks. The baseline of exam.linux_tick_js.",
+))
+REGISTRY.add(sampler(
+    "exam.linux_trial", [_EXAM_BENCH, "--scenario", "{scenario}", "--provider", "linux",
+                         "--runs", "{runs}", "--warmup", "{warmup}"],
+    baseline=None, min_runs=20, max_runs=20, target_p50_ms=300.0,
+    probes=[needs_root(), needs_path(_EXAM_BENCH), _NEEDS_IMAGE_TRIAL], timeout_s=600.0,
+    produces=["exam.linux_tick_js"],
+    description="A whole cart-pole exam on linux through Sandbox::Run: a fresh sandbox, the "
+                "accepted JavaScript controller written to /work, plimsoll-trial with qjs "
+                "--controller for 2000 ticks (20 s of plant time), the trajectory hashed, the "
+                "summary and the artifact back. 20 trials. Target (issue 20): p50 <= 300 ms.",
+))
+REGISTRY.add(produced(
+    "exam.linux_tick_js", baseline="exam.plant_tick",
+    description="One tick inside the runner in those trials (--tick-times): the state read, the "
+                "state line written to qjs, control() called in the kept interpreter, the answer "
+                "line read and parsed, plant_step, the row recorded. Every tick of the 20 trials. "
+                "The ratio is to the plant stepping alone (exam.plant_tick, same run).",
+))

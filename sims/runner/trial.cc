@@ -90,6 +90,26 @@ bool Converse(ControllerProcess& controller, std::span<const double> state,
   return false;
 }
 
+// The bench hook (TrialRequest::tick_times_path): one little-endian float64
+// per tick taken, its wall time in seconds.
+Status WriteTickTimes(const std::string& path, const std::vector<double>& seconds) {
+  base::UniqueFd file(open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (!file.valid()) return SystemError("creating the tick times file " + path, errno);
+  std::string bytes;
+  for (double value : seconds) {
+    uint64_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
+  }
+  for (size_t written = 0; written < bytes.size();) {
+    const ssize_t wrote = write(file.get(), bytes.data() + written, bytes.size() - written);
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) return SystemError("writing the tick times file " + path, errno);
+    written += static_cast<size_t>(wrote);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string_view TrialEndName(TrialEnd end) {
@@ -182,7 +202,9 @@ Expected<TrialSummary> RunTrial(const TrialRequest& request) {
   if (!controller.ok()) return controller.error();
 
   Ending ending = {TrialEnd::kFinished, ""};
+  std::vector<double> tick_seconds;  // for request.tick_times_path
   for (;;) {
+    const auto tick_start = std::chrono::steady_clock::now();
     PLIMSOLL_RETURN_IF_ERROR(plant.ReadState(state));
     if (!Converse(**controller, state, request.answer_deadline, inputs, &ending)) break;
     Expected<int32_t> step = plant.Step(inputs, applied);
@@ -192,6 +214,9 @@ Expected<TrialSummary> RunTrial(const TrialRequest& request) {
                                                std::to_string(*step) + ".");
     }
     PLIMSOLL_RETURN_IF_ERROR(trajectory.Append(state, applied));
+    if (!request.tick_times_path.empty()) {
+      tick_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - tick_start).count());
+    }
     if (*step == PLANT_FAILED) {
       ending = {TrialEnd::kFailed, "The plant failed (docs/plants/" + request.plant + ".md)."};
       break;
@@ -214,6 +239,7 @@ Expected<TrialSummary> RunTrial(const TrialRequest& request) {
   }
   PLIMSOLL_RETURN_IF_ERROR(trajectory.WriteTo(trajectory_file.get()));
   if (close(trajectory_file.Release()) != 0) return SystemError("closing the trajectory", errno);
+  if (!request.tick_times_path.empty()) PLIMSOLL_RETURN_IF_ERROR(WriteTickTimes(request.tick_times_path, tick_seconds));
 
   TrialSummary summary;
   summary.plant = request.plant;

@@ -58,6 +58,10 @@ struct TrialRequest {
   std::string trajectory_path;  // created or truncated
   std::vector<std::string> controller_argv;
   std::chrono::milliseconds answer_deadline = kAnswerDeadline;  // per tick
+  // Benchmarks only: when set, each tick's wall time (state read, the
+  // exchange with the controller, the plant's step, the row recorded) is
+  // written here as little-endian float64 seconds, one per tick taken.
+  std::string tick_times_path;
 };
 
 struct TrialSummary {

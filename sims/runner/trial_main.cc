@@ -9,6 +9,7 @@
 //                           without it, the plant's default scenario
 //   --trajectory OUT        where the trajectory (little-endian float64 rows) is written
 //   --answer-timeout-ms N   the per-tick answer deadline (default 2000; 1..600000)
+//   --tick-times OUT        benchmarks: each tick's wall time, little-endian float64 seconds
 //   CONTROLLER [ARGS...]    the controller's command (searched on PATH without a '/')
 //
 // Prints one JSON summary line on stdout. Exit status: 0 when the trial ran,
@@ -37,7 +38,7 @@ constexpr int kInternalError = 70;  // EX_SOFTWARE
 
 constexpr char kUsage[] =
     "usage: plimsoll-trial --plant NAME [--scenario FILE] --trajectory OUT "
-    "[--answer-timeout-ms N] -- CONTROLLER [ARGS...]\n";
+    "[--answer-timeout-ms N] [--tick-times OUT] -- CONTROLLER [ARGS...]\n";
 
 int Usage(const std::string& problem) {
   std::fprintf(stderr, "plimsoll-trial: %s\n%s", problem.c_str(), kUsage);
@@ -73,6 +74,8 @@ int main(int argc, char** argv) {
       request.scenario_path = value;
     } else if (flag == "--trajectory") {
       request.trajectory_path = value;
+    } else if (flag == "--tick-times") {
+      request.tick_times_path = value;
     } else if (flag == "--answer-timeout-ms") {
       int64_t milliseconds = 0;
       const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), milliseconds);

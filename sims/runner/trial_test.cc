@@ -195,6 +195,19 @@ TEST_F(TrialTest, TheAcceptedControllerInJavascriptGivesThePythonFingerprint) {
   EXPECT_EQ(draft.fingerprint, "baa2dfc23c6401607d77e1ceba0efe8c60ca0ec19f110c91d68b2e61615b1b81");
 }
 
+TEST_F(TrialTest, TickTimesAreWrittenWhenAsked) {
+  TrialRequest request = Request(Controller(kDraft));
+  request.tick_times_path = Path("ticks.f64");
+  const TrialSummary draft = Run(request);
+  const std::string bytes = ReadFile(Path("ticks.f64"));
+  ASSERT_EQ(bytes.size(), static_cast<size_t>(draft.ticks) * 8);
+  for (size_t at = 0; at < bytes.size(); at += 8) {
+    double seconds;
+    std::memcpy(&seconds, bytes.data() + at, 8);
+    ASSERT_TRUE(seconds > 0 && seconds < 2.0) << "tick " << at / 8 << ": " << seconds;
+  }
+}
+
 TEST_F(TrialTest, TheDraftDropsThePoleOnTick799) {
   const TrialSummary accepted = Run(Request(Controller(kAccepted)));
   const TrialSummary draft = Run(Request(Controller(kDraft)));
