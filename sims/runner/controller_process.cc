@@ -16,6 +16,8 @@
 #include <cstring>
 #include <utility>
 
+#include "runner/line_protocol.h"
+
 extern char** environ;
 
 namespace plimsoll::sims {
@@ -238,6 +240,28 @@ void ControllerProcess::KillAndReap() {
   while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
   }
   pid_ = -1;
+}
+
+Exchange ControllerProcess::Converse(std::span<const double> state, Deadline deadline, std::string* answer_line) {
+  switch (WriteAll(FormatStateLine(state), deadline)) {
+    case IoOutcome::kDone:
+      break;
+    case IoOutcome::kTimedOut:
+      return Exchange::kLateReading;
+    default:
+      return Exchange::kClosedInput;
+  }
+  switch (ReadLine(answer_line, kAnswerLineCap, deadline)) {
+    case IoOutcome::kDone:
+      return Exchange::kAnswered;
+    case IoOutcome::kTimedOut:
+      return Exchange::kLate;
+    case IoOutcome::kTooLong:
+      return Exchange::kTooLong;
+    case IoOutcome::kClosed:
+      break;
+  }
+  return Exchange::kClosedOutput;
 }
 
 }  // namespace plimsoll::sims

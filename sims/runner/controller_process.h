@@ -31,10 +31,9 @@
 
 #include "base/unique_fd.h"
 #include "plimsoll/error.h"
+#include "runner/controller.h"
 
 namespace plimsoll::sims {
-
-using Deadline = std::chrono::steady_clock::time_point;
 
 enum class IoOutcome {
   kDone,      // written, or a whole line read
@@ -43,14 +42,14 @@ enum class IoOutcome {
   kTooLong,   // ReadLine: no '\n' within the cap
 };
 
-class ControllerProcess {
+class ControllerProcess final : public Controller {
  public:
   // Starts argv (argv[0] found on PATH when it has no '/'). Errors
   // (kFailedPrecondition): empty argv, a program that is not found or
   // cannot be executed (errno reported by the child), a failed pipe/fork.
   static Expected<std::unique_ptr<ControllerProcess>> Start(const std::vector<std::string>& argv);
 
-  ~ControllerProcess();
+  ~ControllerProcess() override;
   ControllerProcess(const ControllerProcess&) = delete;
   ControllerProcess& operator=(const ControllerProcess&) = delete;
 
@@ -67,6 +66,11 @@ class ControllerProcess {
   // SIGKILL to the controller's process group, close the pipes, reap.
   // Idempotent; the destructor calls it.
   void KillAndReap();
+
+  // Controller: the state as one line (FormatStateLine) by WriteAll, then
+  // ReadLine (kAnswerLineCap), both by `deadline`; End is KillAndReap.
+  Exchange Converse(std::span<const double> state, Deadline deadline, std::string* answer_line) override;
+  void End() override { KillAndReap(); }
 
  private:
   ControllerProcess(pid_t pid, base::UniqueFd input, base::UniqueFd output)

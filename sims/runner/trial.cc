@@ -11,6 +11,7 @@
 #include "base/unique_fd.h"
 #include "plant_abi.h"
 #include "runner/controller_process.h"
+#include "runner/sha256.h"
 #include "runner/line_protocol.h"
 #include "runner/plant_registry.h"
 #include "runner/scenario.h"
@@ -52,34 +53,27 @@ struct Ending {
 
 // One tick's conversation: the state out, the answer in, by one deadline.
 // True when the answer is in `inputs`; otherwise `*ending` says why not.
-bool Converse(ControllerProcess& controller, std::span<const double> state,
-              std::chrono::milliseconds answer_deadline, std::span<double> inputs, Ending* ending) {
+bool Converse(Controller& controller, std::span<const double> state, std::chrono::milliseconds answer_deadline,
+              std::span<double> inputs, Ending* ending) {
   const Deadline deadline = std::chrono::steady_clock::now() + answer_deadline;
-  const std::string timeout_text =
-      "The controller did not answer within " + std::to_string(answer_deadline.count()) + " ms.";
-  switch (controller.WriteAll(FormatStateLine(state), deadline)) {
-    case IoOutcome::kDone:
+  const std::string within = std::to_string(answer_deadline.count()) + " ms.";
+  std::string line;
+  switch (controller.Converse(state, deadline, &line)) {
+    case Exchange::kAnswered:
       break;
-    case IoOutcome::kTimedOut:
-      *ending = {TrialEnd::kLate, "The controller did not read its input within " +
-                                      std::to_string(answer_deadline.count()) + " ms."};
+    case Exchange::kLateReading:
+      *ending = {TrialEnd::kLate, "The controller did not read its input within " + within};
       return false;
-    default:
+    case Exchange::kLate:
+      *ending = {TrialEnd::kLate, "The controller did not answer within " + within};
+      return false;
+    case Exchange::kTooLong:
+      *ending = {TrialEnd::kMalformed, "The answer line is longer than " + std::to_string(kAnswerLineCap) + " bytes."};
+      return false;
+    case Exchange::kClosedInput:
       *ending = {TrialEnd::kControllerExited, "The controller closed its input or exited."};
       return false;
-  }
-  std::string line;
-  switch (controller.ReadLine(&line, kAnswerLineCap, deadline)) {
-    case IoOutcome::kDone:
-      break;
-    case IoOutcome::kTimedOut:
-      *ending = {TrialEnd::kLate, timeout_text};
-      return false;
-    case IoOutcome::kTooLong:
-      *ending = {TrialEnd::kMalformed, "The answer line is longer than " +
-                                           std::to_string(kAnswerLineCap) + " bytes."};
-      return false;
-    case IoOutcome::kClosed:
+    case Exchange::kClosedOutput:
       *ending = {TrialEnd::kControllerExited, "The controller closed its output or exited."};
       return false;
   }
@@ -88,6 +82,100 @@ bool Converse(ControllerProcess& controller, std::span<const double> state,
   *ending = {answer.verdict == AnswerVerdict::kNonFinite ? TrialEnd::kNonFinite : TrialEnd::kMalformed,
              std::move(answer.detail)};
   return false;
+}
+
+// What stepping a trial gives both ways of running one.
+struct Stepped {
+  TrialSummary summary;
+  TrajectoryRecorder trajectory;
+  std::vector<double> tick_seconds;  // when asked for
+};
+
+// The trial from plant_init on: the plant is made and initialised with
+// `parameters` (a refusal ends here, before any controller exists), then
+// `start` makes the controller, then tick after tick until the plant ends
+// or the controller does; the controller is ended before this returns.
+Expected<Stepped> StepTrial(const std::string& plant_name, std::span<const double> parameters,
+                            std::chrono::milliseconds answer_deadline, bool time_ticks,
+                            const ControllerStarter& start) {
+  Expected<std::unique_ptr<Plant>> created = CreatePlant(plant_name);
+  if (!created.ok()) return created.error();
+  Plant& plant = **created;
+  Expected<int32_t> init = plant.Init(parameters);
+  if (!init.ok()) return init.error();
+  if (*init != PLANT_OK) {
+    return Refusal(NotDispatched::kRequest, ErrorCode::kInvalidArgument,
+                   "The " + plant_name + " plant refused the scenario: " + RefusalText(*init) + ".");
+  }
+  Expected<double> tick = plant.TickSeconds();
+  if (!tick.ok()) return tick.error();
+  Expected<double> end = plant.EndSeconds();
+  if (!end.ok()) return end.error();
+  const double planned_ticks = std::round(*end / *tick);
+  if (!(*tick > 0) || !std::isfinite(planned_ticks) || planned_ticks < 1 || planned_ticks > kMaxTicks) {
+    return Failure(ErrorCode::kInternal, "The " + plant_name + " plant reports a tick of " +
+                                             std::to_string(*tick) + " s and an end of " +
+                                             std::to_string(*end) + " s; the runner cannot run that.");
+  }
+
+  const PlantShape shape = plant.shape();
+  Stepped stepped{{}, TrajectoryRecorder(static_cast<size_t>(shape.state_width), static_cast<size_t>(shape.input_count),
+                                         static_cast<size_t>(planned_ticks)), {}};
+  std::vector<double> state(static_cast<size_t>(shape.state_width));
+  std::vector<double> inputs(static_cast<size_t>(shape.input_count));
+  std::vector<double> applied(inputs.size());
+
+  Expected<std::unique_ptr<Controller>> controller = start();
+  if (!controller.ok()) return controller.error();
+
+  Ending ending = {TrialEnd::kFinished, ""};
+  for (;;) {
+    const auto tick_start = std::chrono::steady_clock::now();
+    PLIMSOLL_RETURN_IF_ERROR(plant.ReadState(state));
+    if (!Converse(**controller, state, answer_deadline, inputs, &ending)) break;
+    Expected<int32_t> step = plant.Step(inputs, applied);
+    if (!step.ok()) return step.error();
+    if (*step < 0) {
+      return Failure(ErrorCode::kInternal, "The " + plant_name + " plant's plant_step answered " +
+                                               std::to_string(*step) + ".");
+    }
+    PLIMSOLL_RETURN_IF_ERROR(stepped.trajectory.Append(state, applied));
+    if (time_ticks) {
+      stepped.tick_seconds.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - tick_start).count());
+    }
+    if (*step == PLANT_FAILED) {
+      ending = {TrialEnd::kFailed, "The plant failed (docs/plants/" + plant_name + ".md)."};
+      break;
+    }
+    if (*step == PLANT_FINISHED) {
+      ending = {TrialEnd::kFinished, "The plant reached its end time."};
+      break;
+    }
+  }
+  (*controller)->End();
+
+  Expected<int32_t> ticks = plant.Ticks();
+  if (!ticks.ok()) return ticks.error();
+  Expected<double> score = plant.Score();
+  if (!score.ok()) return score.error();
+  if (static_cast<size_t>(*ticks) != stepped.trajectory.rows()) {
+    return Failure(ErrorCode::kInternal, "The plant counted " + std::to_string(*ticks) +
+                                             " ticks; the runner recorded " +
+                                             std::to_string(stepped.trajectory.rows()) + ".");
+  }
+  TrialSummary& summary = stepped.summary;
+  summary.plant = plant_name;
+  summary.scenario_sha256 = ScenarioDigestHex(parameters);
+  summary.ticks = *ticks;
+  summary.ended = ending.reason;
+  summary.ended_at_seconds = SecondsAt(*ticks, *tick);
+  summary.score = *score;
+  summary.fingerprint = stepped.trajectory.FingerprintHex();
+  summary.trajectory_bytes = stepped.trajectory.byte_size();
+  summary.row_doubles = static_cast<int64_t>(stepped.trajectory.row_doubles());
+  summary.detail = std::move(ending.detail);
+  return stepped;
 }
 
 // The bench hook (TrialRequest::tick_times_path): one little-endian float64
@@ -162,97 +250,41 @@ Expected<TrialSummary> RunTrial(const TrialRequest& request) {
                    "The scenario is for the plant \"" + *scenario->plant + "\", not \"" + request.plant + "\".");
   }
 
-  Expected<std::unique_ptr<Plant>> created = CreatePlant(request.plant);
-  if (!created.ok()) return created.error();
-  Plant& plant = **created;
-  Expected<int32_t> init = plant.Init(scenario->parameters);
-  if (!init.ok()) return init.error();
-  if (*init != PLANT_OK) {
-    return Refusal(NotDispatched::kRequest, ErrorCode::kInvalidArgument,
-                   "The " + request.plant + " plant refused the scenario: " + RefusalText(*init) + ".");
-  }
-  Expected<double> tick = plant.TickSeconds();
-  if (!tick.ok()) return tick.error();
-  Expected<double> end = plant.EndSeconds();
-  if (!end.ok()) return end.error();
-  const double planned_ticks = std::round(*end / *tick);
-  if (!(*tick > 0) || !std::isfinite(planned_ticks) || planned_ticks < 1 || planned_ticks > kMaxTicks) {
-    return Failure(ErrorCode::kInternal, "The " + request.plant + " plant reports a tick of " +
-                                             std::to_string(*tick) + " s and an end of " +
-                                             std::to_string(*end) + " s; the runner cannot run that.");
-  }
-
-  base::UniqueFd trajectory_file(open(request.trajectory_path.c_str(),
-                                      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
-  if (!trajectory_file.valid()) {
-    return Failure(ErrorCode::kFailedPrecondition, "The trajectory file " + request.trajectory_path +
-                                                       " cannot be created: " + std::strerror(errno) + ".");
-  }
-
-  const PlantShape shape = plant.shape();
-  TrajectoryRecorder trajectory(static_cast<size_t>(shape.state_width),
-                                static_cast<size_t>(shape.input_count),
-                                static_cast<size_t>(planned_ticks));
-  std::vector<double> state(static_cast<size_t>(shape.state_width));
-  std::vector<double> inputs(static_cast<size_t>(shape.input_count));
-  std::vector<double> applied(inputs.size());
-
-  Expected<std::unique_ptr<ControllerProcess>> controller =
-      ControllerProcess::Start(request.controller_argv);
-  if (!controller.ok()) return controller.error();
-
-  Ending ending = {TrialEnd::kFinished, ""};
-  std::vector<double> tick_seconds;  // for request.tick_times_path
-  for (;;) {
-    const auto tick_start = std::chrono::steady_clock::now();
-    PLIMSOLL_RETURN_IF_ERROR(plant.ReadState(state));
-    if (!Converse(**controller, state, request.answer_deadline, inputs, &ending)) break;
-    Expected<int32_t> step = plant.Step(inputs, applied);
-    if (!step.ok()) return step.error();
-    if (*step < 0) {
-      return Failure(ErrorCode::kInternal, "The " + request.plant + " plant's plant_step answered " +
-                                               std::to_string(*step) + ".");
+  // The trajectory file is created before the controller starts (so a
+  // controller never finds it missing), after the plant accepted the scenario.
+  base::UniqueFd trajectory_file;
+  const ControllerStarter start = [&]() -> Expected<std::unique_ptr<Controller>> {
+    trajectory_file.Reset(open(request.trajectory_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
+    if (!trajectory_file.valid()) {
+      return Failure(ErrorCode::kFailedPrecondition, "The trajectory file " + request.trajectory_path +
+                                                         " cannot be created: " + std::strerror(errno) + ".");
     }
-    PLIMSOLL_RETURN_IF_ERROR(trajectory.Append(state, applied));
-    if (!request.tick_times_path.empty()) {
-      tick_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - tick_start).count());
-    }
-    if (*step == PLANT_FAILED) {
-      ending = {TrialEnd::kFailed, "The plant failed (docs/plants/" + request.plant + ".md)."};
-      break;
-    }
-    if (*step == PLANT_FINISHED) {
-      ending = {TrialEnd::kFinished, "The plant reached its end time."};
-      break;
-    }
-  }
-  (*controller)->KillAndReap();
-
-  Expected<int32_t> ticks = plant.Ticks();
-  if (!ticks.ok()) return ticks.error();
-  Expected<double> score = plant.Score();
-  if (!score.ok()) return score.error();
-  if (static_cast<size_t>(*ticks) != trajectory.rows()) {
-    return Failure(ErrorCode::kInternal, "The plant counted " + std::to_string(*ticks) +
-                                             " ticks; the runner recorded " +
-                                             std::to_string(trajectory.rows()) + ".");
-  }
-  PLIMSOLL_RETURN_IF_ERROR(trajectory.WriteTo(trajectory_file.get()));
+    Expected<std::unique_ptr<ControllerProcess>> process = ControllerProcess::Start(request.controller_argv);
+    if (!process.ok()) return process.error();
+    return std::unique_ptr<Controller>(std::move(*process));
+  };
+  Expected<Stepped> stepped = StepTrial(request.plant, scenario->parameters, request.answer_deadline,
+                                        !request.tick_times_path.empty(), start);
+  if (!stepped.ok()) return stepped.error();
+  PLIMSOLL_RETURN_IF_ERROR(stepped->trajectory.WriteTo(trajectory_file.get()));
   if (close(trajectory_file.Release()) != 0) return SystemError("closing the trajectory", errno);
-  if (!request.tick_times_path.empty()) PLIMSOLL_RETURN_IF_ERROR(WriteTickTimes(request.tick_times_path, tick_seconds));
+  if (!request.tick_times_path.empty()) {
+    PLIMSOLL_RETURN_IF_ERROR(WriteTickTimes(request.tick_times_path, stepped->tick_seconds));
+  }
+  return std::move(stepped->summary);
+}
 
-  TrialSummary summary;
-  summary.plant = request.plant;
-  summary.scenario_sha256 = ScenarioDigestHex(scenario->parameters);
-  summary.ticks = *ticks;
-  summary.ended = ending.reason;
-  summary.ended_at_seconds = SecondsAt(*ticks, *tick);
-  summary.score = *score;
-  summary.fingerprint = trajectory.FingerprintHex();
-  summary.trajectory_bytes = trajectory.byte_size();
-  summary.row_doubles = static_cast<int64_t>(trajectory.row_doubles());
-  summary.detail = std::move(ending.detail);
-  return summary;
+Expected<InProcessTrial> RunTrialInProcess(const std::string& plant, std::span<const double> parameters,
+                                           std::chrono::milliseconds answer_deadline,
+                                           const ControllerStarter& start) {
+  if (answer_deadline <= std::chrono::milliseconds::zero()) {
+    return Refusal(NotDispatched::kRequest, ErrorCode::kInvalidArgument, "The answer deadline must be positive.");
+  }
+  Expected<Stepped> stepped = StepTrial(plant, parameters, answer_deadline, false, start);
+  if (!stepped.ok()) return stepped.error();
+  std::span<const double> values = stepped->trajectory.values();
+  std::span<const unsigned char> bytes = DoubleBytes(values);
+  return InProcessTrial{std::move(stepped->summary), std::string(bytes.begin(), bytes.end())};
 }
 
 }  // namespace plimsoll::sims

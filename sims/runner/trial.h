@@ -10,6 +10,9 @@
 //      plant_step with the answer, one trajectory row;
 //   7. kill and reap the controller, write the trajectory.
 //
+// The controller is a child process (controller_process.h); RunTrialInProcess
+// below runs the same trial with a controller in this process.
+//
 // Usage:
 //   TrialRequest request{.plant = "cartpole", .scenario_path = "/tmp/s.json",
 //                        .trajectory_path = "/tmp/t.f64", .controller_argv = {"python3", "c.py"}};
@@ -27,12 +30,16 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "plimsoll/error.h"
+#include "runner/controller.h"
 
 namespace plimsoll::sims {
 
@@ -81,6 +88,27 @@ struct TrialSummary {
 nlohmann::json SummaryJson(const TrialSummary& summary);
 
 Expected<TrialSummary> RunTrial(const TrialRequest& request);
+
+// Makes the controller of a trial; called once the plant accepted the
+// scenario, just before the first tick.
+using ControllerStarter = std::function<Expected<std::unique_ptr<Controller>>()>;
+
+struct InProcessTrial {
+  TrialSummary summary;
+  std::string trajectory;  // the trajectory's bytes (the fingerprint is their SHA-256)
+};
+
+// The same trial with the controller `start` makes in this process (the
+// embedded tier's way: javascript_controller.h), from plant_init on: the
+// parameters are in memory (no file, nothing to delete), and the wall
+// between controller and runner is the engine's, not a process boundary,
+// so there is no same-user proof to make (PrepareToHoldScenario is for a
+// runner with a child controller; it would change this whole process).
+// The same tick loop, answer parsing, endings and trajectory as RunTrial:
+// the same controller gives the same fingerprint either way.
+Expected<InProcessTrial> RunTrialInProcess(const std::string& plant, std::span<const double> parameters,
+                                           std::chrono::milliseconds answer_deadline,
+                                           const ControllerStarter& start);
 
 }  // namespace plimsoll::sims
 
