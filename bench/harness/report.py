@@ -194,6 +194,8 @@ def build_document(results, reference, options, started_at, finished_at, host=No
 def _number(value):
     if value is None:
         return "—"
+    if 0 < value < 0.01:
+        return f"{value:.2g}"   # sub-10 µs rows (a plant's tick): two significant digits
     if value < 1:
         return f"{value:.3f}"
     if value < 100:

@@ -104,6 +104,8 @@ class WriteResultsTest(unittest.TestCase):
         self.assertEqual(report._number(38.816), "38.82")
         self.assertEqual(report._number(171.26), "171.3")
         self.assertEqual(report._number(None), "—")
+        self.assertEqual(report._number(0.00042), "0.00042")
+        self.assertEqual(report._number(0.0), "0.000")
 
 
 if __name__ == "__main__":
