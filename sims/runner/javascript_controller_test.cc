@@ -19,8 +19,9 @@ constexpr char kAcceptedFingerprint[] = "8ba38f43b0a9067f49641258ae2e2555724e3ea
 constexpr char kDraftFingerprint[] = "baa2dfc23c6401607d77e1ceba0efe8c60ca0ec19f110c91d68b2e61615b1b81";
 
 InProcessTrial Trial(const std::string& script, std::chrono::milliseconds deadline = kAnswerDeadline) {
-  Expected<InProcessTrial> trial = RunTrialInProcess(
-      "cartpole", {}, deadline, [&script] { return InProcessJavascriptController::Start(script); });
+  Expected<InProcessTrial> trial = RunTrialInProcess("cartpole", {}, deadline, Deadline::max(), [&script] {
+    return InProcessJavascriptController::Start(script);
+  });
   EXPECT_TRUE(trial.ok()) << trial.error().ToString();
   return trial.ok() ? *trial : InProcessTrial{};
 }
@@ -54,6 +55,17 @@ TEST(InProcessTrial, BadControllersEndTheTrialAsTheyWouldAsAProcess) {
   const InProcessTrial spinner = Trial("let n = 0; function control() { if (++n == 3) for (;;) {} return 0; }", 200ms);
   EXPECT_EQ(Ended(spinner), "late");
   EXPECT_EQ(spinner.summary.ticks, 2);
+}
+
+TEST(InProcessTrial, TheRunsDeadlineCutsATrialShortWithoutASummary) {
+  const auto start = std::chrono::steady_clock::now();
+  Expected<InProcessTrial> trial = RunTrialInProcess(
+      "cartpole", {}, kAnswerDeadline, start + 300ms, [] {
+        return InProcessJavascriptController::Start("let n = 0; function control() { if (++n == 10) for (;;) {} return 0; }");
+      });
+  ASSERT_FALSE(trial.ok());
+  EXPECT_EQ(trial.error().code(), ErrorCode::kDeadlineExceeded);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1500ms);
 }
 
 TEST(InProcessTrial, WhatTheControllerPrintsIsKeptApart) {

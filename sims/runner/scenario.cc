@@ -50,7 +50,12 @@ Expected<std::string> ReadScenarioFile(const std::string& path) {
   return text;
 }
 
-Expected<Scenario> ParseScenario(const std::string& text) {
+}  // namespace
+
+Expected<Scenario> ParseScenario(std::string_view text) {
+  if (text.size() > kScenarioFileCap) {
+    return Refused("The scenario is larger than " + std::to_string(kScenarioFileCap) + " bytes.");
+  }
   const nlohmann::json document = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded() || !document.is_object()) {
     return Refused("The scenario file is not a JSON object.");
@@ -79,8 +84,6 @@ Expected<Scenario> ParseScenario(const std::string& text) {
   if (!has_parameters) return Refused("The scenario has no \"parameters\" list.");
   return scenario;
 }
-
-}  // namespace
 
 Status PrepareToHoldScenario() {
   if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {

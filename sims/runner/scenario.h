@@ -25,6 +25,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "plimsoll/error.h"
@@ -54,6 +55,11 @@ Status PrepareToHoldScenario();
 // error (nothing may start while it exists). Errors (all refusals, kRequest):
 // unreadable, too large, not deletable, not the JSON above.
 Expected<Scenario> TakeScenario(const std::string& path);
+
+// The scenario's text as TakeScenario parses it (the JSON above, at most
+// kScenarioFileCap bytes), for a scenario already in memory. Errors
+// (refusals, kRequest): not that JSON.
+Expected<Scenario> ParseScenario(std::string_view text);
 
 // SHA-256 of the parameters as little-endian float64 bytes, lowercase hex.
 std::string ScenarioDigestHex(std::span<const double> parameters);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -54,8 +55,8 @@ struct Ending {
 // One tick's conversation: the state out, the answer in, by one deadline.
 // True when the answer is in `inputs`; otherwise `*ending` says why not.
 bool Converse(Controller& controller, std::span<const double> state, std::chrono::milliseconds answer_deadline,
-              std::span<double> inputs, Ending* ending) {
-  const Deadline deadline = std::chrono::steady_clock::now() + answer_deadline;
+              Deadline run_deadline, std::span<double> inputs, Ending* ending) {
+  const Deadline deadline = std::min(std::chrono::steady_clock::now() + answer_deadline, run_deadline);
   const std::string within = std::to_string(answer_deadline.count()) + " ms.";
   std::string line;
   switch (controller.Converse(state, deadline, &line)) {
@@ -95,8 +96,11 @@ struct Stepped {
 // `parameters` (a refusal ends here, before any controller exists), then
 // `start` makes the controller, then tick after tick until the plant ends
 // or the controller does; the controller is ended before this returns.
+//
+// `run_deadline` bounds the whole trial (Deadline::max(): none): a tick cut
+// by it is no ending of the trial but kDeadlineExceeded.
 Expected<Stepped> StepTrial(const std::string& plant_name, std::span<const double> parameters,
-                            std::chrono::milliseconds answer_deadline, bool time_ticks,
+                            std::chrono::milliseconds answer_deadline, Deadline run_deadline, bool time_ticks,
                             const ControllerStarter& start) {
   Expected<std::unique_ptr<Plant>> created = CreatePlant(plant_name);
   if (!created.ok()) return created.error();
@@ -132,7 +136,13 @@ Expected<Stepped> StepTrial(const std::string& plant_name, std::span<const doubl
   for (;;) {
     const auto tick_start = std::chrono::steady_clock::now();
     PLIMSOLL_RETURN_IF_ERROR(plant.ReadState(state));
-    if (!Converse(**controller, state, answer_deadline, inputs, &ending)) break;
+    if (!Converse(**controller, state, answer_deadline, run_deadline, inputs, &ending)) {
+      if (ending.reason == TrialEnd::kLate && std::chrono::steady_clock::now() >= run_deadline) {
+        (*controller)->End();
+        return Failure(ErrorCode::kDeadlineExceeded, "The trial ran past its run's deadline.");
+      }
+      break;
+    }
     Expected<int32_t> step = plant.Step(inputs, applied);
     if (!step.ok()) return step.error();
     if (*step < 0) {
@@ -264,7 +274,7 @@ Expected<TrialSummary> RunTrial(const TrialRequest& request) {
     return std::unique_ptr<Controller>(std::move(*process));
   };
   Expected<Stepped> stepped = StepTrial(request.plant, scenario->parameters, request.answer_deadline,
-                                        !request.tick_times_path.empty(), start);
+                                        Deadline::max(), !request.tick_times_path.empty(), start);
   if (!stepped.ok()) return stepped.error();
   PLIMSOLL_RETURN_IF_ERROR(stepped->trajectory.WriteTo(trajectory_file.get()));
   if (close(trajectory_file.Release()) != 0) return SystemError("closing the trajectory", errno);
@@ -275,12 +285,12 @@ Expected<TrialSummary> RunTrial(const TrialRequest& request) {
 }
 
 Expected<InProcessTrial> RunTrialInProcess(const std::string& plant, std::span<const double> parameters,
-                                           std::chrono::milliseconds answer_deadline,
+                                           std::chrono::milliseconds answer_deadline, Deadline run_deadline,
                                            const ControllerStarter& start) {
   if (answer_deadline <= std::chrono::milliseconds::zero()) {
     return Refusal(NotDispatched::kRequest, ErrorCode::kInvalidArgument, "The answer deadline must be positive.");
   }
-  Expected<Stepped> stepped = StepTrial(plant, parameters, answer_deadline, false, start);
+  Expected<Stepped> stepped = StepTrial(plant, parameters, answer_deadline, run_deadline, false, start);
   if (!stepped.ok()) return stepped.error();
   std::span<const double> values = stepped->trajectory.values();
   std::span<const unsigned char> bytes = DoubleBytes(values);

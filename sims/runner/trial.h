@@ -106,8 +106,11 @@ struct InProcessTrial {
 // runner with a child controller; it would change this whole process).
 // The same tick loop, answer parsing, endings and trajectory as RunTrial:
 // the same controller gives the same fingerprint either way.
+// `run_deadline` bounds the whole trial (Deadline::max() for none; a child
+// process's trial is bounded by whoever runs it): past it, the error is
+// kDeadlineExceeded and there is no summary. Other errors as RunTrial's.
 Expected<InProcessTrial> RunTrialInProcess(const std::string& plant, std::span<const double> parameters,
-                                           std::chrono::milliseconds answer_deadline,
+                                           std::chrono::milliseconds answer_deadline, Deadline run_deadline,
                                            const ControllerStarter& start);
 
 }  // namespace plimsoll::sims

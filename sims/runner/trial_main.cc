@@ -28,6 +28,7 @@
 
 #include "runner/plant_registry.h"
 #include "runner/trial.h"
+#include "runner/trial_command.h"
 
 namespace {
 
@@ -36,68 +37,31 @@ constexpr int kScenarioError = 3;
 constexpr int kStartError = 4;
 constexpr int kInternalError = 70;  // EX_SOFTWARE
 
-constexpr char kUsage[] =
-    "usage: plimsoll-trial --plant NAME [--scenario FILE] --trajectory OUT "
-    "[--answer-timeout-ms N] [--tick-times OUT] -- CONTROLLER [ARGS...]\n";
-
-int Usage(const std::string& problem) {
-  std::fprintf(stderr, "plimsoll-trial: %s\n%s", problem.c_str(), kUsage);
-  return kUsageError;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   namespace sims = plimsoll::sims;
-  sims::TrialRequest request;
-  int at = 1;
-  for (; at < argc; ++at) {
-    const std::string_view flag = argv[at];
-    if (flag == "--") {
-      ++at;
-      break;
+  const std::vector<std::string> arguments(argv + 1, argv + argc);
+  if (arguments.size() == 1 && (arguments[0] == "--help" || arguments[0] == "-h")) {
+    std::fputs(sims::kTrialUsage, stdout);
+    std::fputs("plants:", stdout);
+    for (const sims::PlantEntry& entry : sims::Plants()) {
+      std::printf(" %.*s", static_cast<int>(entry.name.size()), entry.name.data());
     }
-    if (flag == "--help" || flag == "-h") {
-      std::fputs(kUsage, stdout);
-      std::fputs("plants:", stdout);
-      for (const sims::PlantEntry& entry : sims::Plants()) {
-        std::printf(" %.*s", static_cast<int>(entry.name.size()), entry.name.data());
-      }
-      std::fputs("\n", stdout);
-      return 0;
-    }
-    if (at + 1 >= argc) return Usage("the option " + std::string(flag) + " needs a value.");
-    const std::string_view value = argv[++at];
-    if (flag == "--plant") {
-      request.plant = value;
-    } else if (flag == "--scenario") {
-      request.scenario_path = value;
-    } else if (flag == "--trajectory") {
-      request.trajectory_path = value;
-    } else if (flag == "--tick-times") {
-      request.tick_times_path = value;
-    } else if (flag == "--answer-timeout-ms") {
-      int64_t milliseconds = 0;
-      const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), milliseconds);
-      if (error != std::errc() || end != value.data() + value.size() || milliseconds < 1 ||
-          milliseconds > 600000) {
-        return Usage("--answer-timeout-ms takes a whole number of milliseconds from 1 to 600000.");
-      }
-      request.answer_deadline = std::chrono::milliseconds(milliseconds);
-    } else {
-      return Usage("unknown option " + std::string(flag) + ".");
-    }
+    std::fputs("\n", stdout);
+    return 0;
   }
-  for (; at < argc; ++at) request.controller_argv.emplace_back(argv[at]);
-  if (request.plant.empty()) return Usage("--plant is required.");
-  if (request.trajectory_path.empty()) return Usage("--trajectory is required.");
-  if (request.controller_argv.empty()) return Usage("the controller's command goes after --.");
+  plimsoll::Expected<sims::TrialRequest> request = sims::ParseTrialCommand(arguments);
+  if (!request.ok()) {
+    std::fprintf(stderr, "plimsoll-trial: %s\n%s", request.error().message().c_str(), sims::kTrialUsage);
+    return kUsageError;
+  }
 
   // A controller that exits mid-write is an outcome, not a signal (the
   // library blocks SIGPIPE around its writes too; this covers stdout).
   signal(SIGPIPE, SIG_IGN);
 
-  plimsoll::Expected<sims::TrialSummary> summary = sims::RunTrial(request);
+  plimsoll::Expected<sims::TrialSummary> summary = sims::RunTrial(*request);
   if (!summary.ok()) {
     const plimsoll::Error& error = summary.error();
     std::fprintf(stderr, "plimsoll-trial: %s\n", error.message().c_str());
