@@ -9,6 +9,7 @@ writes a self-contained HTML report (report.html: no network, no third-party scr
 summaries beside it (report.json).
 
     oracle.py --plimsolld BIN --image DIR [--provider linux] [--out build/oracle/report.html]
+    oracle.py --plimsolld BIN --provider embedded [--out ...]  (in process: no image needed)
     oracle.py --url http://127.0.0.1:8470 [--out ...]          (a daemon you already run)
 
 Exit 0 when the three runs completed and checked out; 1 otherwise (with the reason).
@@ -40,7 +41,9 @@ class Daemon:
 
     def __init__(self, binary, provider, image):
         self.command = [binary, "--listen", "127.0.0.1:0", "--metrics-listen", "off",
-                        "--provider", provider, "--image", f"base={image}", "--dev"]
+                        "--provider", provider, "--dev"]
+        if image:
+            self.command += ["--image", f"base={image}"]
         self.log = tempfile.TemporaryFile(mode="w+")
         self.process = None
 
@@ -113,8 +116,8 @@ def main():
     parser.add_argument("--url", help="use a running daemon instead")
     parser.add_argument("--out", default=os.path.join(REPO, "build", "oracle", "report.html"))
     options = parser.parse_args()
-    if not options.url and not (options.plimsolld and options.image):
-        parser.error("give --plimsolld and --image, or --url")
+    if not options.url and not (options.plimsolld and (options.image or options.provider == "embedded")):
+        parser.error("give --plimsolld and --image (or --provider embedded), or --url")
 
     def three_runs(url):
         with Client(url) as client:

@@ -8,10 +8,13 @@
 // controller_exited, as when qjs exits at load); control() throwing or
 // running out of memory ends it the same way at that tick; control() past
 // the tick's deadline is late (its interpreter is stopped at the deadline
-// plus the engine's hard grace). What the script printed is kept (capped).
+// plus the engine's hard grace). What the script printed, and why it stopped
+// answering, go to a string the caller keeps (capped at kPrintedCap), as a
+// qjs child's stderr would show them.
 //
 // Usage:
-//   auto start = [&] { return InProcessJavascriptController::Start(source); };
+//   std::string printed;
+//   auto start = [&] { return InProcessJavascriptController::Start(source, &printed); };
 //   Expected<InProcessTrial> trial = RunTrialInProcess("cartpole", {}, kAnswerDeadline, start);
 //
 // Thread-safety: one owner.
@@ -19,7 +22,6 @@
 #define PLIMSOLL_SIMS_RUNNER_JAVASCRIPT_CONTROLLER_H_
 
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -34,26 +36,24 @@ inline constexpr size_t kPrintedCap = 64 * 1024;
 
 class InProcessJavascriptController final : public Controller {
  public:
-  // Loads `script` (its top level, by `load_deadline` from now). A script
-  // that fails to load is still a controller: one that never answers (see
-  // above); load_error() says why. Errors: only when no interpreter could
-  // be made at all (the engine's refusal).
+  // Loads `script` (its top level, within `load_timeout`). A script that
+  // fails to load is still a controller: one that never answers (see
+  // above), with the reason appended to `*printed`. `printed` must outlive
+  // the controller (null: nothing is kept). Errors: only when no
+  // interpreter could be made at all (the engine's refusal).
   static Expected<std::unique_ptr<Controller>> Start(
-      std::string_view script, std::chrono::milliseconds load_timeout = std::chrono::seconds(10),
-      const engine::SessionLimits& limits = {});
+      std::string_view script, std::string* printed,
+      std::chrono::milliseconds load_timeout = std::chrono::seconds(10), const engine::SessionLimits& limits = {});
 
   Exchange Converse(std::span<const double> state, Deadline deadline, std::string* answer_line) override;
   void End() override { controller_.reset(); }
 
-  const std::string& printed() const { return printed_; }
-  const std::optional<std::string>& load_error() const { return load_error_; }
-
  private:
-  InProcessJavascriptController() = default;
+  explicit InProcessJavascriptController(std::string* printed) : printed_(printed) {}
+  void Print(std::string_view text);
 
   std::unique_ptr<engine::JavascriptController> controller_;  // null: failed to load, or ended
-  std::optional<std::string> load_error_;
-  std::string printed_;
+  std::string* printed_;                                      // the caller's, or null
 };
 
 }  // namespace plimsoll::sims

@@ -33,6 +33,12 @@ class JavascriptSessionTest : public ::testing::Test {
   std::unique_ptr<JavascriptSession> session_;
 };
 
+TEST_F(JavascriptSessionTest, AnEmptyCellRunsAndHasNoValue) {
+  CellOutcome empty = Cell(std::string_view());
+  EXPECT_EQ(empty.outcome.exit_code, 0) << empty.outcome.stderr_bytes;
+  EXPECT_FALSE(empty.value.has_value());
+}
+
 TEST_F(JavascriptSessionTest, VariablesLiveFromCellToCell) {
   EXPECT_FALSE(session_->interpreter_alive());
   CellOutcome first = Cell("let x = 41; var y = 'kept'; function twice(n) { return 2 * n }");

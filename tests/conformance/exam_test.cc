@@ -1,8 +1,11 @@
-// Exams on every tier (SPEC §10, docs/exams.md): the image's plimsoll-trial
-// steps the cart-pole plant against a controller sent as the project's only
-// file, and the same controller gives the same fingerprint everywhere:
-// JavaScript on the image's qjs (the engine's own module, so identical bits
-// on every tier) and Python. The expected fingerprints are the ones the
+// Exams on every tier (SPEC §10, docs/exams.md): plimsoll-trial steps the
+// cart-pole plant against a controller sent as the project's only file, and
+// the same controller gives the same fingerprint everywhere: JavaScript on
+// qjs (the engine's own module, so identical bits on every tier) and
+// Python. On the OS-level tiers the image's plimsoll-trial runs; `embedded`
+// runs the same project in process (src/providers/embedded/exam_project.h:
+// the runner's library, the controller in the engine) and refuses the
+// Python controller `unsupported`, nothing ran. The expected fingerprints are the ones the
 // runner computes on the host (sims/runner/trial_test.cc pins the rows to
 // the plant's own in-process run), so a tier that computes one different
 // number fails here.
@@ -52,10 +55,8 @@ class ExamTest : public ConformanceTest {
   void SetUp() override {
     ConformanceTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    if (!Accepts(PayloadKind::kProject)) {
-      GTEST_SKIP() << "skipped: no project payloads (the embedded provider runs no image programs; "
-                      "exams there are not built yet, docs/exams.md)";
-    }
+    in_process_ = description().provider == "embedded";
+    if (!Accepts(PayloadKind::kProject) && !in_process_) GTEST_SKIP() << "skipped: no project payloads";
   }
 
   // Runs one trial: `controller` is the only file; the default scenario.
@@ -69,6 +70,14 @@ class ExamTest : public ConformanceTest {
     Request request;
     request.timeout_ms = 120'000;  // 2000 ticks of python3 under TCG
     request.project = ProjectPayload{{{file, controller}}, {step}, {"trajectory.f64"}};
+    if (in_process_ && controller_argv[0] == "python3") {
+      auto refused = sandbox().Run(request);
+      EXPECT_FALSE(refused.ok()) << "embedded ran a Python controller";
+      if (!refused.ok()) {
+        EXPECT_EQ(refused.error().not_dispatched(), NotDispatched::kUnsupported) << refused.error().ToString();
+      }
+      return nlohmann::json::object();
+    }
     Result result = RunChecked(request);
     if (UnderGvisor()) {
       EXPECT_EQ(result.exit_code, 4) << result.stdout_bytes << result.stderr_bytes;
@@ -96,6 +105,7 @@ class ExamTest : public ConformanceTest {
   }
 
   bool UnderGvisor() const { return GetParam() == "oci:runsc"; }
+  bool in_process_ = false;  // embedded: the trial runs in the provider's process
 };
 
 TEST_P(ExamTest, TheAcceptedControllerGivesTheHostsFingerprintInJavascriptAndPython) {
@@ -106,6 +116,7 @@ TEST_P(ExamTest, TheAcceptedControllerGivesTheHostsFingerprintInJavascriptAndPyt
   EXPECT_EQ(javascript.value("ended", ""), "finished");
   EXPECT_EQ(javascript.value("ticks", 0), 2000);
   EXPECT_EQ(javascript.value("fingerprint", ""), kAcceptedFingerprint);
+  if (in_process_) return;  // no Python here: refused above
   EXPECT_EQ(python.value("fingerprint", ""), kAcceptedFingerprint);
 }
 
@@ -116,6 +127,38 @@ TEST_P(ExamTest, TheDraftDropsThePoleOnTheSameTickWithTheSameFingerprint) {
   EXPECT_EQ(draft.value("ticks", 0), 799);
   EXPECT_EQ(draft.value("ended_at_seconds", 0.0), 7.99);
   EXPECT_EQ(draft.value("fingerprint", ""), kDraftFingerprint);
+}
+
+// What cannot run ends the same way everywhere: plimsoll-trial's exit status
+// and one line on stderr, no summary.
+TEST_P(ExamTest, ARefusedScenarioAndAMissingControllerEndAsPlimsollTrialEnds) {
+  Request request;
+  request.timeout_ms = 120'000;
+  request.project = ProjectPayload{
+      {{"controller.js", kAcceptedJavascript}, {"scenario.json", R"({"parameters": [0, 0, 2.0, 0]})"}},
+      {{"plimsoll-trial", "--plant", "cartpole", "--scenario", "scenario.json", "--trajectory", "t.f64", "--",
+        "qjs", "--controller", "controller.js"}},
+      {}};
+  Result refused = RunChecked(request);
+  EXPECT_EQ(refused.exit_code, UnderGvisor() ? 4 : 3) << refused.stderr_bytes;
+  EXPECT_EQ(refused.stdout_bytes, "");
+  if (!UnderGvisor()) {
+    EXPECT_NE(refused.stderr_bytes.find("refused the scenario"), std::string::npos) << refused.stderr_bytes;
+  }
+
+  request.project = ProjectPayload{
+      {{"other.js", kAcceptedJavascript}},
+      {{"plimsoll-trial", "--plant", "cartpole", "--trajectory", "t.f64", "--", "qjs", "--controller",
+        "controller.js"}},
+      {"t.f64"}};
+  Result missing = RunChecked(request);
+  if (UnderGvisor()) return;
+  EXPECT_EQ(missing.exit_code, 0) << missing.stderr_bytes;
+  const nlohmann::json summary = nlohmann::json::parse(missing.stdout_bytes, nullptr, false);
+  ASSERT_TRUE(summary.is_object()) << missing.stdout_bytes << missing.stderr_bytes;
+  EXPECT_EQ(summary.value("ended", ""), "controller_exited");
+  EXPECT_EQ(summary.value("ticks", -1), 0);
+  EXPECT_NE(missing.stderr_bytes.find("cannot read controller.js"), std::string::npos) << missing.stderr_bytes;
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, ExamTest, ::testing::ValuesIn(ProvidersUnderTest()));

@@ -4,6 +4,7 @@
 
 #include "engine/engine.h"
 #include "engine/session.h"
+#include "providers/embedded/exam_project.h"
 #include "providers/embedded/host_call_bridge.h"
 
 namespace plimsoll {
@@ -40,6 +41,12 @@ Result ResultOf(engine::Outcome outcome, PayloadKind kind, Clock::time_point sta
 Error OnlyJavascript(const Request& request) {
   std::string kind(request.kind() ? PayloadKindName(*request.kind()) : "this");
   if (request.cell) kind = request.cell->language + " cell";
+  if (request.project) {
+    return Refusal(NotDispatched::kUnsupported,
+                   "The embedded provider runs JavaScript, and of projects only exams (one plimsoll-trial "
+                   "step with a `qjs --controller FILE` controller, docs/exams.md); other projects need a "
+                   "container, kernel or vm provider (e.g. --provider linux).");
+  }
   return Refusal(NotDispatched::kUnsupported,
                  "The embedded provider runs JavaScript only; " + kind +
                      " payloads need a container, kernel or vm provider (e.g. --provider linux).");
@@ -211,6 +218,13 @@ class EmbeddedProvider final : public Provider {
   // A fresh engine instance for one run; host calls go to `calls`, or are
   // refused ("no grant") when it is null.
   Expected<Result> Evaluate(const Request& request, Deadline deadline, GrantedCalls* calls) {
+    if (request.project && IsExamProject(*request.project) && calls == nullptr) {
+      auto exam = RunExamProject(*request.project, deadline, limits_);
+      if (!exam.ok()) return exam;
+      exam->isolation = Tier::kProcess;
+      exam->environment = EmbeddedEnvironment();
+      return exam;
+    }
     if (!request.javascript) return OnlyJavascript(request);
     engine::Limits limits;
     limits.memory_bytes = static_cast<size_t>(limits_.memory_bytes);
@@ -229,6 +243,8 @@ class EmbeddedProvider final : public Provider {
             {"wasm_sha256", identity_.wasm_sha256},
             {"wasm2c_sha256", identity_.wasm2c_sha256},
             {"wall", identity_.wall},
+            {"exams", "in process: projects whose one step is plimsoll-trial with a qjs --controller "
+                      "controller (docs/exams.md)"},
             {"warning", std::string(kWallWarning)}};
   }
 
