@@ -15,7 +15,8 @@
 // Prints one JSON summary line on stdout. Exit status: 0 when the trial ran,
 // whatever its outcome (see "ended"); 2 for usage errors; 3 for a scenario
 // that could not be read or that the plant refused; 4 when the controller
-// could not be started or the trajectory file created; 70 when the plant
+// could not be started or the trajectory file created, or when a process
+// of the runner's user could read it (same_user_probe.h); 70 when the plant
 // module itself failed. Each non-zero exit writes one line on stderr.
 #include <signal.h>
 #include <unistd.h>
