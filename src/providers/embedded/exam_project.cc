@@ -135,7 +135,11 @@ Expected<Result> RunExamProject(const ProjectPayload& project, Clock::time_point
         // No file: qjs would stop at reading it, with the line above only.
         script != nullptr ? std::string_view(script->content) : std::string_view(),
         script != nullptr ? &printed : nullptr,
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::max(deadline - Clock::now(), Clock::duration::zero())),
+        // qjs --controller's default load timeout, within the run's deadline
+        // (rounded up: a load cut by it must end at or after the deadline).
+        std::min<std::chrono::milliseconds>(
+            std::chrono::seconds(10),
+            std::chrono::ceil<std::chrono::milliseconds>(std::max(deadline - Clock::now(), Clock::duration::zero()))),
         engine_limits);
     if (!made.ok()) no_interpreter = made.error();
     return made;
@@ -143,6 +147,9 @@ Expected<Result> RunExamProject(const ProjectPayload& project, Clock::time_point
   Expected<sims::InProcessTrial> trial =
       sims::RunTrialInProcess(request->plant, scenario.parameters, request->answer_deadline, deadline, start_controller);
 
+  // Past the run's deadline, a step is killed wherever it was (a script that
+  // spun at load until then included): timed out, as on every tier.
+  if (Clock::now() >= deadline && !no_interpreter) return Finish(command, kTimedOutExit, "", printed, start, limits);
   if (!trial.ok()) {
     const Error& error = trial.error();
     if (no_interpreter) return *no_interpreter;
