@@ -6,25 +6,7 @@
 namespace plimsoll::sims {
 
 Expected<std::unique_ptr<Plant>> CreateCartpolePlant() {
-  static const Wasm2cExports<Z_cartpole_instance_t> kExports = {
-      .init_module = Z_cartpole_init_module,
-      .instantiate = Z_cartpole_instantiate,
-      .free = Z_cartpole_free,
-      .initialize = Z_cartpoleZ__initialize,
-      .memory = Z_cartpoleZ_memory,
-      .abi_version = Z_cartpoleZ_plant_abi_version,
-      .buffer = Z_cartpoleZ_plant_buffer,
-      .param_count = Z_cartpoleZ_plant_param_count,
-      .state_width = Z_cartpoleZ_plant_state_width,
-      .input_count = Z_cartpoleZ_plant_input_count,
-      .tick_seconds = Z_cartpoleZ_plant_tick_seconds,
-      .end_seconds = Z_cartpoleZ_plant_end_seconds,
-      .init = Z_cartpoleZ_plant_init,
-      .read_state = Z_cartpoleZ_plant_read_state,
-      .step = Z_cartpoleZ_plant_step,
-      .ticks = Z_cartpoleZ_plant_ticks,
-      .score = Z_cartpoleZ_plant_score,
-  };
+  static const auto kExports = PLIMSOLL_WASM2C_PLANT_EXPORTS(cartpole);
   return Wasm2cPlant<Z_cartpole_instance_t>::Create("cartpole", kExports);
 }
 

@@ -3,9 +3,9 @@
 // (Z_NAME_instantiate, Z_NAMEZ_plant_init, ...) and calls Create; the
 // template does the rest (guarded calls, the exchange buffer, the checks).
 //
-// Usage (cartpole_plant.cc):
-//   const Wasm2cExports<Z_cartpole_instance_t> kExports = {
-//       .init_module = Z_cartpole_init_module, ...};
+// Usage (cartpole_plant.cc; PLIMSOLL_WASM2C_PLANT_EXPORTS below fills the
+// table from the module's name):
+//   static const auto kExports = PLIMSOLL_WASM2C_PLANT_EXPORTS(cartpole);
 //   return Wasm2cPlant<Z_cartpole_instance_t>::Create("cartpole", kExports);
 //
 // A plant module imports nothing, so instantiate takes the instance alone.
@@ -53,6 +53,20 @@ struct Wasm2cExports {
   u32 (*ticks)(Instance*);
   f64 (*score)(Instance*);
 };
+
+// The export table of the plant module NAME (wasm2c's names for it, from
+// the generated NAME_wasm.h, which the plant file includes).
+#define PLIMSOLL_WASM2C_PLANT_EXPORTS(NAME)                                                          \
+  ::plimsoll::sims::Wasm2cExports<Z_##NAME##_instance_t> {                                          \
+    .init_module = Z_##NAME##_init_module, .instantiate = Z_##NAME##_instantiate,                   \
+    .free = Z_##NAME##_free, .initialize = Z_##NAME##Z__initialize, .memory = Z_##NAME##Z_memory,   \
+    .abi_version = Z_##NAME##Z_plant_abi_version, .buffer = Z_##NAME##Z_plant_buffer,               \
+    .param_count = Z_##NAME##Z_plant_param_count, .state_width = Z_##NAME##Z_plant_state_width,     \
+    .input_count = Z_##NAME##Z_plant_input_count, .tick_seconds = Z_##NAME##Z_plant_tick_seconds,   \
+    .end_seconds = Z_##NAME##Z_plant_end_seconds, .init = Z_##NAME##Z_plant_init,                   \
+    .read_state = Z_##NAME##Z_plant_read_state, .step = Z_##NAME##Z_plant_step,                     \
+    .ticks = Z_##NAME##Z_plant_ticks, .score = Z_##NAME##Z_plant_score,                             \
+  }
 
 template <typename Instance>
 class Wasm2cPlant final : public Plant {
