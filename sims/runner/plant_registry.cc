@@ -9,6 +9,8 @@ namespace {
 
 constexpr std::array kPlants = {
     PlantEntry{"cartpole", &CreateCartpolePlant},
+    PlantEntry{"shower", &CreateShowerPlant},
+    PlantEntry{"ship", &CreateShipPlant},
 };
 
 }  // namespace

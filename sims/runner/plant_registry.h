@@ -38,6 +38,8 @@ Expected<std::unique_ptr<Plant>> CreatePlant(std::string_view name);
 
 // The factories (one file each).
 Expected<std::unique_ptr<Plant>> CreateCartpolePlant();
+Expected<std::unique_ptr<Plant>> CreateShowerPlant();
+Expected<std::unique_ptr<Plant>> CreateShipPlant();
 
 }  // namespace plimsoll::sims
 

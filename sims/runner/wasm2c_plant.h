@@ -40,18 +40,18 @@ struct Wasm2cExports {
   void (*free)(Instance*);
   void (*initialize)(Instance*);  // the reactor's _initialize
   wasm_rt_memory_t* (*memory)(Instance*);
-  u32 (*abi_version)(Instance*);
-  u32 (*buffer)(Instance*);
-  u32 (*param_count)(Instance*);
-  u32 (*state_width)(Instance*);
-  u32 (*input_count)(Instance*);
-  f64 (*tick_seconds)(Instance*);
-  f64 (*end_seconds)(Instance*);
-  u32 (*init)(Instance*, u32);
-  u32 (*read_state)(Instance*);
-  u32 (*step)(Instance*);
-  u32 (*ticks)(Instance*);
-  f64 (*score)(Instance*);
+  uint32_t (*abi_version)(Instance*);
+  uint32_t (*buffer)(Instance*);
+  uint32_t (*param_count)(Instance*);
+  uint32_t (*state_width)(Instance*);
+  uint32_t (*input_count)(Instance*);
+  double (*tick_seconds)(Instance*);
+  double (*end_seconds)(Instance*);
+  uint32_t (*init)(Instance*, uint32_t);
+  uint32_t (*read_state)(Instance*);
+  uint32_t (*step)(Instance*);
+  uint32_t (*ticks)(Instance*);
+  double (*score)(Instance*);
 };
 
 // The export table of the plant module NAME (wasm2c's names for it, from
@@ -100,9 +100,9 @@ class Wasm2cPlant final : public Plant {
     }
     PLIMSOLL_RETURN_IF_ERROR(CheckUsable());
     if (!parameters.empty()) std::memcpy(Buffer(), parameters.data(), parameters.size_bytes());
-    u32 result = 0;
+    uint32_t result = 0;
     PLIMSOLL_RETURN_IF_ERROR(Call("plant_init", [&] {
-      result = exports_.init(&instance_, static_cast<u32>(parameters.size()));
+      result = exports_.init(&instance_, static_cast<uint32_t>(parameters.size()));
     }));
     return static_cast<int32_t>(result);
   }
@@ -113,14 +113,14 @@ class Wasm2cPlant final : public Plant {
 
   Expected<int32_t> Ticks() override {
     PLIMSOLL_RETURN_IF_ERROR(CheckUsable());
-    u32 ticks = 0;
+    uint32_t ticks = 0;
     PLIMSOLL_RETURN_IF_ERROR(Call("plant_ticks", [&] { ticks = exports_.ticks(&instance_); }));
     return static_cast<int32_t>(ticks);
   }
 
   Status ReadState(std::span<double> state) override {
     PLIMSOLL_RETURN_IF_ERROR(CheckUsable());
-    u32 width = 0;
+    uint32_t width = 0;
     PLIMSOLL_RETURN_IF_ERROR(Call("plant_read_state", [&] { width = exports_.read_state(&instance_); }));
     if (static_cast<int32_t>(width) != shape_.state_width ||
         state.size() != static_cast<size_t>(shape_.state_width)) {
@@ -139,7 +139,7 @@ class Wasm2cPlant final : public Plant {
       return Failure(ErrorCode::kInternal, "Step was given the wrong number of inputs.");
     }
     std::memcpy(Buffer(), inputs.data(), inputs.size_bytes());
-    u32 result = 0;
+    uint32_t result = 0;
     PLIMSOLL_RETURN_IF_ERROR(Call("plant_step", [&] { result = exports_.step(&instance_); }));
     std::memcpy(applied.data(), Buffer(), applied.size_bytes());
     return static_cast<int32_t>(result);
@@ -158,7 +158,7 @@ class Wasm2cPlant final : public Plant {
   Status Start() {
     PLIMSOLL_RETURN_IF_ERROR(scope_.status());
     instantiated_ = true;  // free() is safe on a partly built instance
-    u32 version = 0, address = 0, params = 0, width = 0, inputs = 0;
+    uint32_t version = 0, address = 0, params = 0, width = 0, inputs = 0;
     PLIMSOLL_RETURN_IF_ERROR(Call("instantiate", [&] {
       exports_.instantiate(&instance_);
       exports_.initialize(&instance_);
@@ -177,7 +177,7 @@ class Wasm2cPlant final : public Plant {
     if (memory == nullptr || address % alignof(double) != 0 || end > memory->size) {
       return Broken("has its exchange buffer outside its linear memory");
     }
-    auto fits = [](u32 count) { return count >= 1 && count <= PLANT_BUFFER_DOUBLES; };
+    auto fits = [](uint32_t count) { return count >= 1 && count <= PLANT_BUFFER_DOUBLES; };
     if (params > PLANT_BUFFER_DOUBLES || !fits(width) || !fits(inputs)) {
       return Broken("reports a shape outside the exchange buffer");
     }
@@ -209,7 +209,7 @@ class Wasm2cPlant final : public Plant {
     return Broken("trapped in " + std::string(what) + " (trap code " + std::to_string(trap) + ")");
   }
 
-  Expected<double> GetDouble(std::string_view what, f64 (*function)(Instance*)) {
+  Expected<double> GetDouble(std::string_view what, double (*function)(Instance*)) {
     PLIMSOLL_RETURN_IF_ERROR(CheckUsable());
     double value = 0;
     PLIMSOLL_RETURN_IF_ERROR(Call(what, [&] { value = function(&instance_); }));
