@@ -25,8 +25,8 @@
 #include <string_view>
 #include <vector>
 
-#include "plimsoll/sandbox.h"
 #include "plant_abi.h"
+#include "plimsoll/sandbox.h"
 #include "runner/plant_registry.h"
 #include "tools/sampler_output.h"
 
@@ -48,7 +48,8 @@ std::vector<double> PlantTicks(int64_t runs, int64_t warmup, std::string& error)
     std::vector<double> state(4), inputs(1), applied(1);
     for (;;) {
       const Clock::time_point start = Clock::now();
-      if (!(*plant)->ReadState(state).ok()) return error = "plant_read_state failed", std::vector<double>{};
+      if (!(*plant)->ReadState(state).ok())
+        return error = "plant_read_state failed", std::vector<double>{};
       inputs[0] = 40 * state[2] + 5 * state[3] + state[0] + state[1];
       auto step = (*plant)->Step(inputs, applied);
       const double micros = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
@@ -69,18 +70,19 @@ void LinuxTrials(const std::string& provider, int64_t runs, int64_t warmup, std:
   tier = std::string(TierName(evidence->tier));
   Request request;
   request.timeout_ms = 60'000;
-  request.project = ProjectPayload{
-      {{"controller.js", kController}},
-      {{"plimsoll-trial", "--plant", "cartpole", "--trajectory", "trajectory.f64", "--tick-times", "ticks.f64",
-        "--", "qjs", "--controller", "controller.js"}},
-      {"ticks.f64"}};
+  request.project =
+      ProjectPayload{{{"controller.js", kController}},
+                     {{"plimsoll-trial", "--plant", "cartpole", "--trajectory", "trajectory.f64",
+                       "--tick-times", "ticks.f64", "--", "qjs", "--controller", "controller.js"}},
+                     {"ticks.f64"}};
   for (int64_t trial = 0; trial < warmup + runs; ++trial) {
     const Clock::time_point start = Clock::now();
     auto result = sandbox->Run(request);
     const double elapsed = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     if (!result.ok()) return void(error = result.error().message());
     if (result->exit_code != 0 || result->artifacts.size() != 1) {
-      return void(error = "the trial exited " + std::to_string(result->exit_code) + ": " + result->stderr_bytes);
+      return void(error = "the trial exited " + std::to_string(result->exit_code) + ": " +
+                          result->stderr_bytes);
     }
     const auto summary = nlohmann::json::parse(result->stdout_bytes, nullptr, false);
     if (!summary.is_object() || summary.value("ticks", 0) != 2000) {
@@ -120,7 +122,9 @@ int Main(int argc, char** argv) {
     } else if (arg == "--provider" && has_value) {
       provider = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: plimsoll-exam-bench --scenario NAME [--provider P] [--runs N] [--warmup N]\n");
+      std::fprintf(
+          stderr,
+          "usage: plimsoll-exam-bench --scenario NAME [--provider P] [--runs N] [--warmup N]\n");
       return 2;
     }
   }
@@ -157,4 +161,6 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace plimsoll::bench
 
-int main(int argc, char** argv) { return plimsoll::bench::Main(argc, argv); }
+int main(int argc, char** argv) {
+  return plimsoll::bench::Main(argc, argv);
+}

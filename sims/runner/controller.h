@@ -35,7 +35,8 @@ class Controller {
   virtual ~Controller() = default;
 
   // Gives the controller `state` and waits for its answer line.
-  virtual Exchange Converse(std::span<const double> state, Deadline deadline, std::string* answer_line) = 0;
+  virtual Exchange Converse(std::span<const double> state, Deadline deadline,
+                            std::string* answer_line) = 0;
 
   // Ends the controller (a process: SIGKILL to its group, then reaped).
   // Idempotent; destructors call it.

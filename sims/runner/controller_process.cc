@@ -170,8 +170,8 @@ Expected<std::unique_ptr<ControllerProcess>> ControllerProcess::Start(
   } while (got < 0 && errno == EINTR);
   if (got == sizeof child_errno) {
     controller->KillAndReap();
-    return StartFailure("The controller " + argv[0] + " could not be started: " +
-                        std::strerror(child_errno) + ".");
+    return StartFailure("The controller " + argv[0] +
+                        " could not be started: " + std::strerror(child_errno) + ".");
   }
   for (int fd : {controller->input_.get(), controller->output_.get()}) {
     const int flags = fcntl(fd, F_GETFL);
@@ -242,7 +242,8 @@ void ControllerProcess::KillAndReap() {
   pid_ = -1;
 }
 
-Exchange ControllerProcess::Converse(std::span<const double> state, Deadline deadline, std::string* answer_line) {
+Exchange ControllerProcess::Converse(std::span<const double> state, Deadline deadline,
+                                     std::string* answer_line) {
   switch (WriteAll(FormatStateLine(state), deadline)) {
     case IoOutcome::kDone:
       break;

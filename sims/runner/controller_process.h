@@ -69,7 +69,8 @@ class ControllerProcess final : public Controller {
 
   // Controller: the state as one line (FormatStateLine) by WriteAll, then
   // ReadLine (kAnswerLineCap), both by `deadline`; End is KillAndReap.
-  Exchange Converse(std::span<const double> state, Deadline deadline, std::string* answer_line) override;
+  Exchange Converse(std::span<const double> state, Deadline deadline,
+                    std::string* answer_line) override;
   void End() override { KillAndReap(); }
 
  private:

@@ -4,13 +4,12 @@
 
 namespace plimsoll::sims {
 
-Expected<std::unique_ptr<Controller>> InProcessJavascriptController::Start(std::string_view script,
-                                                                           std::string* printed,
-                                                                           std::chrono::milliseconds load_timeout,
-                                                                           const engine::SessionLimits& limits) {
+Expected<std::unique_ptr<Controller>> InProcessJavascriptController::Start(
+    std::string_view script, std::string* printed, std::chrono::milliseconds load_timeout,
+    const engine::SessionLimits& limits) {
   std::unique_ptr<InProcessJavascriptController> made(new InProcessJavascriptController(printed));
-  auto loaded =
-      engine::JavascriptController::Load(script, limits, std::chrono::steady_clock::now() + load_timeout);
+  auto loaded = engine::JavascriptController::Load(script, limits,
+                                                   std::chrono::steady_clock::now() + load_timeout);
   if (loaded.ok()) {
     made->controller_ = std::move(*loaded);
   } else if (loaded.error().code() == ErrorCode::kInvalidArgument) {

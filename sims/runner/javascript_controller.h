@@ -43,9 +43,11 @@ class InProcessJavascriptController final : public Controller {
   // interpreter could be made at all (the engine's refusal).
   static Expected<std::unique_ptr<Controller>> Start(
       std::string_view script, std::string* printed,
-      std::chrono::milliseconds load_timeout = std::chrono::seconds(10), const engine::SessionLimits& limits = {});
+      std::chrono::milliseconds load_timeout = std::chrono::seconds(10),
+      const engine::SessionLimits& limits = {});
 
-  Exchange Converse(std::span<const double> state, Deadline deadline, std::string* answer_line) override;
+  Exchange Converse(std::span<const double> state, Deadline deadline,
+                    std::string* answer_line) override;
   void End() override { controller_.reset(); }
 
  private:

@@ -35,9 +35,9 @@ std::string ReadExample(std::string_view plant, const char* name) {
 
 TrialSummary Trial(std::string_view plant, const std::string& script) {
   std::string printed;
-  Expected<InProcessTrial> trial = RunTrialInProcess(std::string(plant), {}, kAnswerDeadline, Deadline::max(), [&] {
-    return InProcessJavascriptController::Start(script, &printed);
-  });
+  Expected<InProcessTrial> trial =
+      RunTrialInProcess(std::string(plant), {}, kAnswerDeadline, Deadline::max(),
+                        [&] { return InProcessJavascriptController::Start(script, &printed); });
   EXPECT_TRUE(trial.ok()) << plant << ": " << trial.error().ToString();
   EXPECT_EQ(printed, "") << plant;
   return trial.ok() ? trial->summary : TrialSummary{};
@@ -61,8 +61,9 @@ TEST(PlantExamples, ThePassingControllerPassesAndTheFailingOneDoesNot) {
     EXPECT_FALSE(fail.ended == TrialEnd::kFinished && fail.score >= rule->score)
         << entry.name << ": the failing example passes (score " << fail.score << ")";
     std::printf("[ report   ] %.*s: passing %s score %g; failing %s at %g s, score %g\n",
-                static_cast<int>(entry.name.size()), entry.name.data(), std::string(TrialEndName(pass.ended)).c_str(),
-                pass.score, std::string(TrialEndName(fail.ended)).c_str(), fail.ended_at_seconds, fail.score);
+                static_cast<int>(entry.name.size()), entry.name.data(),
+                std::string(TrialEndName(pass.ended)).c_str(), pass.score,
+                std::string(TrialEndName(fail.ended)).c_str(), fail.ended_at_seconds, fail.score);
   }
 }
 

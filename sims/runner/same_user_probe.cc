@@ -21,18 +21,18 @@ constexpr size_t kCanaryBytes = 64;
 
 // The attempts, in the order a child makes and reports them (one byte
 // each: 'L' it read something, 'D' it was denied).
-constexpr std::array<const char*, 5> kAttempts = {"/proc/PID/mem", "process_vm_readv",
-                                                   "/proc/PID/environ", "/proc/PID/fd/N",
-                                                   "readlink fd"};
+constexpr std::array<const char*, 5> kAttempts = {
+    "/proc/PID/mem", "process_vm_readv", "/proc/PID/environ", "/proc/PID/fd/N", "readlink fd"};
 
 Error ProbeError(const char* what) {
-  return Failure(ErrorCode::kInternal,
-                 std::string("The same-user probe could not run (") + what + "): " + std::strerror(errno) + ".");
+  return Failure(ErrorCode::kInternal, std::string("The same-user probe could not run (") + what +
+                                           "): " + std::strerror(errno) + ".");
 }
 
 bool ReadsBack(int fd, const unsigned char* canary, off_t offset, bool positional) {
   unsigned char seen[kCanaryBytes];
-  const ssize_t got = positional ? pread(fd, seen, sizeof seen, offset) : read(fd, seen, sizeof seen);
+  const ssize_t got =
+      positional ? pread(fd, seen, sizeof seen, offset) : read(fd, seen, sizeof seen);
   return got == static_cast<ssize_t>(sizeof seen) && std::memcmp(seen, canary, sizeof seen) == 0;
 }
 
@@ -44,7 +44,8 @@ bool Attempt(size_t which, pid_t target, const unsigned char* canary, const char
     case 0: {
       const int fd = open(mem_path, O_RDONLY | O_CLOEXEC);
       if (fd < 0) return false;
-      const bool read = ReadsBack(fd, canary, static_cast<off_t>(reinterpret_cast<uintptr_t>(canary)), true);
+      const bool read =
+          ReadsBack(fd, canary, static_cast<off_t>(reinterpret_cast<uintptr_t>(canary)), true);
       close(fd);
       return read;
     }
@@ -52,7 +53,8 @@ bool Attempt(size_t which, pid_t target, const unsigned char* canary, const char
       unsigned char seen[kCanaryBytes];
       struct iovec local = {seen, sizeof seen};
       struct iovec remote = {const_cast<unsigned char*>(canary), kCanaryBytes};
-      return process_vm_readv(target, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(sizeof seen) &&
+      return process_vm_readv(target, &local, 1, &remote, 1, 0) ==
+                 static_cast<ssize_t>(sizeof seen) &&
              std::memcmp(seen, canary, sizeof seen) == 0;
     }
     case 2: {
@@ -81,7 +83,8 @@ Expected<std::vector<std::string>> ProbeFromSameUser() {
   // The memory canary: random bytes, so a match is a read, not a coincidence.
   unsigned char canary[kCanaryBytes];
   if (getrandom(canary, sizeof canary, 0) != static_cast<ssize_t>(sizeof canary)) {
-    for (size_t i = 0; i < sizeof canary; ++i) canary[i] = static_cast<unsigned char>(0xa5 ^ (i * 37));
+    for (size_t i = 0; i < sizeof canary; ++i)
+      canary[i] = static_cast<unsigned char>(0xa5 ^ (i * 37));
   }
   // The descriptor canary: a pipe holding the same bytes.
   int held[2];
@@ -112,7 +115,8 @@ Expected<std::vector<std::string>> ProbeFromSameUser() {
     if (child < 0) return ProbeError("fork");
     if (child == 0) {
       for (size_t which = next; which < kAttempts.size(); ++which) {
-        const char verdict = Attempt(which, self, canary, mem_path, environ_path, fd_path) ? 'L' : 'D';
+        const char verdict =
+            Attempt(which, self, canary, mem_path, environ_path, fd_path) ? 'L' : 'D';
         if (write(report_write.get(), &verdict, 1) != 1) _exit(1);
       }
       _exit(0);

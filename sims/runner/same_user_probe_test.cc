@@ -10,8 +10,8 @@
 
 #include <string>
 
-#include "runner/unprivileged_for_tests.h"
 #include "runner/scenario.h"
+#include "runner/unprivileged_for_tests.h"
 
 namespace plimsoll::sims {
 namespace {
@@ -49,17 +49,20 @@ TEST(SameUserProbe, AnUndumpableProcessWithoutPtraceCapabilityIsHidden) {
 }
 
 TEST(SameUserProbe, WithPtraceCapabilityEverythingIsReadAndTheRunnerRefuses) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root (CAP_SYS_PTRACE) to show a reader the runner must refuse";
+  if (geteuid() != 0)
+    GTEST_SKIP() << "needs root (CAP_SYS_PTRACE) to show a reader the runner must refuse";
   const std::string outcome = testing::InChild([] {
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     const std::string leaks = Leaks();
     Status prepared = PrepareToHoldScenario();
     return leaks + (prepared.ok() ? " | accepted" : " | refused: " + prepared.error().message());
   });
-  EXPECT_NE(outcome.find("/proc/PID/mem;process_vm_readv;/proc/PID/environ;/proc/PID/fd/N;readlink fd; | refused: "),
+  EXPECT_NE(outcome.find("/proc/PID/mem;process_vm_readv;/proc/PID/environ;/proc/PID/fd/N;readlink "
+                         "fd; | refused: "),
             std::string::npos)
       << outcome;
-  EXPECT_NE(outcome.find("can read it (/proc/PID/mem, process_vm_readv"), std::string::npos) << outcome;
+  EXPECT_NE(outcome.find("can read it (/proc/PID/mem, process_vm_readv"), std::string::npos)
+      << outcome;
 }
 
 }  // namespace

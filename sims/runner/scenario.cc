@@ -32,8 +32,10 @@ Expected<std::string> ReadScenarioFile(const std::string& path) {
   base::UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   if (!fd.valid()) return RefusedCall("The scenario file " + path + " cannot be opened", errno);
   struct stat status = {};
-  if (fstat(fd.get(), &status) != 0) return RefusedCall("The scenario file cannot be examined", errno);
-  if (!S_ISREG(status.st_mode)) return Refused("The scenario file " + path + " is not a regular file.");
+  if (fstat(fd.get(), &status) != 0)
+    return RefusedCall("The scenario file cannot be examined", errno);
+  if (!S_ISREG(status.st_mode))
+    return Refused("The scenario file " + path + " is not a regular file.");
   std::string text;
   char chunk[4096];
   for (;;) {
@@ -87,23 +89,27 @@ Expected<Scenario> ParseScenario(std::string_view text) {
 
 Status PrepareToHoldScenario() {
   if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
-    return Failure(ErrorCode::kFailedPrecondition,
-                   std::string("The runner cannot make itself undumpable (prctl PR_SET_DUMPABLE): ") +
-                       std::strerror(errno) + ".");
+    return Failure(
+        ErrorCode::kFailedPrecondition,
+        std::string("The runner cannot make itself undumpable (prctl PR_SET_DUMPABLE): ") +
+            std::strerror(errno) + ".");
   }
   if (prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0) {
-    return Failure(ErrorCode::kFailedPrecondition, "The runner is still dumpable after PR_SET_DUMPABLE 0.");
+    return Failure(ErrorCode::kFailedPrecondition,
+                   "The runner is still dumpable after PR_SET_DUMPABLE 0.");
   }
   Expected<std::vector<std::string>> leaks = ProbeFromSameUser();
   if (!leaks.ok()) return leaks.error();
   if (!leaks->empty()) {
     std::string names;
     for (const std::string& leak : *leaks) names += (names.empty() ? "" : ", ") + leak;
-    return Failure(ErrorCode::kFailedPrecondition,
-                   "A process of the runner's own user can read it (" + names +
-                       "), so neither a scenario nor the trial would be out of the controller's reach; refusing "
-                       "to start. (Root or CAP_SYS_PTRACE reads any process; gVisor does not hide a "
-                       "non-dumpable process's /proc entries from its own user.)");
+    return Failure(
+        ErrorCode::kFailedPrecondition,
+        "A process of the runner's own user can read it (" + names +
+            "), so neither a scenario nor the trial would be out of the controller's reach; "
+            "refusing "
+            "to start. (Root or CAP_SYS_PTRACE reads any process; gVisor does not hide a "
+            "non-dumpable process's /proc entries from its own user.)");
   }
   return Status::Ok();
 }

@@ -12,10 +12,10 @@
 #include "base/unique_fd.h"
 #include "plant_abi.h"
 #include "runner/controller_process.h"
-#include "runner/sha256.h"
 #include "runner/line_protocol.h"
 #include "runner/plant_registry.h"
 #include "runner/scenario.h"
+#include "runner/sha256.h"
 #include "runner/trajectory.h"
 
 namespace plimsoll::sims {
@@ -54,9 +54,11 @@ struct Ending {
 
 // One tick's conversation: the state out, the answer in, by one deadline.
 // True when the answer is in `inputs`; otherwise `*ending` says why not.
-bool Converse(Controller& controller, std::span<const double> state, std::chrono::milliseconds answer_deadline,
-              Deadline run_deadline, std::span<double> inputs, Ending* ending) {
-  const Deadline deadline = std::min(std::chrono::steady_clock::now() + answer_deadline, run_deadline);
+bool Converse(Controller& controller, std::span<const double> state,
+              std::chrono::milliseconds answer_deadline, Deadline run_deadline,
+              std::span<double> inputs, Ending* ending) {
+  const Deadline deadline =
+      std::min(std::chrono::steady_clock::now() + answer_deadline, run_deadline);
   const std::string within = std::to_string(answer_deadline.count()) + " ms.";
   std::string line;
   switch (controller.Converse(state, deadline, &line)) {
@@ -69,7 +71,8 @@ bool Converse(Controller& controller, std::span<const double> state, std::chrono
       *ending = {TrialEnd::kLate, "The controller did not answer within " + within};
       return false;
     case Exchange::kTooLong:
-      *ending = {TrialEnd::kMalformed, "The answer line is longer than " + std::to_string(kAnswerLineCap) + " bytes."};
+      *ending = {TrialEnd::kMalformed,
+                 "The answer line is longer than " + std::to_string(kAnswerLineCap) + " bytes."};
       return false;
     case Exchange::kClosedInput:
       *ending = {TrialEnd::kControllerExited, "The controller closed its input or exited."};
@@ -80,8 +83,9 @@ bool Converse(Controller& controller, std::span<const double> state, std::chrono
   }
   AnswerParse answer = ParseAnswerLine(line, inputs.size(), inputs);
   if (answer.verdict == AnswerVerdict::kOk) return true;
-  *ending = {answer.verdict == AnswerVerdict::kNonFinite ? TrialEnd::kNonFinite : TrialEnd::kMalformed,
-             std::move(answer.detail)};
+  *ending = {
+      answer.verdict == AnswerVerdict::kNonFinite ? TrialEnd::kNonFinite : TrialEnd::kMalformed,
+      std::move(answer.detail)};
   return false;
 }
 
@@ -100,31 +104,37 @@ struct Stepped {
 // `run_deadline` bounds the whole trial (Deadline::max(): none): a tick cut
 // by it is no ending of the trial but kDeadlineExceeded.
 Expected<Stepped> StepTrial(const std::string& plant_name, std::span<const double> parameters,
-                            std::chrono::milliseconds answer_deadline, Deadline run_deadline, bool time_ticks,
-                            const ControllerStarter& start) {
+                            std::chrono::milliseconds answer_deadline, Deadline run_deadline,
+                            bool time_ticks, const ControllerStarter& start) {
   Expected<std::unique_ptr<Plant>> created = CreatePlant(plant_name);
   if (!created.ok()) return created.error();
   Plant& plant = **created;
   Expected<int32_t> init = plant.Init(parameters);
   if (!init.ok()) return init.error();
   if (*init != PLANT_OK) {
-    return Refusal(NotDispatched::kRequest, ErrorCode::kInvalidArgument,
-                   "The " + plant_name + " plant refused the scenario: " + RefusalText(*init) + ".");
+    return Refusal(
+        NotDispatched::kRequest, ErrorCode::kInvalidArgument,
+        "The " + plant_name + " plant refused the scenario: " + RefusalText(*init) + ".");
   }
   Expected<double> tick = plant.TickSeconds();
   if (!tick.ok()) return tick.error();
   Expected<double> end = plant.EndSeconds();
   if (!end.ok()) return end.error();
   const double planned_ticks = std::round(*end / *tick);
-  if (!(*tick > 0) || !std::isfinite(planned_ticks) || planned_ticks < 1 || planned_ticks > kMaxTicks) {
+  if (!(*tick > 0) || !std::isfinite(planned_ticks) || planned_ticks < 1 ||
+      planned_ticks > kMaxTicks) {
     return Failure(ErrorCode::kInternal, "The " + plant_name + " plant reports a tick of " +
                                              std::to_string(*tick) + " s and an end of " +
-                                             std::to_string(*end) + " s; the runner cannot run that.");
+                                             std::to_string(*end) +
+                                             " s; the runner cannot run that.");
   }
 
   const PlantShape shape = plant.shape();
-  Stepped stepped{{}, TrajectoryRecorder(static_cast<size_t>(shape.state_width), static_cast<size_t>(shape.input_count),
-                                         static_cast<size_t>(planned_ticks)), {}};
+  Stepped stepped{{},
+                  TrajectoryRecorder(static_cast<size_t>(shape.state_width),
+                                     static_cast<size_t>(shape.input_count),
+                                     static_cast<size_t>(planned_ticks)),
+                  {}};
   std::vector<double> state(static_cast<size_t>(shape.state_width));
   std::vector<double> inputs(static_cast<size_t>(shape.input_count));
   std::vector<double> applied(inputs.size());
@@ -191,7 +201,8 @@ Expected<Stepped> StepTrial(const std::string& plant_name, std::span<const doubl
 // The bench hook (TrialRequest::tick_times_path): one little-endian float64
 // per tick taken, its wall time in seconds.
 Status WriteTickTimes(const std::string& path, const std::vector<double>& seconds) {
-  base::UniqueFd file(open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
+  base::UniqueFd file(
+      open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
   if (!file.valid()) return SystemError("creating the tick times file " + path, errno);
   std::string bytes;
   for (double value : seconds) {
@@ -245,36 +256,43 @@ nlohmann::json SummaryJson(const TrialSummary& summary) {
 
 Expected<TrialSummary> RunTrial(const TrialRequest& request) {
   if (request.controller_argv.empty()) {
-    return Refusal(NotDispatched::kRequest, ErrorCode::kInvalidArgument, "No controller command was given.");
+    return Refusal(NotDispatched::kRequest, ErrorCode::kInvalidArgument,
+                   "No controller command was given.");
   }
   if (request.answer_deadline <= std::chrono::milliseconds::zero()) {
-    return Refusal(NotDispatched::kRequest, ErrorCode::kInvalidArgument, "The answer deadline must be positive.");
+    return Refusal(NotDispatched::kRequest, ErrorCode::kInvalidArgument,
+                   "The answer deadline must be positive.");
   }
   PLIMSOLL_RETURN_IF_ERROR(PrepareToHoldScenario());
   // No scenario file: the plant's default scenario (nothing to hide).
-  Expected<Scenario> scenario =
-      request.scenario_path.empty() ? Expected<Scenario>(Scenario{}) : TakeScenario(request.scenario_path);
+  Expected<Scenario> scenario = request.scenario_path.empty() ? Expected<Scenario>(Scenario{})
+                                                              : TakeScenario(request.scenario_path);
   if (!scenario.ok()) return scenario.error();
   if (scenario->plant && *scenario->plant != request.plant) {
     return Refusal(NotDispatched::kRequest, ErrorCode::kInvalidArgument,
-                   "The scenario is for the plant \"" + *scenario->plant + "\", not \"" + request.plant + "\".");
+                   "The scenario is for the plant \"" + *scenario->plant + "\", not \"" +
+                       request.plant + "\".");
   }
 
   // The trajectory file is created before the controller starts (so a
   // controller never finds it missing), after the plant accepted the scenario.
   base::UniqueFd trajectory_file;
   const ControllerStarter start = [&]() -> Expected<std::unique_ptr<Controller>> {
-    trajectory_file.Reset(open(request.trajectory_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
+    trajectory_file.Reset(open(request.trajectory_path.c_str(),
+                               O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
     if (!trajectory_file.valid()) {
-      return Failure(ErrorCode::kFailedPrecondition, "The trajectory file " + request.trajectory_path +
-                                                         " cannot be created: " + std::strerror(errno) + ".");
+      return Failure(ErrorCode::kFailedPrecondition,
+                     "The trajectory file " + request.trajectory_path +
+                         " cannot be created: " + std::strerror(errno) + ".");
     }
-    Expected<std::unique_ptr<ControllerProcess>> process = ControllerProcess::Start(request.controller_argv);
+    Expected<std::unique_ptr<ControllerProcess>> process =
+        ControllerProcess::Start(request.controller_argv);
     if (!process.ok()) return process.error();
     return std::unique_ptr<Controller>(std::move(*process));
   };
-  Expected<Stepped> stepped = StepTrial(request.plant, scenario->parameters, request.answer_deadline,
-                                        Deadline::max(), !request.tick_times_path.empty(), start);
+  Expected<Stepped> stepped =
+      StepTrial(request.plant, scenario->parameters, request.answer_deadline, Deadline::max(),
+                !request.tick_times_path.empty(), start);
   if (!stepped.ok()) return stepped.error();
   PLIMSOLL_RETURN_IF_ERROR(stepped->trajectory.WriteTo(trajectory_file.get()));
   if (close(trajectory_file.Release()) != 0) return SystemError("closing the trajectory", errno);
@@ -284,13 +302,16 @@ Expected<TrialSummary> RunTrial(const TrialRequest& request) {
   return std::move(stepped->summary);
 }
 
-Expected<InProcessTrial> RunTrialInProcess(const std::string& plant, std::span<const double> parameters,
-                                           std::chrono::milliseconds answer_deadline, Deadline run_deadline,
-                                           const ControllerStarter& start) {
+Expected<InProcessTrial> RunTrialInProcess(const std::string& plant,
+                                           std::span<const double> parameters,
+                                           std::chrono::milliseconds answer_deadline,
+                                           Deadline run_deadline, const ControllerStarter& start) {
   if (answer_deadline <= std::chrono::milliseconds::zero()) {
-    return Refusal(NotDispatched::kRequest, ErrorCode::kInvalidArgument, "The answer deadline must be positive.");
+    return Refusal(NotDispatched::kRequest, ErrorCode::kInvalidArgument,
+                   "The answer deadline must be positive.");
   }
-  Expected<Stepped> stepped = StepTrial(plant, parameters, answer_deadline, run_deadline, false, start);
+  Expected<Stepped> stepped =
+      StepTrial(plant, parameters, answer_deadline, run_deadline, false, start);
   if (!stepped.ok()) return stepped.error();
   std::span<const double> values = stepped->trajectory.values();
   std::span<const unsigned char> bytes = DoubleBytes(values);

@@ -109,9 +109,10 @@ struct InProcessTrial {
 // `run_deadline` bounds the whole trial (Deadline::max() for none; a child
 // process's trial is bounded by whoever runs it): past it, the error is
 // kDeadlineExceeded and there is no summary. Other errors as RunTrial's.
-Expected<InProcessTrial> RunTrialInProcess(const std::string& plant, std::span<const double> parameters,
-                                           std::chrono::milliseconds answer_deadline, Deadline run_deadline,
-                                           const ControllerStarter& start);
+Expected<InProcessTrial> RunTrialInProcess(const std::string& plant,
+                                           std::span<const double> parameters,
+                                           std::chrono::milliseconds answer_deadline,
+                                           Deadline run_deadline, const ControllerStarter& start);
 
 }  // namespace plimsoll::sims
 

@@ -7,7 +7,9 @@ namespace plimsoll::sims {
 
 namespace {
 
-Error Bad(const std::string& problem) { return Failure(ErrorCode::kInvalidArgument, problem); }
+Error Bad(const std::string& problem) {
+  return Failure(ErrorCode::kInvalidArgument, problem);
+}
 
 }  // namespace
 
@@ -32,7 +34,8 @@ Expected<TrialRequest> ParseTrialCommand(const std::vector<std::string>& argumen
       request.tick_times_path = value;
     } else if (flag == "--answer-timeout-ms") {
       int64_t milliseconds = 0;
-      const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), milliseconds);
+      const auto [end, error] =
+          std::from_chars(value.data(), value.data() + value.size(), milliseconds);
       if (error != std::errc() || end != value.data() + value.size() || milliseconds < 1 ||
           milliseconds > 600000) {
         return Bad("--answer-timeout-ms takes a whole number of milliseconds from 1 to 600000.");

@@ -54,7 +54,8 @@ int main(int argc, char** argv) {
   }
   plimsoll::Expected<sims::TrialRequest> request = sims::ParseTrialCommand(arguments);
   if (!request.ok()) {
-    std::fprintf(stderr, "plimsoll-trial: %s\n%s", request.error().message().c_str(), sims::kTrialUsage);
+    std::fprintf(stderr, "plimsoll-trial: %s\n%s", request.error().message().c_str(),
+                 sims::kTrialUsage);
     return kUsageError;
   }
 

@@ -81,11 +81,14 @@ TEST_F(TrialMainTest, RunsATrialAndPrintsOneJsonLine) {
 TEST_F(TrialMainTest, ExitsNonZeroWithAMessageWhenTheTrialCannotRun) {
   // Usage errors: 2.
   EXPECT_EQ(RunShell(std::string(PLIMSOLL_TRIAL_BINARY) + " 2>&1").exit_code, 2);
-  EXPECT_EQ(RunShell(std::string(PLIMSOLL_TRIAL_BINARY) + " --plant cartpole --bogus 1 2>&1").exit_code, 2);
+  EXPECT_EQ(
+      RunShell(std::string(PLIMSOLL_TRIAL_BINARY) + " --plant cartpole --bogus 1 2>&1").exit_code,
+      2);
   const std::string without_controller =
       std::string(PLIMSOLL_TRIAL_BINARY) + " --plant cartpole --scenario x --trajectory y 2>&1";
   EXPECT_EQ(RunShell(without_controller).exit_code, 2);
-  EXPECT_EQ(RunShell(std::string(PLIMSOLL_TRIAL_BINARY) + " --plant cartpole -- true 2>&1").exit_code, 2)
+  EXPECT_EQ(
+      RunShell(std::string(PLIMSOLL_TRIAL_BINARY) + " --plant cartpole -- true 2>&1").exit_code, 2)
       << "no --trajectory";
   // A refused scenario: 3, one line on stderr.
   const Outcome refused = RunShell(Command(R"({"parameters": [0, 0, 2, 0]})") + " 2>&1");
@@ -94,21 +97,25 @@ TEST_F(TrialMainTest, ExitsNonZeroWithAMessageWhenTheTrialCannotRun) {
   // A controller that cannot start: 4.
   std::ofstream(directory_ + "/scenario.json") << R"({"parameters": []})";
   const Outcome unstartable =
-      RunShell(Unprivileged() + PLIMSOLL_TRIAL_BINARY + " --plant cartpole --scenario " + directory_ +
-               "/scenario.json --trajectory " + directory_ + "/t.f64 -- " + directory_ +
-               "/no-such-controller 2>&1");
+      RunShell(Unprivileged() + PLIMSOLL_TRIAL_BINARY + " --plant cartpole --scenario " +
+               directory_ + "/scenario.json --trajectory " + directory_ + "/t.f64 -- " +
+               directory_ + "/no-such-controller 2>&1");
   EXPECT_EQ(unstartable.exit_code, 4) << unstartable.output;
-  EXPECT_NE(unstartable.output.find("could not be started"), std::string::npos) << unstartable.output;
+  EXPECT_NE(unstartable.output.find("could not be started"), std::string::npos)
+      << unstartable.output;
 }
 
 TEST_F(TrialMainTest, WithoutAScenarioFileThePlantsDefaultRuns) {
-  const Outcome outcome = RunShell(Unprivileged() + PLIMSOLL_TRIAL_BINARY + " --plant cartpole --trajectory " +
-                                   directory_ + "/trajectory.f64 -- python3 " + directory_ + "/controller.py");
+  const Outcome outcome =
+      RunShell(Unprivileged() + PLIMSOLL_TRIAL_BINARY + " --plant cartpole --trajectory " +
+               directory_ + "/trajectory.f64 -- python3 " + directory_ + "/controller.py");
   ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
   const nlohmann::json summary = nlohmann::json::parse(outcome.output, nullptr, false);
   ASSERT_TRUE(summary.is_object()) << outcome.output;
-  EXPECT_EQ(summary["scenario_sha256"], "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(summary["fingerprint"], "8ba38f43b0a9067f49641258ae2e2555724e3eaad2fba84017746c7e849a5304");
+  EXPECT_EQ(summary["scenario_sha256"],
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(summary["fingerprint"],
+            "8ba38f43b0a9067f49641258ae2e2555724e3eaad2fba84017746c7e849a5304");
 }
 
 TEST_F(TrialMainTest, RootIsRefused) {

@@ -29,8 +29,7 @@ using namespace std::chrono_literals;
 // the plant's own test does; `answer(n, x, v, th, om)` lets a script change
 // what it prints on tick n (0-based). repr() is shortest round-trip.
 std::string Controller(const std::string& answer_body, const std::string& prelude = "") {
-  return "import os, sys\n" + prelude +
-         "def answer(n, x, v, th, om):\n" + answer_body +
+  return "import os, sys\n" + prelude + "def answer(n, x, v, th, om):\n" + answer_body +
          "n = 0\n"
          "while True:\n"
          "    line = sys.stdin.readline()\n"
@@ -96,16 +95,18 @@ class TrialTest : public ::testing::Test {
     });
     if (answer.rfind("error ", 0) == 0) {
       const size_t space = answer.find(' ', 6);
-      return Failure(static_cast<ErrorCode>(std::stoi(answer.substr(6, space - 6))), answer.substr(space + 1));
+      return Failure(static_cast<ErrorCode>(std::stoi(answer.substr(6, space - 6))),
+                     answer.substr(space + 1));
     }
     const nlohmann::json json = nlohmann::json::parse(answer, nullptr, false);
-    if (!json.is_object()) return Failure(ErrorCode::kInternal, "the trial's child answered: " + answer);
+    if (!json.is_object())
+      return Failure(ErrorCode::kInternal, "the trial's child answered: " + answer);
     TrialSummary summary;
     summary.plant = json["plant"];
     summary.scenario_sha256 = json["scenario_sha256"];
     summary.ticks = json["ticks"];
-    for (TrialEnd end : {TrialEnd::kFinished, TrialEnd::kFailed, TrialEnd::kLate, TrialEnd::kNonFinite,
-                         TrialEnd::kMalformed, TrialEnd::kControllerExited}) {
+    for (TrialEnd end : {TrialEnd::kFinished, TrialEnd::kFailed, TrialEnd::kLate,
+                         TrialEnd::kNonFinite, TrialEnd::kMalformed, TrialEnd::kControllerExited}) {
       if (json["ended"] == TrialEndName(end)) summary.ended = end;
     }
     summary.ended_at_seconds = json["ended_at_seconds"];
@@ -124,7 +125,8 @@ class TrialTest : public ::testing::Test {
       return {};
     }
     struct stat status;
-    EXPECT_NE(stat(request.scenario_path.c_str(), &status), 0) << "the scenario file is still there";
+    EXPECT_NE(stat(request.scenario_path.c_str(), &status), 0)
+        << "the scenario file is still there";
     const std::string bytes = ReadFile(request.trajectory_path);
     EXPECT_EQ(bytes.size(), summary->trajectory_bytes);
     EXPECT_EQ(bytes.size(), static_cast<size_t>(summary->ticks * summary->row_doubles) * 8);
@@ -179,7 +181,8 @@ TEST_F(TrialTest, TheAcceptedControllerFinishesWithTheSameFingerprintTwice) {
 TEST_F(TrialTest, TheAcceptedControllerInJavascriptGivesThePythonFingerprint) {
   const TrialSummary python = Run(Request(Controller(kAccepted)));
   TrialRequest request = Request("");
-  WriteFile("controller.js", "function control(x, v, theta, omega) { return 40 * theta + 5 * omega + x + v; }\n");
+  WriteFile("controller.js",
+            "function control(x, v, theta, omega) { return 40 * theta + 5 * omega + x + v; }\n");
   request.controller_argv = {PLIMSOLL_QJS_BINARY, "--controller", Path("controller.js")};
   const TrialSummary javascript = Run(request);
   EXPECT_EQ(TrialEndName(javascript.ended), "finished") << javascript.detail;
@@ -187,7 +190,8 @@ TEST_F(TrialTest, TheAcceptedControllerInJavascriptGivesThePythonFingerprint) {
   EXPECT_EQ(javascript.fingerprint, python.fingerprint);
 
   request = Request("");
-  WriteFile("controller.js", "function control(x, v, theta, omega) { return 40 * theta + 5 * omega - x - v; }\n");
+  WriteFile("controller.js",
+            "function control(x, v, theta, omega) { return 40 * theta + 5 * omega - x - v; }\n");
   request.controller_argv = {PLIMSOLL_QJS_BINARY, "--controller", Path("controller.js")};
   const TrialSummary draft = Run(request);
   EXPECT_EQ(TrialEndName(draft.ended), "failed");
@@ -221,8 +225,8 @@ TEST_F(TrialTest, TheDraftDropsThePoleOnTick799) {
 
 TEST_F(TrialTest, TheSummaryHasEveryField) {
   const nlohmann::json json = SummaryJson(Run(Request(Controller(OnTick(3, "return 'nan'")))));
-  for (const char* field : {"plant", "scenario_sha256", "ticks", "ended", "ended_at_seconds", "score",
-                            "fingerprint", "trajectory_bytes", "row_doubles", "detail"}) {
+  for (const char* field : {"plant", "scenario_sha256", "ticks", "ended", "ended_at_seconds",
+                            "score", "fingerprint", "trajectory_bytes", "row_doubles", "detail"}) {
     EXPECT_TRUE(json.contains(field)) << field;
   }
   EXPECT_EQ(json["plant"], "cartpole");
@@ -249,12 +253,12 @@ TEST_F(TrialTest, BadAnswersEndTheTrialWithTheirReason) {
     std::string statement;
     const char* ended;
   };
-  for (const Case& c : {Case{"return 'nan'", "non_finite"}, Case{"return 'inf'", "non_finite"},
-                        Case{"return '1e999'", "non_finite"}, Case{"return 'garbage'", "malformed"},
-                        Case{"return '1 2'", "malformed"}, Case{"return ''", "malformed"},
-                        Case{"return '1' + ' ' * 5000", "malformed"},
-                        Case{"sys.exit(0)", "controller_exited"},
-                        Case{"os.close(1); import time; time.sleep(3)", "controller_exited"}}) {
+  for (const Case& c :
+       {Case{"return 'nan'", "non_finite"}, Case{"return 'inf'", "non_finite"},
+        Case{"return '1e999'", "non_finite"}, Case{"return 'garbage'", "malformed"},
+        Case{"return '1 2'", "malformed"}, Case{"return ''", "malformed"},
+        Case{"return '1' + ' ' * 5000", "malformed"}, Case{"sys.exit(0)", "controller_exited"},
+        Case{"os.close(1); import time; time.sleep(3)", "controller_exited"}}) {
     SCOPED_TRACE(c.statement);
     const TrialSummary summary = Run(Request(Controller(OnTick(7, c.statement))));
     EXPECT_EQ(TrialEndName(summary.ended), c.ended) << summary.detail;
@@ -268,7 +272,8 @@ TEST_F(TrialTest, AControllerThatExitsAtOnceEndsTheTrial) {
   EXPECT_EQ(TrialEndName(summary.ended), "controller_exited");
   EXPECT_EQ(summary.ticks, 0);
   EXPECT_EQ(summary.trajectory_bytes, 0u);
-  EXPECT_EQ(summary.fingerprint, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(summary.fingerprint,
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
 
 // The controller looks for the scenario on its first tick: the file, its own
@@ -278,14 +283,20 @@ TEST_F(TrialTest, TheControllerCannotSeeTheScenario) {
   const std::string prelude =
       "def look():\n"
       "    found = []\n"
-      "    if os.path.exists(" + nlohmann::json(Path("scenario.json")).dump() + "):\n"
+      "    if os.path.exists(" +
+      nlohmann::json(Path("scenario.json")).dump() +
+      "):\n"
       "        found.append('file')\n"
       "    for name in ('cmdline', 'environ'):\n"
       "        with open('/proc/self/' + name, 'rb') as f:\n"
-      "            if b'" + marker + "' in f.read():\n"
+      "            if b'" +
+      marker +
+      "' in f.read():\n"
       "                found.append(name)\n"
       "    fds = sorted(int(fd) for fd in os.listdir('/proc/self/fd'))\n"
-      "    with open(" + nlohmann::json(Path("seen.txt")).dump() + ", 'w') as f:\n"
+      "    with open(" +
+      nlohmann::json(Path("seen.txt")).dump() +
+      ", 'w') as f:\n"
       "        f.write(' '.join(found) + '|' + ' '.join(map(str, fds)))\n";
   TrialRequest request =
       Request(Controller(OnTick(0, "look()"), prelude), "[" + marker + ", 0, 0.05, 0]");

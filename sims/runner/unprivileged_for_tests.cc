@@ -11,7 +11,8 @@ namespace plimsoll::sims::testing {
 
 bool BecomeUnprivileged() {
   if (geteuid() != 0) return true;
-  return setgroups(0, nullptr) == 0 && setresgid(kUnprivilegedId, kUnprivilegedId, kUnprivilegedId) == 0 &&
+  return setgroups(0, nullptr) == 0 &&
+         setresgid(kUnprivilegedId, kUnprivilegedId, kUnprivilegedId) == 0 &&
          setresuid(kUnprivilegedId, kUnprivilegedId, kUnprivilegedId) == 0;
 }
 

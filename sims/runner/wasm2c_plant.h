@@ -3,8 +3,8 @@
 // (Z_NAME_instantiate, Z_NAMEZ_plant_init, ...) and calls Create; the
 // template does the rest (guarded calls, the exchange buffer, the checks).
 //
-// Usage (cartpole_plant.cc; PLIMSOLL_WASM2C_PLANT_EXPORTS below fills the
-// table from the module's name):
+// Usage (cartpole_plant.cc; PLIMSOLL_WASM2C_PLANT_EXPORTS, in
+// wasm2c_exports.h, fills the table from the module's name):
 //   static const auto kExports = PLIMSOLL_WASM2C_PLANT_EXPORTS(cartpole);
 //   return Wasm2cPlant<Z_cartpole_instance_t>::Create("cartpole", kExports);
 //
@@ -26,47 +26,13 @@
 #include "plimsoll/error.h"
 #include "runner/plant.h"
 #include "wasm-rt.h"
+#include "wasm2c_exports.h"
 
 namespace plimsoll::sims {
 
 // A plant's memory never grows (plant_abi.h): its stack and data fit in a
 // few pages. The limit only bounds a broken module.
 inline constexpr uint32_t kPlantMemoryPages = 16;
-
-template <typename Instance>
-struct Wasm2cExports {
-  void (*init_module)();
-  void (*instantiate)(Instance*);
-  void (*free)(Instance*);
-  void (*initialize)(Instance*);  // the reactor's _initialize
-  wasm_rt_memory_t* (*memory)(Instance*);
-  uint32_t (*abi_version)(Instance*);
-  uint32_t (*buffer)(Instance*);
-  uint32_t (*param_count)(Instance*);
-  uint32_t (*state_width)(Instance*);
-  uint32_t (*input_count)(Instance*);
-  double (*tick_seconds)(Instance*);
-  double (*end_seconds)(Instance*);
-  uint32_t (*init)(Instance*, uint32_t);
-  uint32_t (*read_state)(Instance*);
-  uint32_t (*step)(Instance*);
-  uint32_t (*ticks)(Instance*);
-  double (*score)(Instance*);
-};
-
-// The export table of the plant module NAME (wasm2c's names for it, from
-// the generated NAME_wasm.h, which the plant file includes).
-#define PLIMSOLL_WASM2C_PLANT_EXPORTS(NAME)                                                          \
-  ::plimsoll::sims::Wasm2cExports<Z_##NAME##_instance_t> {                                          \
-    .init_module = Z_##NAME##_init_module, .instantiate = Z_##NAME##_instantiate,                   \
-    .free = Z_##NAME##_free, .initialize = Z_##NAME##Z__initialize, .memory = Z_##NAME##Z_memory,   \
-    .abi_version = Z_##NAME##Z_plant_abi_version, .buffer = Z_##NAME##Z_plant_buffer,               \
-    .param_count = Z_##NAME##Z_plant_param_count, .state_width = Z_##NAME##Z_plant_state_width,     \
-    .input_count = Z_##NAME##Z_plant_input_count, .tick_seconds = Z_##NAME##Z_plant_tick_seconds,   \
-    .end_seconds = Z_##NAME##Z_plant_end_seconds, .init = Z_##NAME##Z_plant_init,                   \
-    .read_state = Z_##NAME##Z_plant_read_state, .step = Z_##NAME##Z_plant_step,                     \
-    .ticks = Z_##NAME##Z_plant_ticks, .score = Z_##NAME##Z_plant_score,                             \
-  }
 
 template <typename Instance>
 class Wasm2cPlant final : public Plant {
@@ -107,8 +73,12 @@ class Wasm2cPlant final : public Plant {
     return static_cast<int32_t>(result);
   }
 
-  Expected<double> TickSeconds() override { return GetDouble("plant_tick_seconds", exports_.tick_seconds); }
-  Expected<double> EndSeconds() override { return GetDouble("plant_end_seconds", exports_.end_seconds); }
+  Expected<double> TickSeconds() override {
+    return GetDouble("plant_tick_seconds", exports_.tick_seconds);
+  }
+  Expected<double> EndSeconds() override {
+    return GetDouble("plant_end_seconds", exports_.end_seconds);
+  }
   Expected<double> Score() override { return GetDouble("plant_score", exports_.score); }
 
   Expected<int32_t> Ticks() override {
@@ -121,13 +91,14 @@ class Wasm2cPlant final : public Plant {
   Status ReadState(std::span<double> state) override {
     PLIMSOLL_RETURN_IF_ERROR(CheckUsable());
     uint32_t width = 0;
-    PLIMSOLL_RETURN_IF_ERROR(Call("plant_read_state", [&] { width = exports_.read_state(&instance_); }));
+    PLIMSOLL_RETURN_IF_ERROR(
+        Call("plant_read_state", [&] { width = exports_.read_state(&instance_); }));
     if (static_cast<int32_t>(width) != shape_.state_width ||
         state.size() != static_cast<size_t>(shape_.state_width)) {
-      return Failure(ErrorCode::kInternal,
-                     "The " + name_ + " plant's plant_read_state answered " +
-                         std::to_string(static_cast<int32_t>(width)) + " for a state of width " +
-                         std::to_string(shape_.state_width) + ".");
+      return Failure(ErrorCode::kInternal, "The " + name_ + " plant's plant_read_state answered " +
+                                               std::to_string(static_cast<int32_t>(width)) +
+                                               " for a state of width " +
+                                               std::to_string(shape_.state_width) + ".");
     }
     std::memcpy(state.data(), Buffer(), state.size_bytes());
     return Status::Ok();
@@ -135,7 +106,8 @@ class Wasm2cPlant final : public Plant {
 
   Expected<int32_t> Step(std::span<const double> inputs, std::span<double> applied) override {
     PLIMSOLL_RETURN_IF_ERROR(CheckUsable());
-    if (inputs.size() != static_cast<size_t>(shape_.input_count) || applied.size() != inputs.size()) {
+    if (inputs.size() != static_cast<size_t>(shape_.input_count) ||
+        applied.size() != inputs.size()) {
       return Failure(ErrorCode::kInternal, "Step was given the wrong number of inputs.");
     }
     std::memcpy(Buffer(), inputs.data(), inputs.size_bytes());
@@ -182,7 +154,8 @@ class Wasm2cPlant final : public Plant {
       return Broken("reports a shape outside the exchange buffer");
     }
     buffer_ = memory->data + address;
-    shape_ = {static_cast<int32_t>(params), static_cast<int32_t>(width), static_cast<int32_t>(inputs)};
+    shape_ = {static_cast<int32_t>(params), static_cast<int32_t>(width),
+              static_cast<int32_t>(inputs)};
     return Status::Ok();
   }
 
@@ -190,7 +163,8 @@ class Wasm2cPlant final : public Plant {
 
   Status CheckUsable() const {
     if (buffer_ == nullptr) {
-      return Failure(ErrorCode::kInternal, "The " + name_ + " plant is not usable (it trapped or never started).");
+      return Failure(ErrorCode::kInternal,
+                     "The " + name_ + " plant is not usable (it trapped or never started).");
     }
     return Status::Ok();
   }

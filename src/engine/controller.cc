@@ -27,7 +27,8 @@ void AppendNumber(std::string& out, double value) {
 
 // The REPL prints a string value quoted ('…', or "…" when it holds a ').
 std::string Unquoted(std::string value) {
-  if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"') && value.back() == value.front()) {
+  if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"') &&
+      value.back() == value.front()) {
     return value.substr(1, value.size() - 2);
   }
   return value;
@@ -48,18 +49,21 @@ std::string WhyCellFailed(const CellOutcome& cell) {
 }  // namespace
 
 Expected<std::unique_ptr<JavascriptController>> JavascriptController::Load(
-    std::string_view script, const SessionLimits& limits, std::chrono::steady_clock::time_point deadline) {
+    std::string_view script, const SessionLimits& limits,
+    std::chrono::steady_clock::time_point deadline) {
   Expected<std::unique_ptr<JavascriptSession>> session = JavascriptSession::Start(limits);
   if (!session.ok()) return session.error();
   Expected<CellOutcome> loaded = (*session)->RunCell(script, deadline);
   if (!loaded.ok()) return loaded.error();
   if (loaded->outcome.exit_code != kExitOk) {
-    return Failure(ErrorCode::kInvalidArgument, "The controller script " + WhyCellFailed(*loaded) + ".");
+    return Failure(ErrorCode::kInvalidArgument,
+                   "The controller script " + WhyCellFailed(*loaded) + ".");
   }
   Expected<CellOutcome> checked = (*session)->RunCell(kAnswerHelper, deadline);
   if (!checked.ok()) return checked.error();
   if (checked->outcome.exit_code != kExitOk) {
-    return Failure(ErrorCode::kInvalidArgument, "The controller script " + WhyCellFailed(*checked) + ".");
+    return Failure(ErrorCode::kInvalidArgument,
+                   "The controller script " + WhyCellFailed(*checked) + ".");
   }
   if (checked->value != "true") {
     return Failure(ErrorCode::kInvalidArgument,

@@ -45,9 +45,9 @@ class JavascriptController {
   // past the deadline, ran out of memory or defined no `control` (the
   // message says which and carries what it printed on stderr);
   // JavascriptSession's errors when no interpreter could be made.
-  static Expected<std::unique_ptr<JavascriptController>> Load(std::string_view script,
-                                                              const SessionLimits& limits,
-                                                              std::chrono::steady_clock::time_point deadline);
+  static Expected<std::unique_ptr<JavascriptController>> Load(
+      std::string_view script, const SessionLimits& limits,
+      std::chrono::steady_clock::time_point deadline);
 
   // Calls control(state...) by `deadline` (its soft deadline; the hard one
   // is SessionLimits::hard_grace later) and returns the answer. Whatever
@@ -56,11 +56,13 @@ class JavascriptController {
   // kInvalidArgument when it threw or ran out of memory (message: why, and
   // its stderr). After an error the controller is spent: the interpreter is
   // gone or in an unknown state, and every later call fails the same way.
-  Expected<std::string> Answer(std::span<const double> state, std::chrono::steady_clock::time_point deadline,
+  Expected<std::string> Answer(std::span<const double> state,
+                               std::chrono::steady_clock::time_point deadline,
                                std::string* printed);
 
  private:
-  explicit JavascriptController(std::unique_ptr<JavascriptSession> session) : session_(std::move(session)) {}
+  explicit JavascriptController(std::unique_ptr<JavascriptSession> session)
+      : session_(std::move(session)) {}
 
   std::unique_ptr<JavascriptSession> session_;
   std::optional<Error> spent_;  // the error that ended it

@@ -28,7 +28,8 @@ std::unique_ptr<JavascriptController> Load(const std::string& script) {
   return controller.ok() ? std::move(*controller) : nullptr;
 }
 
-std::string Answer(JavascriptController& controller, std::vector<double> state, std::string* printed = nullptr) {
+std::string Answer(JavascriptController& controller, std::vector<double> state,
+                   std::string* printed = nullptr) {
   std::string ignored;
   auto answer = controller.Answer(state, Clock::now() + 5s, printed ? printed : &ignored);
   return answer.ok() ? *answer : "error: " + answer.error().message();
@@ -55,7 +56,9 @@ TEST(JavascriptController, TheStateArrivesWithTheSameBits) {
 }
 
 TEST(JavascriptController, StateLivesFromTickToTickAndPrintsAreKeptApart) {
-  auto controller = Load("let ticks = 0;\nfunction control(x) { ticks++; console.log('tick', ticks); return [ticks, -x]; }");
+  auto controller = Load(
+      "let ticks = 0;\nfunction control(x) { ticks++; console.log('tick', ticks); return [ticks, "
+      "-x]; }");
   ASSERT_NE(controller, nullptr);
   std::string printed;
   EXPECT_EQ(Answer(*controller, {1.5}, &printed), "1 -1.5");
@@ -64,7 +67,8 @@ TEST(JavascriptController, StateLivesFromTickToTickAndPrintsAreKeptApart) {
 }
 
 TEST(JavascriptController, AnswersThatAreNotNumbersPassAsSpelt) {
-  auto controller = Load("function control(x) { return x > 0 ? NaN : x < 0 ? undefined : 'a\\nb'; }");
+  auto controller =
+      Load("function control(x) { return x > 0 ? NaN : x < 0 ? undefined : 'a\\nb'; }");
   ASSERT_NE(controller, nullptr);
   EXPECT_EQ(Answer(*controller, {1}), "NaN");
   EXPECT_EQ(Answer(*controller, {-1}), "undefined");
@@ -73,12 +77,14 @@ TEST(JavascriptController, AnswersThatAreNotNumbersPassAsSpelt) {
 }
 
 TEST(JavascriptController, RefusesScriptsWithoutControl) {
-  for (const char* script : {"let x = 1;", "var control = 3;", "throw new Error('boom')", "while (true) {}"}) {
+  for (const char* script :
+       {"let x = 1;", "var control = 3;", "throw new Error('boom')", "while (true) {}"}) {
     auto controller = JavascriptController::Load(script, SessionLimits{}, Clock::now() + 300ms);
     ASSERT_FALSE(controller.ok()) << script;
     EXPECT_EQ(controller.error().code(), ErrorCode::kInvalidArgument) << script;
   }
-  auto thrown = JavascriptController::Load("throw new Error('boom')", SessionLimits{}, Clock::now() + 5s);
+  auto thrown =
+      JavascriptController::Load("throw new Error('boom')", SessionLimits{}, Clock::now() + 5s);
   ASSERT_FALSE(thrown.ok());
   EXPECT_THAT(thrown.error().message(), HasSubstr("boom"));
 }

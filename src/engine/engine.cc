@@ -41,7 +41,8 @@ void RunInGuest(void* argument) {
     run.exit_code = kExitOutOfMemory;
     return;
   }
-  if (run.code_length > 0) std::memcpy(memory->data + address, run.code, run.code_length);  // "" may be null
+  if (run.code_length > 0)
+    std::memcpy(memory->data + address, run.code, run.code_length);  // "" may be null
   memory->data[address + run.code_length] = 0;
   run.script_copied = true;
   run.exit_code = Z_quickjsZ_plimsoll_run(&run.instance, address, run.code_length,

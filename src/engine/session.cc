@@ -65,7 +65,8 @@ void CellInGuest(void* argument) {
     call.exit_code = kExitOutOfMemory;
     return;
   }
-  if (call.code_length > 0) std::memcpy(memory->data + address, call.code, call.code_length);  // "" may be null
+  if (call.code_length > 0)
+    std::memcpy(memory->data + address, call.code, call.code_length);  // "" may be null
   memory->data[address + call.code_length] = 0;
   call.script_copied = true;
   call.exit_code = Z_quickjsZ_plimsoll_session_cell(&kept.instance, address, call.code_length);

@@ -240,7 +240,8 @@ bool ParseState(std::string_view line, std::vector<double>& state) {
     if (error != std::errc()) return false;
     state.push_back(value);
     line.remove_prefix(static_cast<size_t>(end - line.data()));
-    if (!line.empty() && line.front() != ' ' && line.front() != '\t' && line.front() != '\r') return false;
+    if (!line.empty() && line.front() != ' ' && line.front() != '\t' && line.front() != '\r')
+      return false;
   }
   return !state.empty();
 }
@@ -257,11 +258,13 @@ int ServeController(int argc, char** argv) {
                      : argument == "--load-timeout-ms" ? &load_timeout_ms
                                                        : nullptr;
     if (target != nullptr) {
-      if (i + 1 >= argc || !ParseSize(argv[++i], *target)) return Usage("a --controller option needs a number");
+      if (i + 1 >= argc || !ParseSize(argv[++i], *target))
+        return Usage("a --controller option needs a number");
     } else if (path.empty() && !(argument.size() > 1 && argument[0] == '-')) {
       path = std::string(argument);
     } else {
-      return Usage("--controller takes FILE [--memory-bytes N] [--tick-timeout-ms N] [--load-timeout-ms N]");
+      return Usage(
+          "--controller takes FILE [--memory-bytes N] [--tick-timeout-ms N] [--load-timeout-ms N]");
     }
   }
   if (path.empty()) return Usage("--controller needs the controller's FILE");
@@ -283,22 +286,28 @@ int ServeController(int argc, char** argv) {
   for (;;) {
     size_t newline;
     while ((newline = pending.find('\n')) == std::string::npos) {
-      if (pending.size() > kMaxStateLineBytes) return ControllerFailure(3, "a state line is over 64 KiB");
+      if (pending.size() > kMaxStateLineBytes)
+        return ControllerFailure(3, "a state line is over 64 KiB");
       const ssize_t got = read(STDIN_FILENO, buffer, sizeof buffer);
       if (got < 0 && errno == EINTR) continue;
-      if (got < 0) return ControllerFailure(3, std::string("reading stdin: ") + std::strerror(errno));
+      if (got < 0)
+        return ControllerFailure(3, std::string("reading stdin: ") + std::strerror(errno));
       if (got == 0) return 0;  // the runner is done (an unterminated tail is no state)
       pending.append(buffer, static_cast<size_t>(got));
     }
     const std::string line = pending.substr(0, newline);
     pending.erase(0, newline + 1);
-    if (!ParseState(line, state)) return ControllerFailure(3, "the state line \"" + line.substr(0, 200) + "\" is not numbers");
+    if (!ParseState(line, state))
+      return ControllerFailure(3, "the state line \"" + line.substr(0, 200) + "\" is not numbers");
     std::string printed;
-    auto answer = (*controller)->Answer(state, Clock::now() + std::chrono::milliseconds(tick_timeout_ms), &printed);
+    auto answer =
+        (*controller)
+            ->Answer(state, Clock::now() + std::chrono::milliseconds(tick_timeout_ms), &printed);
     WriteAll(STDERR_FILENO, printed);
     if (!answer.ok()) {
-      return ControllerFailure(answer.error().code() == plimsoll::ErrorCode::kDeadlineExceeded ? 124 : 1,
-                               answer.error().message());
+      return ControllerFailure(
+          answer.error().code() == plimsoll::ErrorCode::kDeadlineExceeded ? 124 : 1,
+          answer.error().message());
     }
     WriteAll(STDOUT_FILENO, *answer + "\n");
   }

@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kAgentName = "plimsoll-guest";
 constexpr const char* kQjsName = "qjs";
-constexpr const char* kTrialName = "plimsoll-trial";  // the exam runner (docs/exams.md)
+constexpr const char* kTrialName = "plimsoll-trial";       // the exam runner (docs/exams.md)
 constexpr const char* kBinaryDirectory = "usr/local/bin";  // protocol.h kAgentPath, kQjsPath
 constexpr const char* kCompleteMarker = "complete";
 constexpr const char* kRetiredSuffix = ".retired-";
@@ -288,8 +288,8 @@ Expected<BuildResult> BuildImage(const BuildOptions& options, BaseTreeBuilder& b
   struct Binary {
     const char* name;
     bool required;
-    const char* without;   // what an image without it cannot do
-    std::string digest;    // empty when absent
+    const char* without;  // what an image without it cannot do
+    std::string digest;   // empty when absent
   };
   std::vector<Binary> binaries = {
       {kAgentName, options.require_agent, "the OS-level providers cannot run without it", {}},

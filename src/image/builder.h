@@ -61,8 +61,8 @@ struct BuildOptions {
   std::filesystem::path output;     // the image directory (image/image.h)
   std::filesystem::path guest_bin;  // holds qjs, plimsoll-guest and plimsoll-trial
   std::filesystem::path cache;      // base trees live here (…/plimsoll/image)
-  bool require_agent = false;       // fail, rather than warn, without plimsoll-guest or plimsoll-trial
-  bool rebuild_base = false;        // ignore a cached base tree
+  bool require_agent = false;  // fail, rather than warn, without plimsoll-guest or plimsoll-trial
+  bool rebuild_base = false;   // ignore a cached base tree
 };
 
 struct BuildResult {

@@ -26,8 +26,10 @@
 namespace plimsoll::conformance {
 namespace {
 
-constexpr char kAcceptedFingerprint[] = "8ba38f43b0a9067f49641258ae2e2555724e3eaad2fba84017746c7e849a5304";
-constexpr char kDraftFingerprint[] = "baa2dfc23c6401607d77e1ceba0efe8c60ca0ec19f110c91d68b2e61615b1b81";
+constexpr char kAcceptedFingerprint[] =
+    "8ba38f43b0a9067f49641258ae2e2555724e3eaad2fba84017746c7e849a5304";
+constexpr char kDraftFingerprint[] =
+    "baa2dfc23c6401607d77e1ceba0efe8c60ca0ec19f110c91d68b2e61615b1b81";
 
 constexpr char kAcceptedJavascript[] =
     "function control(x, v, theta, omega) { return 40 * theta + 5 * omega + x + v; }\n";
@@ -56,7 +58,8 @@ class ExamTest : public ConformanceTest {
     ConformanceTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     in_process_ = description().provider == "embedded";
-    if (!Accepts(PayloadKind::kProject) && !in_process_) GTEST_SKIP() << "skipped: no project payloads";
+    if (!Accepts(PayloadKind::kProject) && !in_process_)
+      GTEST_SKIP() << "skipped: no project payloads";
   }
 
   // Runs one trial: `controller` is the only file; the default scenario.
@@ -64,8 +67,8 @@ class ExamTest : public ConformanceTest {
   // artifact's SHA-256 is the fingerprint it states.
   nlohmann::json Trial(const std::string& file, const std::string& controller,
                        const std::vector<std::string>& controller_argv) {
-    std::vector<std::string> step = {"plimsoll-trial", "--plant", "cartpole", "--trajectory", "trajectory.f64",
-                                     "--"};
+    std::vector<std::string> step = {"plimsoll-trial", "--plant",        "cartpole",
+                                     "--trajectory",   "trajectory.f64", "--"};
     step.insert(step.end(), controller_argv.begin(), controller_argv.end());
     Request request;
     request.timeout_ms = 120'000;  // 2000 ticks of python3 under TCG
@@ -74,14 +77,16 @@ class ExamTest : public ConformanceTest {
       auto refused = sandbox().Run(request);
       EXPECT_FALSE(refused.ok()) << "embedded ran a Python controller";
       if (!refused.ok()) {
-        EXPECT_EQ(refused.error().not_dispatched(), NotDispatched::kUnsupported) << refused.error().ToString();
+        EXPECT_EQ(refused.error().not_dispatched(), NotDispatched::kUnsupported)
+            << refused.error().ToString();
       }
       return nlohmann::json::object();
     }
     Result result = RunChecked(request);
     if (UnderGvisor()) {
       EXPECT_EQ(result.exit_code, 4) << result.stdout_bytes << result.stderr_bytes;
-      EXPECT_NE(result.stderr_bytes.find("can read it (/proc/PID/environ, /proc/PID/fd/N"), std::string::npos)
+      EXPECT_NE(result.stderr_bytes.find("can read it (/proc/PID/environ, /proc/PID/fd/N"),
+                std::string::npos)
           << result.stderr_bytes;
       EXPECT_EQ(result.stdout_bytes, "");
       return nlohmann::json::object();
@@ -89,7 +94,8 @@ class ExamTest : public ConformanceTest {
     EXPECT_EQ(result.exit_code, 0) << result.stderr_bytes;
     const nlohmann::json summary = nlohmann::json::parse(result.stdout_bytes, nullptr, false);
     if (!summary.is_object()) {
-      ADD_FAILURE() << "no summary: stdout " << result.stdout_bytes << " stderr " << result.stderr_bytes;
+      ADD_FAILURE() << "no summary: stdout " << result.stdout_bytes << " stderr "
+                    << result.stderr_bytes;
       return nlohmann::json::object();
     }
     if (result.artifacts.size() != 1) {
@@ -111,7 +117,8 @@ class ExamTest : public ConformanceTest {
 TEST_P(ExamTest, TheAcceptedControllerGivesTheHostsFingerprintInJavascriptAndPython) {
   const nlohmann::json javascript =
       Trial("controller.js", kAcceptedJavascript, {"qjs", "--controller", "controller.js"});
-  const nlohmann::json python = Trial("controller.py", kAcceptedPython, {"python3", "controller.py"});
+  const nlohmann::json python =
+      Trial("controller.py", kAcceptedPython, {"python3", "controller.py"});
   if (UnderGvisor()) return;  // refused, as the file comment says
   EXPECT_EQ(javascript.value("ended", ""), "finished");
   EXPECT_EQ(javascript.value("ticks", 0), 2000);
@@ -121,7 +128,8 @@ TEST_P(ExamTest, TheAcceptedControllerGivesTheHostsFingerprintInJavascriptAndPyt
 }
 
 TEST_P(ExamTest, TheDraftDropsThePoleOnTheSameTickWithTheSameFingerprint) {
-  const nlohmann::json draft = Trial("controller.js", kDraftJavascript, {"qjs", "--controller", "controller.js"});
+  const nlohmann::json draft =
+      Trial("controller.js", kDraftJavascript, {"qjs", "--controller", "controller.js"});
   if (UnderGvisor()) return;  // refused, as the file comment says
   EXPECT_EQ(draft.value("ended", ""), "failed");
   EXPECT_EQ(draft.value("ticks", 0), 799);
@@ -134,23 +142,24 @@ TEST_P(ExamTest, TheDraftDropsThePoleOnTheSameTickWithTheSameFingerprint) {
 TEST_P(ExamTest, ARefusedScenarioAndAMissingControllerEndAsPlimsollTrialEnds) {
   Request request;
   request.timeout_ms = 120'000;
-  request.project = ProjectPayload{
-      {{"controller.js", kAcceptedJavascript}, {"scenario.json", R"({"parameters": [0, 0, 2.0, 0]})"}},
-      {{"plimsoll-trial", "--plant", "cartpole", "--scenario", "scenario.json", "--trajectory", "t.f64", "--",
-        "qjs", "--controller", "controller.js"}},
-      {}};
+  request.project =
+      ProjectPayload{{{"controller.js", kAcceptedJavascript},
+                      {"scenario.json", R"({"parameters": [0, 0, 2.0, 0]})"}},
+                     {{"plimsoll-trial", "--plant", "cartpole", "--scenario", "scenario.json",
+                       "--trajectory", "t.f64", "--", "qjs", "--controller", "controller.js"}},
+                     {}};
   Result refused = RunChecked(request);
   EXPECT_EQ(refused.exit_code, UnderGvisor() ? 4 : 3) << refused.stderr_bytes;
   EXPECT_EQ(refused.stdout_bytes, "");
   if (!UnderGvisor()) {
-    EXPECT_NE(refused.stderr_bytes.find("refused the scenario"), std::string::npos) << refused.stderr_bytes;
+    EXPECT_NE(refused.stderr_bytes.find("refused the scenario"), std::string::npos)
+        << refused.stderr_bytes;
   }
 
-  request.project = ProjectPayload{
-      {{"other.js", kAcceptedJavascript}},
-      {{"plimsoll-trial", "--plant", "cartpole", "--trajectory", "t.f64", "--", "qjs", "--controller",
-        "controller.js"}},
-      {"t.f64"}};
+  request.project = ProjectPayload{{{"other.js", kAcceptedJavascript}},
+                                   {{"plimsoll-trial", "--plant", "cartpole", "--trajectory",
+                                     "t.f64", "--", "qjs", "--controller", "controller.js"}},
+                                   {"t.f64"}};
   Result missing = RunChecked(request);
   if (UnderGvisor()) return;
   EXPECT_EQ(missing.exit_code, 0) << missing.stderr_bytes;
@@ -158,7 +167,8 @@ TEST_P(ExamTest, ARefusedScenarioAndAMissingControllerEndAsPlimsollTrialEnds) {
   ASSERT_TRUE(summary.is_object()) << missing.stdout_bytes << missing.stderr_bytes;
   EXPECT_EQ(summary.value("ended", ""), "controller_exited");
   EXPECT_EQ(summary.value("ticks", -1), 0);
-  EXPECT_NE(missing.stderr_bytes.find("cannot read controller.js"), std::string::npos) << missing.stderr_bytes;
+  EXPECT_NE(missing.stderr_bytes.find("cannot read controller.js"), std::string::npos)
+      << missing.stderr_bytes;
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, ExamTest, ::testing::ValuesIn(ProvidersUnderTest()));

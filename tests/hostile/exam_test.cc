@@ -13,7 +13,8 @@
 namespace plimsoll::hostile {
 namespace {
 
-constexpr char kScenario[] = R"({"plant": "cartpole", "parameters": [0.01234567890123450, 0.0, 0.050, 0.0]})";
+constexpr char kScenario[] =
+    R"({"plant": "cartpole", "parameters": [0.01234567890123450, 0.0, 0.050, 0.0]})";
 
 constexpr char kSearchingController[] = R"py(import ctypes, errno, os, sys
 MARKER = ("0.0123456789" + "0123450").encode()  # split: this file holds no marker
@@ -124,39 +125,35 @@ const std::string kDenied = "denied (EACCES|EPERM|ENOENT)";
 
 const Program kExamPrograms[] = {{
     .name = "AControllerFindsNoHiddenScenario",
-    .verdict = "a controller started by plimsoll-trial finds the scenario nowhere: its file is gone, the "
-               "runner's memory, environment, maps and descriptors are denied to it (EACCES/EPERM, or the "
-               "runner is not listed: ENOENT), and "
-               "no file it can read and no process it can see holds the file's bytes; it has only "
-               "descriptors 0, 1 and 2; the trial still runs to its end (the pole falls)",
+    .verdict =
+        "a controller started by plimsoll-trial finds the scenario nowhere: its file is gone, the "
+        "runner's memory, environment, maps and descriptors are denied to it (EACCES/EPERM, or the "
+        "runner is not listed: ENOENT), and "
+        "no file it can read and no process it can see holds the file's bytes; it has only "
+        "descriptors 0, 1 and 2; the trial still runs to its end (the pole falls)",
     .script = kSearchingController,
-    .steps = {{"plimsoll-trial", "--plant", "cartpole", "--scenario", "scenario.json", "--trajectory",
-               "trajectory.f64", "--answer-timeout-ms", "60000", "--", "python3", "probe.py", "{TOKEN}"},
+    .steps = {{"plimsoll-trial", "--plant", "cartpole", "--scenario", "scenario.json",
+               "--trajectory", "trajectory.f64", "--answer-timeout-ms", "60000", "--", "python3",
+               "probe.py", "{TOKEN}"},
               {"python3", "-c", "import sys; sys.stdout.write(open('findings.txt').read())"}},
     .files = {{"scenario.json", kScenario}},
     .timeout_ms = 120'000,
     .step_count = 2,
-    .stdout_lines = {R"(\{.*"ended":"failed".*"scenario_sha256":"[0-9a-f]{64}".*\})",
-                     "scenario file: absent",
-                     "runner mem: " + kDenied,
-                     "runner environ: " + kDenied,
-                     "runner maps: " + kDenied,
-                     "runner fdinfo/0: " + kDenied,
-                     "runner cmdline: (read, marker absent|denied ENOENT)",
-                     "runner fd: " + kDenied,
-                     "runner cwd: " + kDenied,
-                     "runner root: " + kDenied,
-                     "runner fd/0\\.\\.63: opened 0, denied (EACCES|EPERM|ENOENT)(\\|(EACCES|EPERM|ENOENT))*",
-                     "runner process_vm_readv: " + kDenied,
-                     "runner ptrace attach: " + kDenied,
-                     "files searched: [1-9][0-9]*, marker absent",
-                     "processes searched: [0-9]+, marker absent",
-                     "own descriptors: 0 1 2"},
+    .stdout_lines =
+        {R"(\{.*"ended":"failed".*"scenario_sha256":"[0-9a-f]{64}".*\})", "scenario file: absent",
+         "runner mem: " + kDenied, "runner environ: " + kDenied, "runner maps: " + kDenied,
+         "runner fdinfo/0: " + kDenied, "runner cmdline: (read, marker absent|denied ENOENT)",
+         "runner fd: " + kDenied, "runner cwd: " + kDenied, "runner root: " + kDenied,
+         "runner fd/0\\.\\.63: opened 0, denied (EACCES|EPERM|ENOENT)(\\|(EACCES|EPERM|ENOENT))*",
+         "runner process_vm_readv: " + kDenied, "runner ptrace attach: " + kDenied,
+         "files searched: [1-9][0-9]*, marker absent", "processes searched: [0-9]+, marker absent",
+         "own descriptors: 0 1 2"},
     .under_gvisor =
         GvisorVerdict{
-            .difference = "gVisor does not make a non-dumpable process's /proc entries root-owned "
-                          "(google/gvisor#160): a same-user process could open the runner's descriptors, "
-                          "so the runner's proof fails and it refuses to start; no controller runs",
+            .difference =
+                "gVisor does not make a non-dumpable process's /proc entries root-owned "
+                "(google/gvisor#160): a same-user process could open the runner's descriptors, "
+                "so the runner's proof fails and it refuses to start; no controller runs",
             .outcome = ProjectOutcome::kCompleted,
             .exit_code = 4,
             .step_count = 1,
@@ -164,7 +161,8 @@ const Program kExamPrograms[] = {{
             .check =
                 [](const Result& result, const Description&) {
                   ASSERT_EQ(result.steps.size(), 1u);
-                  EXPECT_NE(result.steps[0].stderr_bytes.find("can read it (/proc/PID/environ, /proc/PID/fd/N"),
+                  EXPECT_NE(result.steps[0].stderr_bytes.find(
+                                "can read it (/proc/PID/environ, /proc/PID/fd/N"),
                             std::string::npos)
                       << result.steps[0].stderr_bytes;
                 }},

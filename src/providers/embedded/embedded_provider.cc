@@ -42,10 +42,11 @@ Error OnlyJavascript(const Request& request) {
   std::string kind(request.kind() ? PayloadKindName(*request.kind()) : "this");
   if (request.cell) kind = request.cell->language + " cell";
   if (request.project) {
-    return Refusal(NotDispatched::kUnsupported,
-                   "The embedded provider runs JavaScript, and of projects only exams (one plimsoll-trial "
-                   "step with a `qjs --controller FILE` controller, docs/exams.md); other projects need a "
-                   "container, kernel or vm provider (e.g. --provider linux).");
+    return Refusal(
+        NotDispatched::kUnsupported,
+        "The embedded provider runs JavaScript, and of projects only exams (one plimsoll-trial "
+        "step with a `qjs --controller FILE` controller, docs/exams.md); other projects need a "
+        "container, kernel or vm provider (e.g. --provider linux).");
   }
   return Refusal(NotDispatched::kUnsupported,
                  "The embedded provider runs JavaScript only; " + kind +
@@ -243,8 +244,9 @@ class EmbeddedProvider final : public Provider {
             {"wasm_sha256", identity_.wasm_sha256},
             {"wasm2c_sha256", identity_.wasm2c_sha256},
             {"wall", identity_.wall},
-            {"exams", "in process: projects whose one step is plimsoll-trial with a qjs --controller "
-                      "controller (docs/exams.md)"},
+            {"exams",
+             "in process: projects whose one step is plimsoll-trial with a qjs --controller "
+             "controller (docs/exams.md)"},
             {"warning", std::string(kWallWarning)}};
   }
 

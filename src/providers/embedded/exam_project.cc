@@ -43,15 +43,16 @@ const ProjectFile* FindFile(const ProjectPayload& project, const std::string& pa
 }
 
 Error Unsupported(const std::string& why) {
-  return Refusal(NotDispatched::kUnsupported, "The embedded provider runs exams in process " + why +
-                                                  " Other projects need a container, kernel or vm provider "
-                                                  "(e.g. --provider linux).");
+  return Refusal(NotDispatched::kUnsupported,
+                 "The embedded provider runs exams in process " + why +
+                     " Other projects need a container, kernel or vm provider "
+                     "(e.g. --provider linux).");
 }
 
 // The step's result, and the run's from it (a project's top-level fields are
 // its last step's).
-Result Finish(const std::vector<std::string>& command, int64_t exit_code, std::string out, std::string err,
-              Clock::time_point start, const Limits& limits) {
+Result Finish(const std::vector<std::string>& command, int64_t exit_code, std::string out,
+              std::string err, Clock::time_point start, const Limits& limits) {
   StepResult step;
   step.command = command;
   step.exit_code = exit_code;
@@ -63,7 +64,8 @@ Result Finish(const std::vector<std::string>& command, int64_t exit_code, std::s
   err.resize(std::min(err.size(), cap));
   step.stdout_bytes = std::move(out);
   step.stderr_bytes = std::move(err);
-  step.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+  step.duration_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
 
   Result result;
   result.kind = PayloadKind::kProject;
@@ -82,10 +84,12 @@ Result Finish(const std::vector<std::string>& command, int64_t exit_code, std::s
 }  // namespace
 
 bool IsExamProject(const ProjectPayload& project) {
-  return project.steps.size() == 1 && !project.steps[0].empty() && Named(project.steps[0][0], "plimsoll-trial");
+  return project.steps.size() == 1 && !project.steps[0].empty() &&
+         Named(project.steps[0][0], "plimsoll-trial");
 }
 
-Expected<Result> RunExamProject(const ProjectPayload& project, Clock::time_point deadline, const Limits& limits) {
+Expected<Result> RunExamProject(const ProjectPayload& project, Clock::time_point deadline,
+                                const Limits& limits) {
   const Clock::time_point start = Clock::now();
   const std::vector<std::string>& command = project.steps[0];
   auto failed = [&](int64_t exit_code, const std::string& message) {
@@ -95,12 +99,14 @@ Expected<Result> RunExamProject(const ProjectPayload& project, Clock::time_point
       sims::ParseTrialCommand(std::vector<std::string>(command.begin() + 1, command.end()));
   if (!request.ok()) {
     return Finish(command, kUsageError, "",
-                  "plimsoll-trial: " + request.error().message() + "\n" + sims::kTrialUsage, start, limits);
+                  "plimsoll-trial: " + request.error().message() + "\n" + sims::kTrialUsage, start,
+                  limits);
   }
   const std::vector<std::string>& controller = request->controller_argv;
   if (controller.size() != 3 || !Named(controller[0], "qjs") || controller[1] != "--controller") {
-    return Unsupported("with a JavaScript controller given as `qjs --controller FILE` (no Python, no other "
-                       "qjs options).");
+    return Unsupported(
+        "with a JavaScript controller given as `qjs --controller FILE` (no Python, no other "
+        "qjs options).");
   }
 
   // The scenario: from the request's files (there is no file system to
@@ -117,8 +123,8 @@ Expected<Result> RunExamProject(const ProjectPayload& project, Clock::time_point
     scenario = std::move(*parsed);
   }
   if (scenario.plant && *scenario.plant != request->plant) {
-    return failed(kScenarioError,
-                  "The scenario is for the plant \"" + *scenario.plant + "\", not \"" + request->plant + "\".");
+    return failed(kScenarioError, "The scenario is for the plant \"" + *scenario.plant +
+                                      "\", not \"" + request->plant + "\".");
   }
 
   // The controller: a missing file is a script that does not load (qjs
@@ -128,40 +134,45 @@ Expected<Result> RunExamProject(const ProjectPayload& project, Clock::time_point
   engine_limits.memory_bytes = static_cast<size_t>(limits.memory_bytes);
   engine_limits.output_cap_bytes = static_cast<size_t>(limits.output_cap_bytes);
   std::string printed;  // the controller's stderr, as a qjs child's would read
-  if (script == nullptr) printed = "qjs: cannot read " + controller[2] + ": No such file or directory\n";
+  if (script == nullptr)
+    printed = "qjs: cannot read " + controller[2] + ": No such file or directory\n";
   std::optional<Error> no_interpreter;  // the engine could not make one: nothing of the guest's ran
-  const sims::ControllerStarter start_controller = [&]() -> Expected<std::unique_ptr<sims::Controller>> {
+  const sims::ControllerStarter start_controller =
+      [&]() -> Expected<std::unique_ptr<sims::Controller>> {
     Expected<std::unique_ptr<sims::Controller>> made = sims::InProcessJavascriptController::Start(
         // No file: qjs would stop at reading it, with the line above only.
         script != nullptr ? std::string_view(script->content) : std::string_view(),
         script != nullptr ? &printed : nullptr,
         // qjs --controller's default load timeout, within the run's deadline
         // (rounded up: a load cut by it must end at or after the deadline).
-        std::min<std::chrono::milliseconds>(
-            std::chrono::seconds(10),
-            std::chrono::ceil<std::chrono::milliseconds>(std::max(deadline - Clock::now(), Clock::duration::zero()))),
+        std::min<std::chrono::milliseconds>(std::chrono::seconds(10),
+                                            std::chrono::ceil<std::chrono::milliseconds>(std::max(
+                                                deadline - Clock::now(), Clock::duration::zero()))),
         engine_limits);
     if (!made.ok()) no_interpreter = made.error();
     return made;
   };
-  Expected<sims::InProcessTrial> trial =
-      sims::RunTrialInProcess(request->plant, scenario.parameters, request->answer_deadline, deadline, start_controller);
+  Expected<sims::InProcessTrial> trial = sims::RunTrialInProcess(
+      request->plant, scenario.parameters, request->answer_deadline, deadline, start_controller);
 
   // Past the run's deadline, a step is killed wherever it was (a script that
   // spun at load until then included): timed out, as on every tier.
-  if (Clock::now() >= deadline && !no_interpreter) return Finish(command, kTimedOutExit, "", printed, start, limits);
+  if (Clock::now() >= deadline && !no_interpreter)
+    return Finish(command, kTimedOutExit, "", printed, start, limits);
   if (!trial.ok()) {
     const Error& error = trial.error();
     if (no_interpreter) return *no_interpreter;
     if (error.code() == ErrorCode::kDeadlineExceeded) {
       return Finish(command, kTimedOutExit, "", printed, start, limits);
     }
-    const int64_t exit_code = error.code() == ErrorCode::kInvalidArgument    ? kScenarioError
+    const int64_t exit_code = error.code() == ErrorCode::kInvalidArgument      ? kScenarioError
                               : error.code() == ErrorCode::kFailedPrecondition ? kStartError
                                                                                : kInternalError;
-    return Finish(command, exit_code, "", printed + "plimsoll-trial: " + error.message() + "\n", start, limits);
+    return Finish(command, exit_code, "", printed + "plimsoll-trial: " + error.message() + "\n",
+                  start, limits);
   }
-  Result result = Finish(command, 0, sims::SummaryJson(trial->summary).dump() + "\n", printed, start, limits);
+  Result result =
+      Finish(command, 0, sims::SummaryJson(trial->summary).dump() + "\n", printed, start, limits);
   for (const std::string& path : project.artifacts) {
     if (InWork(path) != InWork(request->trajectory_path)) continue;  // nothing else exists here
     Artifact artifact;

@@ -37,7 +37,8 @@ bool IsExamProject(const ProjectPayload& project);
 // provider, tier and environment are left for the caller. Errors: refusals
 // (kUnsupported) for what is not served here; the engine's refusal when no
 // interpreter could be made.
-Expected<Result> RunExamProject(const ProjectPayload& project, std::chrono::steady_clock::time_point deadline,
+Expected<Result> RunExamProject(const ProjectPayload& project,
+                                std::chrono::steady_clock::time_point deadline,
                                 const Limits& limits);
 
 }  // namespace plimsoll

@@ -15,11 +15,13 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-constexpr char kAccepted[] = "function control(x, v, theta, omega) { return 40 * theta + 5 * omega + x + v; }";
+constexpr char kAccepted[] =
+    "function control(x, v, theta, omega) { return 40 * theta + 5 * omega + x + v; }";
 
 ProjectPayload Exam(std::vector<std::string> controller, std::string script = kAccepted,
                     std::vector<std::string> artifacts = {"trajectory.f64"}) {
-  std::vector<std::string> step = {"plimsoll-trial", "--plant", "cartpole", "--trajectory", "trajectory.f64", "--"};
+  std::vector<std::string> step = {"plimsoll-trial", "--plant",        "cartpole",
+                                   "--trajectory",   "trajectory.f64", "--"};
   step.insert(step.end(), controller.begin(), controller.end());
   return ProjectPayload{{{"controller.js", std::move(script)}}, {step}, std::move(artifacts)};
 }
@@ -33,8 +35,10 @@ TEST(ExamProject, OnlyOnePlimsollTrialStepIsAnExam) {
 }
 
 TEST(ExamProject, ControllersOtherThanQjsAreRefusedWithNothingRun) {
-  for (const auto& controller : std::vector<std::vector<std::string>>{
-           {"python3", "controller.py"}, {"qjs", "controller.js"}, {"qjs", "--controller", "controller.js", "-x"}}) {
+  for (const auto& controller :
+       std::vector<std::vector<std::string>>{{"python3", "controller.py"},
+                                             {"qjs", "controller.js"},
+                                             {"qjs", "--controller", "controller.js", "-x"}}) {
     Expected<Result> result = RunExamProject(Exam(controller), Clock::now() + 5s, Limits{});
     ASSERT_FALSE(result.ok()) << controller[0];
     EXPECT_EQ(result.error().not_dispatched(), NotDispatched::kUnsupported);
@@ -47,14 +51,16 @@ TEST(ExamProject, UsageErrorsAreExitTwoAsFromTheCommand) {
   Expected<Result> result = RunExamProject(project, Clock::now() + 5s, Limits{});
   ASSERT_TRUE(result.ok()) << result.error().ToString();
   EXPECT_EQ(result->exit_code, 2);
-  EXPECT_NE(result->stderr_bytes.find("unknown option --bogus"), std::string::npos) << result->stderr_bytes;
+  EXPECT_NE(result->stderr_bytes.find("unknown option --bogus"), std::string::npos)
+      << result->stderr_bytes;
   EXPECT_NE(result->stderr_bytes.find("usage: plimsoll-trial"), std::string::npos);
 }
 
 TEST(ExamProject, TheTrajectoryIsTheOnlyArtifactThere) {
-  Expected<Result> result = RunExamProject(
-      Exam({"/usr/local/bin/qjs", "--controller", "/work/controller.js"}, kAccepted, {"./trajectory.f64", "other"}),
-      Clock::now() + 30s, Limits{});
+  Expected<Result> result =
+      RunExamProject(Exam({"/usr/local/bin/qjs", "--controller", "/work/controller.js"}, kAccepted,
+                          {"./trajectory.f64", "other"}),
+                     Clock::now() + 30s, Limits{});
   ASSERT_TRUE(result.ok()) << result.error().ToString();
   EXPECT_EQ(result->exit_code, 0) << result->stderr_bytes;
   ASSERT_EQ(result->artifacts.size(), 1u);
@@ -68,8 +74,8 @@ TEST(ExamProject, TheTrajectoryIsTheOnlyArtifactThere) {
 TEST(ExamProject, TheRunsDeadlineTimesTheStepOut) {
   for (const char* script : {"for (;;) {}", "function control() { for (;;) {} }"}) {
     const Clock::time_point start = Clock::now();
-    Expected<Result> result =
-        RunExamProject(Exam({"qjs", "--controller", "controller.js"}, script), start + 300ms, Limits{});
+    Expected<Result> result = RunExamProject(Exam({"qjs", "--controller", "controller.js"}, script),
+                                             start + 300ms, Limits{});
     ASSERT_TRUE(result.ok()) << result.error().ToString();
     EXPECT_EQ(result->exit_code, 124) << script << ": " << result->stderr_bytes;
     EXPECT_TRUE(result->timed_out);
