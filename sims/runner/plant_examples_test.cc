@@ -26,6 +26,8 @@ constexpr PassingRule kPassing[] = {
     {"cartpole", 20.0},  // balanced for the whole 20 s
     {"shower", 0.9},     // within 38 ± 1 °C for 90 % of the last 40 s
     {"ship", 0.9},       // within 30 ± 2° for 90 % of the last 200 s
+    {"buck", 0.9},       // within 5 ± 0.1 V for 90 % of the last 25 ms
+    {"swingup", 0.85},   // within 0.2 rad of upright for 85 % of the last 10 s
 };
 
 std::string ReadExample(std::string_view plant, const char* name) {

@@ -11,6 +11,7 @@ constexpr std::array kPlants = {
     PlantEntry{"cartpole", &CreateCartpolePlant},
     PlantEntry{"shower", &CreateShowerPlant},
     PlantEntry{"ship", &CreateShipPlant},
+    PlantEntry{"buck", &CreateBuckPlant},
 };
 
 }  // namespace

@@ -40,6 +40,7 @@ Expected<std::unique_ptr<Plant>> CreatePlant(std::string_view name);
 Expected<std::unique_ptr<Plant>> CreateCartpolePlant();
 Expected<std::unique_ptr<Plant>> CreateShowerPlant();
 Expected<std::unique_ptr<Plant>> CreateShipPlant();
+Expected<std::unique_ptr<Plant>> CreateBuckPlant();
 
 }  // namespace plimsoll::sims
 
