@@ -38,9 +38,9 @@ using Controller = std::function<double(double v, double i)>;
 using ControllerFactory = Controller (*)();
 
 constexpr int kEndTicks = 3000;
-constexpr int kSubsteps = 10;           // per tick
-constexpr int kLoadStepSubstep = 10000; // t = 10 ms: the first substep with R2
-constexpr int kUnscoredTicks = 500;     // the score counts ticks 501..3000
+constexpr int kSubsteps = 10;            // per tick
+constexpr int kLoadStepSubstep = 10000;  // t = 10 ms: the first substep with R2
+constexpr int kUnscoredTicks = 500;      // the score counts ticks 501..3000
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -307,12 +307,12 @@ TEST(BuckPlant, TheStateFollowsTheExactEulerSolution) {
     double duty;
   };
   const std::array<Case, 6> cases = {{
-      {{12, 2, 2, 0}, 0.25},    // no load step (R1 = R2): rings up to 3 V and settles
-      {{10, 5, 1, 4}, 0.4},     // starts at d·V_in with no current; the load steps 5 → 1 Ω
-      {{20, 20, 4, 5}, 0.25},   // a light load (Q = 20), then a heavier one
-      {{16, 8, 4, 4.5}, 0.3125},  // settles at 5 V; the load steps 8 → 4 Ω
+      {{12, 2, 2, 0}, 0.25},         // no load step (R1 = R2): rings up to 3 V and settles
+      {{10, 5, 1, 4}, 0.4},          // starts at d·V_in with no current; the load steps 5 → 1 Ω
+      {{20, 20, 4, 5}, 0.25},        // a light load (Q = 20), then a heavier one
+      {{16, 8, 4, 4.5}, 0.3125},     // settles at 5 V; the load steps 8 → 4 Ω
       {{12, 10, 2.5, 0}, 5.0 / 12},  // the default scenario open loop: overvoltage
-      {{8, 2, 1, 0}, 1.0},      // full duty into a 2 Ω load: overcurrent
+      {{8, 2, 1, 0}, 1.0},           // full duty into a 2 Ω load: overcurrent
   }};
   for (const Case& c : cases) {
     const Scenario& s = c.scenario;
@@ -369,9 +369,8 @@ TEST(BuckPlant, TheStateFollowsTheExactEulerSolution) {
     Report(
         "constant duty %.6f %s: %s on tick %d, score %.4f; largest |state - exact solution| "
         "%.3Lg; final v %.9f V (|v - d V_in| %.3g), i %.6f A",
-        c.duty, Describe(s).c_str(), trial.end == PLANT_FAILED ? "failed" : "finished",
-        trial.ticks, trial.score, largest_difference, trial.final_state[0], settled,
-        trial.final_state[1]);
+        c.duty, Describe(s).c_str(), trial.end == PLANT_FAILED ? "failed" : "finished", trial.ticks,
+        trial.score, largest_difference, trial.final_state[0], settled, trial.final_state[1]);
   }
 }
 
@@ -485,9 +484,10 @@ TEST(BuckPlant, TheFailingControllerFails) {
       EXPECT_GT(trial.final_state[0], 7.0);  // overvoltage
       EXPECT_EQ(trial.score, 0.0);
     }
-    Report("failing (d = 5/12) %s: %s on tick %d (t = %.2f ms), score %.4f, final v %.4f V, i %.4f A",
-           Describe(s).c_str(), trial.end == PLANT_FAILED ? "failed" : "finished", trial.ticks,
-           trial.ticks * 0.01, trial.score, trial.final_state[0], trial.final_state[1]);
+    Report(
+        "failing (d = 5/12) %s: %s on tick %d (t = %.2f ms), score %.4f, final v %.4f V, i %.4f A",
+        Describe(s).c_str(), trial.end == PLANT_FAILED ? "failed" : "finished", trial.ticks,
+        trial.ticks * 0.01, trial.score, trial.final_state[0], trial.final_state[1]);
   }
 }
 
