@@ -12,6 +12,7 @@ constexpr std::array kPlants = {
     PlantEntry{"shower", &CreateShowerPlant},
     PlantEntry{"ship", &CreateShipPlant},
     PlantEntry{"buck", &CreateBuckPlant},
+    PlantEntry{"swingup", &CreateSwingupPlant},
 };
 
 }  // namespace

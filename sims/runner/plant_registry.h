@@ -41,6 +41,7 @@ Expected<std::unique_ptr<Plant>> CreateCartpolePlant();
 Expected<std::unique_ptr<Plant>> CreateShowerPlant();
 Expected<std::unique_ptr<Plant>> CreateShipPlant();
 Expected<std::unique_ptr<Plant>> CreateBuckPlant();
+Expected<std::unique_ptr<Plant>> CreateSwingupPlant();
 
 }  // namespace plimsoll::sims
 
