@@ -1,0 +1,258 @@
+// C controllers end to end on this host: plimsoll-cc's pipeline with the
+// host's clang-14 and wasm2c (the image carries the same Debian packages),
+// the compiled program run as the runner's controller process, and the
+// module checks. The same laws in JavaScript give the same bits.
+#include "controller/c_controller.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "runner/controller_process.h"
+#include "runner/javascript_controller.h"
+#include "runner/trial.h"
+
+namespace plimsoll::sims {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kAccepted[] = "8ba38f43b0a9067f49641258ae2e2555724e3eaad2fba84017746c7e849a5304";
+constexpr char kDraft[] = "baa2dfc23c6401607d77e1ceba0efe8c60ca0ec19f110c91d68b2e61615b1b81";
+constexpr ControllerShape kCartPole = {4, 1};
+
+class CControllerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/plimsoll-c-controller-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    directory_ = pattern;
+  }
+  void TearDown() override { fs::remove_all(directory_); }
+
+  // Compiles `source` for `shape` into NAME; the pipeline's status.
+  Status Compile(const std::string& name, const std::string& source,
+                 ControllerShape shape = kCartPole) {
+    std::ofstream(directory_ / (name + ".c")) << source;
+    CompileOptions options;
+    options.source = directory_ / (name + ".c");
+    options.output = directory_ / name;
+    options.shape = shape;
+    options.work_directory = directory_ / (name + ".build");
+    return CompileCController(options);
+  }
+
+  Expected<InProcessTrial> Trial(const std::string& name, const std::string& plant = "cartpole",
+                                 std::chrono::milliseconds deadline = kAnswerDeadline) {
+    const std::string program = (directory_ / name).string();
+    return RunTrialInProcess(plant, {}, deadline, Deadline::max(),
+                             [&]() -> Expected<std::unique_ptr<Controller>> {
+                               auto started = ControllerProcess::Start({program});
+                               if (!started.ok()) return started.error();
+                               return std::unique_ptr<Controller>(std::move(*started));
+                             });
+  }
+
+  fs::path directory_;
+};
+
+TEST_F(CControllerTest, TheAcceptedLawInCGivesTheFingerprintOfEveryOtherLanguage) {
+  ASSERT_TRUE(Compile("accepted",
+                      "double control(double x, double v, double theta, double omega, int k) {\n"
+                      "  (void)k;\n"
+                      "  return 40 * theta + 5 * omega + x + v;\n"
+                      "}\n")
+                  .ok());
+  ASSERT_TRUE(Compile("draft",
+                      "double control(double x, double v, double theta, double omega, int k) {\n"
+                      "  (void)k;\n"
+                      "  return 40 * theta + 5 * omega - x - v;\n"
+                      "}\n")
+                  .ok());
+  Expected<InProcessTrial> accepted = Trial("accepted");
+  ASSERT_TRUE(accepted.ok()) << accepted.error().message();
+  EXPECT_EQ(TrialEndName(accepted->summary.ended), "finished") << accepted->summary.detail;
+  EXPECT_EQ(accepted->summary.ticks, 2000);
+  EXPECT_EQ(accepted->summary.fingerprint, kAccepted);
+  Expected<InProcessTrial> draft = Trial("draft");
+  ASSERT_TRUE(draft.ok()) << draft.error().message();
+  EXPECT_EQ(TrialEndName(draft->summary.ended), "failed");
+  EXPECT_EQ(draft->summary.ticks, 799);
+  EXPECT_EQ(draft->summary.fingerprint, kDraft);
+}
+
+// A law with math library calls: C's cos and sin are wasi-libc's, compiled
+// into the controller's module; JavaScript's Math.cos and Math.sin are
+// QuickJS's own, compiled into the engine's module. Where they differ in
+// the last bit, the trajectories part from that tick on.
+TEST_F(CControllerTest, ComparesACAndAJavascriptLawWithMathCallsTickByTick) {
+  ASSERT_TRUE(Compile("trig",
+                      "#include <math.h>\n"
+                      "double control(double x, double v, double theta, double omega, int k) {\n"
+                      "  (void)k;\n"
+                      "  return 40 * sin(theta) + 5 * omega * cos(theta) + x + v;\n"
+                      "}\n")
+                  .ok());
+  Expected<InProcessTrial> c = Trial("trig");
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  std::string printed;
+  Expected<InProcessTrial> js =
+      RunTrialInProcess("cartpole", {}, kAnswerDeadline, Deadline::max(), [&] {
+        return InProcessJavascriptController::Start(
+            "function control(x, v, theta, omega) {\n"
+            "  return 40 * Math.sin(theta) + 5 * omega * Math.cos(theta) + x + v;\n"
+            "}\n",
+            &printed);
+      });
+  ASSERT_TRUE(js.ok()) << js.error().message();
+  EXPECT_EQ(TrialEndName(c->summary.ended), "finished") << c->summary.detail;
+  EXPECT_EQ(TrialEndName(js->summary.ended), "finished") << js->summary.detail;
+  ASSERT_EQ(c->trajectory.size(), js->trajectory.size());
+  const size_t row_bytes = 5 * sizeof(double);
+  size_t first_difference = c->trajectory.size();
+  for (size_t at = 0; at < c->trajectory.size(); ++at) {
+    if (c->trajectory[at] != js->trajectory[at]) {
+      first_difference = at;
+      break;
+    }
+  }
+  std::printf("[ report   ] sin/cos law: C %s, JavaScript %s; first differing tick: %s\n",
+              c->summary.fingerprint.c_str(), js->summary.fingerprint.c_str(),
+              first_difference == c->trajectory.size()
+                  ? "none"
+                  : std::to_string(first_difference / row_bytes).c_str());
+}
+
+TEST_F(CControllerTest, SeveralInputsUseTheVectorForm) {
+  ASSERT_TRUE(Compile("vector",
+                      "void control(const double *state, double *inputs, int k) {\n"
+                      "  inputs[0] = state[0] + state[1];\n"
+                      "  inputs[1] = state[2] * state[3] + k;\n"
+                      "}\n",
+                      {4, 2})
+                  .ok());
+  auto controller = ControllerProcess::Start({(directory_ / "vector").string()});
+  ASSERT_TRUE(controller.ok()) << controller.error().message();
+  std::string answer;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const std::array<double, 4> first = {1, 2, 3, 4}, second = {0.1, 0.2, -1, 1e300};
+  ASSERT_EQ((*controller)->Converse(first, deadline, &answer), Exchange::kAnswered);
+  EXPECT_EQ(answer, "3 12");
+  ASSERT_EQ((*controller)->Converse(second, deadline, &answer), Exchange::kAnswered);
+  EXPECT_EQ(answer, "0.30000000000000004 -1e+300");
+}
+
+void ExpectAuthorError(const Status& status, const std::string& words) {
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(status.error().message().find(words), std::string::npos) << status.error().message();
+}
+
+TEST_F(CControllerTest, RefusesAControllerThatImportsAnything) {
+  ExpectAuthorError(Compile("printing",
+                            "#include <stdio.h>\n"
+                            "double control(double x, double v, double t, double w, int k) {\n"
+                            "  printf(\"%d\\n\", k);\n"
+                            "  return x + v + t + w;\n"
+                            "}\n"),
+                    "imports wasi_snapshot_preview1.");
+  ExpectAuthorError(Compile("declared",
+                            "__attribute__((import_module(\"env\"), import_name(\"peek\")))\n"
+                            "double peek(int what);\n"
+                            "double control(double x, double v, double t, double w, int k) {\n"
+                            "  return peek(k) + x + v + t + w;\n"
+                            "}\n"),
+                    "imports env.peek (and 0 more): a controller may import nothing");
+  ExpectAuthorError(Compile("clock",
+                            "#include <time.h>\n"
+                            "double control(double x, double v, double t, double w, int k) {\n"
+                            "  (void)k;\n"
+                            "  return (double)time(0) + x + v + t + w;\n"
+                            "}\n"),
+                    "imports wasi_snapshot_preview1.clock_time_get");
+  EXPECT_FALSE(fs::exists(directory_ / "printing"));
+}
+
+TEST_F(CControllerTest, AWrongSignatureOrNoControlIsTheAuthorsToFix) {
+  ExpectAuthorError(Compile("narrow", "double control(double x, int k) { return x + k; }\n"),
+                    "did not compile");
+  ExpectAuthorError(Compile("vector_for_one",
+                            "void control(const double *s, double *u, int k) { u[0] = s[0]; }\n"),
+                    "did not compile");
+  ExpectAuthorError(Compile("none", "double helper(double x) { return x; }\n"), "did not compile");
+  ExpectAuthorError(Compile("syntax", "double control(double x, { return }\n"), "did not compile");
+  CompileOptions missing;
+  missing.source = directory_ / "absent.c";
+  missing.output = directory_ / "absent";
+  missing.shape = kCartPole;
+  missing.work_directory = directory_ / "absent.build";
+  ExpectAuthorError(CompileCController(missing), "not a readable regular file");
+}
+
+TEST_F(CControllerTest, ATrapOrAnEndlessLoopEndsTheTrialNotTheRunner) {
+  ASSERT_TRUE(Compile("wild",
+                      "double control(double x, double v, double t, double w, int k) {\n"
+                      "  if (k == 3) *(volatile double *)0xfffffff0u = x;\n"
+                      "  return v + t + w;\n"
+                      "}\n")
+                  .ok());
+  Expected<InProcessTrial> wild = Trial("wild");
+  ASSERT_TRUE(wild.ok()) << wild.error().message();
+  EXPECT_EQ(TrialEndName(wild->summary.ended), "controller_exited");
+  EXPECT_EQ(wild->summary.ticks, 3);
+
+  ASSERT_TRUE(
+      Compile("deep",
+              "static double down(double x, int n) { return n == 0 ? x : down(x, n - 1) + 1; }\n"
+              "double control(double x, double v, double t, double w, int k) {\n"
+              "  return down(x + v + t + w, k == 1 ? 100000000 : 1);\n"
+              "}\n")
+          .ok());
+  Expected<InProcessTrial> deep = Trial("deep");
+  ASSERT_TRUE(deep.ok()) << deep.error().message();
+  EXPECT_EQ(TrialEndName(deep->summary.ended), "controller_exited");
+  EXPECT_EQ(deep->summary.ticks, 1);
+
+  ASSERT_TRUE(Compile("endless",
+                      "double control(double x, double v, double t, double w, int k) {\n"
+                      "  volatile int spin = 1;\n"
+                      "  while (k == 2 && spin) {}\n"
+                      "  return x + v + t + w;\n"
+                      "}\n")
+                  .ok());
+  Expected<InProcessTrial> endless = Trial("endless", "cartpole", std::chrono::milliseconds(300));
+  ASSERT_TRUE(endless.ok()) << endless.error().message();
+  EXPECT_EQ(TrialEndName(endless->summary.ended), "late");
+  EXPECT_EQ(endless->summary.ticks, 2);
+}
+
+int RunCommand(const std::string& command) {
+  const int status = std::system((command + " >/dev/null 2>&1").c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_F(CControllerTest, ThePlimsollCcCommandExitsAsDocumented) {
+  const std::string cc = PLIMSOLL_CC_BINARY;
+  const std::string source = (directory_ / "law.c").string();
+  std::ofstream(source) << "double control(double x, double v, double t, double w, int k) {\n"
+                           "  (void)k;\n  return 40 * t + 5 * w + x + v;\n}\n";
+  std::ofstream(directory_ / "bad.c") << "double control(void) { return 0; }\n";
+  const std::string out = (directory_ / "law").string();
+  EXPECT_EQ(RunCommand(cc + " --plant cartpole " + source + " -o " + out), 0);
+  EXPECT_TRUE(fs::exists(out));
+  EXPECT_TRUE(fs::exists(out + ".build/controller.wasm"));
+  EXPECT_EQ(RunCommand(cc + " --plant cartpole " + (directory_ / "bad.c").string() + " -o " + out),
+            1);
+  EXPECT_EQ(RunCommand(cc + " " + source + " -o " + out), 2);
+  EXPECT_EQ(RunCommand(cc + " --plant cartpole --bogus " + source + " -o " + out), 2);
+  EXPECT_EQ(RunCommand(cc + " --plant no-such-plant " + source + " -o " + out), 3);
+}
+
+}  // namespace
+}  // namespace plimsoll::sims
