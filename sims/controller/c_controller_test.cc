@@ -1,7 +1,8 @@
-// C controllers end to end on this host: plimsoll-cc's pipeline with the
-// host's clang-14 and wasm2c (the image carries the same Debian packages),
-// the compiled program run as the runner's controller process, and the
-// module checks. The same laws in JavaScript give the same bits.
+// C controllers end to end on this host: plimsoll-cc's compile step with
+// the host's clang-14 (the image carries the same Debian packages), the
+// module run by plimsoll-wasm-controller as the runner's controller
+// process, and the module checks. The same laws in JavaScript give the same
+// bits.
 #include "controller/c_controller.h"
 
 #include <gtest/gtest.h>
@@ -12,8 +13,11 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <vector>
 
+#include "controller/wasm_controller.h"
 #include "runner/controller_process.h"
 #include "runner/javascript_controller.h"
 #include "runner/trial.h"
@@ -36,13 +40,13 @@ class CControllerTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(directory_); }
 
-  // Compiles `source` for `shape` into NAME; the pipeline's status.
+  // Compiles `source` for `shape` into NAME.wasm; the compile's status.
   Status Compile(const std::string& name, const std::string& source,
                  ControllerShape shape = kCartPole) {
     std::ofstream(directory_ / (name + ".c")) << source;
     CompileOptions options;
     options.source = directory_ / (name + ".c");
-    options.output = directory_ / name;
+    options.output = directory_ / (name + ".wasm");
     options.shape = shape;
     options.work_directory = directory_ / (name + ".build");
     return CompileCController(options);
@@ -50,13 +54,13 @@ class CControllerTest : public ::testing::Test {
 
   Expected<InProcessTrial> Trial(const std::string& name, const std::string& plant = "cartpole",
                                  std::chrono::milliseconds deadline = kAnswerDeadline) {
-    const std::string program = (directory_ / name).string();
-    return RunTrialInProcess(plant, {}, deadline, Deadline::max(),
-                             [&]() -> Expected<std::unique_ptr<Controller>> {
-                               auto started = ControllerProcess::Start({program});
-                               if (!started.ok()) return started.error();
-                               return std::unique_ptr<Controller>(std::move(*started));
-                             });
+    const std::string module = (directory_ / (name + ".wasm")).string();
+    return RunTrialInProcess(
+        plant, {}, deadline, Deadline::max(), [&]() -> Expected<std::unique_ptr<Controller>> {
+          auto started = ControllerProcess::Start({PLIMSOLL_WASM_CONTROLLER_BINARY, module});
+          if (!started.ok()) return started.error();
+          return std::unique_ptr<Controller>(std::move(*started));
+        });
   }
 
   fs::path directory_;
@@ -137,7 +141,8 @@ TEST_F(CControllerTest, SeveralInputsUseTheVectorForm) {
                       "}\n",
                       {4, 2})
                   .ok());
-  auto controller = ControllerProcess::Start({(directory_ / "vector").string()});
+  auto controller = ControllerProcess::Start(
+      {PLIMSOLL_WASM_CONTROLLER_BINARY, (directory_ / "vector.wasm").string()});
   ASSERT_TRUE(controller.ok()) << controller.error().message();
   std::string answer;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -176,7 +181,7 @@ TEST_F(CControllerTest, RefusesAControllerThatImportsAnything) {
                             "  return (double)time(0) + x + v + t + w;\n"
                             "}\n"),
                     "imports wasi_snapshot_preview1.clock_time_get");
-  EXPECT_FALSE(fs::exists(directory_ / "printing"));
+  EXPECT_FALSE(fs::exists(directory_ / "printing.wasm")) << "a refused module is removed";
 }
 
 TEST_F(CControllerTest, AWrongSignatureOrNoControlIsTheAuthorsToFix) {
@@ -189,10 +194,29 @@ TEST_F(CControllerTest, AWrongSignatureOrNoControlIsTheAuthorsToFix) {
   ExpectAuthorError(Compile("syntax", "double control(double x, { return }\n"), "did not compile");
   CompileOptions missing;
   missing.source = directory_ / "absent.c";
-  missing.output = directory_ / "absent";
+  missing.output = directory_ / "absent.wasm";
   missing.shape = kCartPole;
   missing.work_directory = directory_ / "absent.build";
   ExpectAuthorError(CompileCController(missing), "not a readable regular file");
+}
+
+TEST_F(CControllerTest, OnlyPlimsollCcsModulesLoad) {
+  // A module without the glue's exports: the wasm_module_test module
+  // shapes are refused the same way; here a real one from clang.
+  std::ofstream(directory_ / "bare.c") << "double twice(double x) { return 2 * x; }\n";
+  ASSERT_EQ(
+      std::system(("clang-14 --target=wasm32-wasi -O2 -mexec-model=reactor "
+                   "-Wl,--export=twice -o " +
+                   (directory_ / "bare.wasm").string() + " " + (directory_ / "bare.c").string())
+                      .c_str()),
+      0);
+  std::ifstream in(directory_ / "bare.wasm", std::ios::binary);
+  const std::vector<uint8_t> bare((std::istreambuf_iterator<char>(in)),
+                                  std::istreambuf_iterator<char>());
+  Expected<std::unique_ptr<WasmController>> loaded = WasmController::Load(bare);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.error().message().find("does not export plimsoll_buffer"), std::string::npos)
+      << loaded.error().message();
 }
 
 TEST_F(CControllerTest, ATrapOrAnEndlessLoopEndsTheTrialNotTheRunner) {
@@ -243,10 +267,18 @@ TEST_F(CControllerTest, ThePlimsollCcCommandExitsAsDocumented) {
   std::ofstream(source) << "double control(double x, double v, double t, double w, int k) {\n"
                            "  (void)k;\n  return 40 * t + 5 * w + x + v;\n}\n";
   std::ofstream(directory_ / "bad.c") << "double control(void) { return 0; }\n";
-  const std::string out = (directory_ / "law").string();
+  const std::string out = (directory_ / "law.wasm").string();
   EXPECT_EQ(RunCommand(cc + " --plant cartpole " + source + " -o " + out), 0);
   EXPECT_TRUE(fs::exists(out));
-  EXPECT_TRUE(fs::exists(out + ".build/controller.wasm"));
+  EXPECT_TRUE(fs::exists(out + ".build/controller_glue.c"));
+  EXPECT_EQ(RunCommand(std::string(PLIMSOLL_WASM_CONTROLLER_BINARY) + " " + out + " </dev/null"),
+            0);
+  EXPECT_EQ(RunCommand(std::string(PLIMSOLL_WASM_CONTROLLER_BINARY)), 2);
+  EXPECT_EQ(RunCommand(std::string(PLIMSOLL_WASM_CONTROLLER_BINARY) + " " + source), 1)
+      << "C source is not a module";
+  EXPECT_EQ(RunCommand("echo 1 2 3 | " + std::string(PLIMSOLL_WASM_CONTROLLER_BINARY) + " " + out),
+            1)
+      << "a state line of the wrong width";
   EXPECT_EQ(RunCommand(cc + " --plant cartpole " + (directory_ / "bad.c").string() + " -o " + out),
             1);
   EXPECT_EQ(RunCommand(cc + " " + source + " -o " + out), 2);

@@ -1,21 +1,20 @@
-// plimsoll-cc: compiles a C controller for a plant into a program the trial
-// runner talks to (SPEC §10; docs/exams.md "C controllers";
-// c_controller.h says how).
+// plimsoll-cc: compiles a C controller for a plant into a checked
+// WebAssembly module, inside the sandbox (SPEC §10; docs/exams.md
+// "C controllers"; c_controller.h says how).
 //
-//   plimsoll-cc --plant NAME [--work-dir DIR] SOURCE.c -o OUTPUT
+//   plimsoll-cc --plant NAME [--work-dir DIR] SOURCE.c -o OUTPUT.wasm
 //
 //   --plant NAME     a plant linked into plimsoll-trial: its state width and
 //                    input count choose control()'s signature
-//   --work-dir DIR   where the intermediate files go (default OUTPUT.build)
+//   --work-dir DIR   where the generated glue goes (default OUTPUT.build)
 //   SOURCE.c         the controller (defines control())
-//   -o OUTPUT        the program to write
+//   -o OUTPUT.wasm   the module to write
 //
-// Then: plimsoll-trial --plant NAME --trajectory T -- ./OUTPUT
+// Then: plimsoll-trial --plant NAME --trajectory T -- plimsoll-wasm-controller OUTPUT.wasm
 //
 // Exit status: 0 compiled; 1 the controller must change (it does not
 // compile, it imports something; the compiler's messages or one line say
-// why); 2 usage error; 3 an unknown plant; 70 the toolchain failed on a
-// controller that compiled.
+// why); 2 usage error; 3 an unknown plant; 70 the compiler could not run.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -32,7 +31,7 @@ constexpr int kPlantError = 3;
 constexpr int kToolchainError = 70;  // EX_SOFTWARE
 
 constexpr const char* kUsage =
-    "usage: plimsoll-cc --plant NAME [--work-dir DIR] SOURCE.c -o OUTPUT\n"
+    "usage: plimsoll-cc --plant NAME [--work-dir DIR] SOURCE.c -o OUTPUT.wasm\n"
     "  one input:      double control(double s0, ..., int k);\n"
     "  several inputs: void control(const double *state, double *inputs, int k);\n";
 
