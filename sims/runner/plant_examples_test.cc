@@ -28,6 +28,11 @@ constexpr PassingRule kPassing[] = {
     {"ship", 0.9},       // within 30 ± 2° for 90 % of the last 200 s
     {"buck", 0.9},       // within 5 ± 0.1 V for 90 % of the last 25 ms
     {"swingup", 0.85},   // within 0.2 rad of upright for 85 % of the last 10 s
+    {"blackhole",
+     0.9},           // within 0.05 M of the target orbit, |u_r| <= 0.002, 90 % of the last 1000 M
+    {"twin", 0.25},  // home at rest after stopping at the star, aged <= 75 % of Earth's time
+    {"satclock", 0.9},    // within ±10 ns for 90 % of the last 38 h
+    {"doubleslit", 0.7},  // 70 % of the power in the 5 target bins over the last 4 s
 };
 
 std::string ReadExample(std::string_view plant, const char* name) {

@@ -13,6 +13,10 @@ constexpr std::array kPlants = {
     PlantEntry{"ship", &CreateShipPlant},
     PlantEntry{"buck", &CreateBuckPlant},
     PlantEntry{"swingup", &CreateSwingupPlant},
+    PlantEntry{"blackhole", &CreateBlackholePlant},
+    PlantEntry{"twin", &CreateTwinPlant},
+    PlantEntry{"satclock", &CreateSatclockPlant},
+    PlantEntry{"doubleslit", &CreateDoubleslitPlant},
 };
 
 }  // namespace

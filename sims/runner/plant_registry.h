@@ -42,6 +42,10 @@ Expected<std::unique_ptr<Plant>> CreateShowerPlant();
 Expected<std::unique_ptr<Plant>> CreateShipPlant();
 Expected<std::unique_ptr<Plant>> CreateBuckPlant();
 Expected<std::unique_ptr<Plant>> CreateSwingupPlant();
+Expected<std::unique_ptr<Plant>> CreateBlackholePlant();
+Expected<std::unique_ptr<Plant>> CreateTwinPlant();
+Expected<std::unique_ptr<Plant>> CreateSatclockPlant();
+Expected<std::unique_ptr<Plant>> CreateDoubleslitPlant();
 
 }  // namespace plimsoll::sims
 
