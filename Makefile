@@ -18,6 +18,9 @@
 #                and the HTML report in build/oracle/report.html (docs/exams.md)
 #   make replays the agent integrations' examples run and recorded (debug build),
 #                then their replay pages in build/debug/replays, checked in Chromium
+#   make plant-replays  release build, then each plant's passing and failing example
+#                controller on the linux provider, and a replay page per plant in
+#                build/plant-replays/index.html (docs/exams.md, "Replay pages")
 #   make fmt     clang-format the tree
 #   make lint    clang-format check + clang-tidy
 
@@ -27,10 +30,10 @@ JOBS ?= $(shell nproc)
 
 CXX_SOURCES = $(shell git ls-files '*.cc' '*.h' 2>/dev/null | grep -v '^third_party/')
 
-.PHONY: help bootstrap debug release demo package test test-unit fuzz bench soak oracle replays fmt lint clean
+.PHONY: help bootstrap debug release demo package test test-unit fuzz bench soak oracle plant-replays replays fmt lint clean
 
 help:
-	@echo "make demo | test | fuzz | bench | soak | oracle | package | replays | fmt | lint | clean"
+	@echo "make demo | test | fuzz | bench | soak | oracle | plant-replays | package | replays | fmt | lint | clean"
 
 bootstrap:
 	@scripts/bootstrap
@@ -96,6 +99,10 @@ bench: release
 oracle: release
 	@python3 examples/oracle/oracle.py --plimsolld build/release/bin/plimsolld \
 	  --image build/release/image --out build/oracle/report.html
+
+plant-replays: release
+	@python3 examples/plant_replays/plant_replays.py --plimsolld build/release/bin/plimsolld \
+	  --image build/release/image --out build/plant-replays
 
 replays: debug
 	@cd build/debug && PLIMSOLL_REQUIRE_PROVIDERS=$$(../../scripts/hosted-providers) \

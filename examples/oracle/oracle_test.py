@@ -18,23 +18,9 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--virtual-time-budget=3000"]
-
-
-def text_of(dom, element_id):
-    match = re.search(r'id="%s"[^>]*>(.*?)</' % re.escape(element_id), dom, re.S)
-    return html.unescape(match.group(1)).strip() if match else None
-
-
-def same_number(shown, value):
-    """JavaScript spells 20.0 as "20", Python as "20.0": compare the numbers (the same double)."""
-    try:
-        return shown is not None and float(shown) == float(value)
-    except ValueError:
-        return False
+sys.path.insert(0, os.path.dirname(HERE))
+from exams_common import (CHROMIUM, dump_dom, have_chromium, refers_outside,  # noqa: E402
+                          same_number, text_of)
 
 
 def main():
@@ -57,16 +43,14 @@ def main():
             problems.append(f"the accepted controller did not finish twice alike: {accepted} {second}")
         if not (draft["ended"] == "failed" and draft["fingerprint"] != accepted["fingerprint"]):
             problems.append(f"the draft did not fail with its own fingerprint: {draft}")
-        with open(report) as f:
+        with open(report, encoding="utf-8") as f:
             page = f.read()
-        if re.search(r'<script[^>]+src=|<link[^>]+href=|https?://(?!www\.w3\.org/2000/svg)', page):
+        if refers_outside(page):
             problems.append("the report refers to something outside itself")
-        if not os.access(CHROMIUM, os.X_OK):
+        if not have_chromium():
             print(f"oracle_example: skipped: {CHROMIUM} is missing (scripts/bootstrap installs it)")
             return 1 if problems else 77
-        dom = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={os.path.join(scratch, 'profile')}",
-                              "--dump-dom", "file://" + report],
-                             capture_output=True, text=True, timeout=120).stdout
+        dom = dump_dom(report, os.path.join(scratch, "profile"))
         if "<html" not in dom:
             problems.append("Chromium rendered no DOM")
         frame = re.search(r'id="replay" data-frame="(\d+)"', dom)

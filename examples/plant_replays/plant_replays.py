@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Replay pages for the nine plants (docs/exams.md, "Replay pages").
+
+For each plant (sims/NAME, docs/plants/NAME.md) runs the passing and the failing example controller
+(sims/NAME/examples/{passing,failing}.js) as ordinary projects through plimsolld's API (the
+controller the only file sent; one step `plimsoll-trial --plant NAME --trajectory trajectory.f64 --
+qjs --controller controller.js`, the default scenario; the trajectory as the artifact), checks what
+can be checked, and writes a self-contained page per plant (NAME.html: no network, no third-party
+script), index.html listing the nine, and plant_replays.json (the runners' summaries and verdicts).
+
+    plant_replays.py --plimsolld BIN --image DIR [--provider linux] [--out build/plant-replays]
+    plant_replays.py --plimsolld BIN --provider embedded [--out ...]  (in process: no image)
+    plant_replays.py --url http://127.0.0.1:8470 [--out ...]          (a daemon you already run)
+
+The checks: every trajectory's SHA-256 is the fingerprint its runner printed; its size is ticks ×
+row_doubles × 8 with row_doubles the plant's documented column count; ended_at_seconds is ticks ×
+the documented tick; the passing controller passed by the plant's rule (finished, score at least the
+rule's) and the failing one did not. Exit 0 when every run completed and checked out; 1 otherwise
+(each reason on a line; the pages are written anyway, to look at).
+"""
+import argparse
+import html
+import json
+import math
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from exams_common import (REPO, Client, add_daemon_options, check_daemon_options,  # noqa: E402
+                          daemon_url, embed, run_trial, without_trajectories, write_text)
+from plants import BY_NAME, PLANTS  # noqa: E402
+
+TOOL = "plant_replays"
+EXAMPLES = ("passing", "failing")
+DATA_MARKER = "/*PLANT_DATA*/null"
+
+
+def passed(plant, summary):
+    """The plant's rule (sims/runner/plant_examples_test.cc): finished, score at least the rule's."""
+    return summary["ended"] == "finished" and summary["score"] >= plant["passing_score"]
+
+
+def example_path(plant, example):
+    return os.path.join("sims", plant["name"], "examples", f"{example}.js")
+
+
+def run_plant(client, plant):
+    runs = []
+    for example in EXAMPLES:
+        path = example_path(plant, example)
+        with open(os.path.join(REPO, path), encoding="utf-8") as f:
+            source = f.read()
+        run = run_trial(client, plant["name"], example, source, TOOL)
+        run["controller_file"] = path
+        run["passed"] = passed(plant, run["summary"])
+        runs.append(run)
+    return runs
+
+
+def problems_of(plant, runs):
+    problems = []
+    width = len(plant["columns"])
+    for run in runs:
+        s, what = run["summary"], f"{plant['name']} {run['label']}"
+        if s["plant"] != plant["name"]:
+            problems.append(f"{what}: the runner says plant {s['plant']!r}")
+        if s["row_doubles"] != width:
+            problems.append(f"{what}: the runner writes {s['row_doubles']} doubles a row, the page "
+                            f"names {width} columns")
+        if s["trajectory_bytes"] != s["ticks"] * s["row_doubles"] * 8:
+            problems.append(f"{what}: {s['trajectory_bytes']} trajectory bytes for {s['ticks']} "
+                            f"ticks of {s['row_doubles']} doubles")
+        if not math.isclose(s["ended_at_seconds"], s["ticks"] * plant["tick_seconds"],
+                            rel_tol=1e-9, abs_tol=1e-12):
+            problems.append(f"{what}: ended at {s['ended_at_seconds']} s after {s['ticks']} ticks, "
+                            f"not ticks × the documented {plant['tick_seconds']} s")
+    passing, failing = runs
+    if not passing["passed"]:
+        problems.append(f"{plant['name']}: the passing example did not pass (ended "
+                        f"{passing['summary']['ended']}, score {passing['summary']['score']}, "
+                        f"the rule {plant['passing_score']})")
+    if failing["passed"]:
+        problems.append(f"{plant['name']}: the failing example passed (score "
+                        f"{failing['summary']['score']})")
+    return problems
+
+
+def write_page(plant, runs, out_dir):
+    with open(os.path.join(HERE, "page.html.in"), encoding="utf-8") as f:
+        template = f.read()
+    page = template.replace("@TITLE@", html.escape(plant["title"]))
+    page = embed(page, DATA_MARKER, {"plant": plant, "runs": runs})
+    write_text(os.path.join(out_dir, f"{plant['name']}.html"), page)
+
+
+def outcome(run):
+    s = run["summary"]
+    return f"{s['ended']}, score {s['score']}"
+
+
+def write_index(entries, out_dir):
+    """index.html: one row per plant, built here from the runners' summaries (no script)."""
+    rows = []
+    for plant, runs in entries:
+        cells = [f'<td class="plant"><a href="{plant["name"]}.html">{html.escape(plant["title"])}</a>'
+                 f' <code>{plant["name"]}</code></td>',
+                 f'<td class="rule">{html.escape(plant["rule"])}</td>']
+        for run in runs:
+            verdict = "passed" if run["passed"] else "did not pass"
+            cells.append(f'<td class="{run["label"]}-outcome"><span class="'
+                         f'{"ok" if run["passed"] else "no"}">{verdict}</span>: '
+                         f'<span class="ended">{html.escape(run["summary"]["ended"])}</span>, '
+                         f'score <span class="score">{run["summary"]["score"]!r}</span>, '
+                         f'<span class="ticks">{run["summary"]["ticks"]}</span> ticks, '
+                         f'{html.escape(run["isolation"])} ({html.escape(run["provider"])})<br>'
+                         f'<code class="fingerprint">{run["summary"]["fingerprint"]}</code></td>')
+        rows.append(f'<tr id="plant-{plant["name"]}">{"".join(cells)}</tr>')
+    with open(os.path.join(HERE, "index.html.in"), encoding="utf-8") as f:
+        template = f.read()
+    write_text(os.path.join(out_dir, "index.html"), template.replace("@ROWS@", "\n".join(rows)))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_daemon_options(parser)
+    parser.add_argument("--out", default=os.path.join(REPO, "build", "plant-replays"),
+                        help="the directory for the pages (default build/plant-replays)")
+    parser.add_argument("--plant", action="append", choices=sorted(BY_NAME),
+                        help="only this plant (repeatable; default all nine)")
+    options = parser.parse_args()
+    check_daemon_options(parser, options)
+    chosen = [BY_NAME[name] for name in options.plant] if options.plant else PLANTS
+    with daemon_url(options, TOOL) as url, Client(url) as client:
+        entries = [(plant, run_plant(client, plant)) for plant in chosen]
+    problems = [problem for plant, runs in entries for problem in problems_of(plant, runs)]
+    for plant, runs in entries:
+        write_page(plant, runs, options.out)
+    write_index(entries, options.out)
+    summaries = {plant["name"]: {"passing_score": plant["passing_score"],
+                                 "tick_seconds": plant["tick_seconds"],
+                                 "runs": without_trajectories(runs)} for plant, runs in entries}
+    write_text(os.path.join(options.out, "plant_replays.json"),
+               json.dumps({"plants": summaries}, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    for plant, runs in entries:
+        for run in runs:
+            s = run["summary"]
+            print(f"{plant['name']:10} {run['label']:7} {run['isolation']:9} "
+                  f"{'passed' if run['passed'] else 'did not pass':12} ended {s['ended']} after "
+                  f"{s['ticks']} ticks, score {s['score']}, fingerprint {s['fingerprint']}")
+    print(f"index: {os.path.abspath(os.path.join(options.out, 'index.html'))}")
+    for problem in problems:
+        print(f"{TOOL}: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
