@@ -206,53 +206,18 @@ TEST(BlackholePlant, StartsFromTheScenario) {
 TEST(BlackholePlant, IsNotReadyBeforeAnInit) {
   BlackholePlant plant;
   ASSERT_TRUE(plant.ok());
-  int32_t result = 0;
-  plant.ReadState(&result);
-  EXPECT_EQ(result, PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Step(Inputs{0, 0}), PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Ticks(), 0);
-  EXPECT_EQ(plant.Score(), 0.0);
+  testing::ExpectNotReadyBeforeAnInit(plant, Inputs{0, 0});
 }
 
 TEST(BlackholePlant, RefusesBadScenarios) {
   BlackholePlant plant;
   ASSERT_TRUE(plant.ok());
   const Scenario good = {10, 0.01, 8, 0.2};
-  const Scenario lows = {7, -0.02, 6.5, 0};    // inclusive lower limits
-  const Scenario highs = {20, 0.02, 20, 0.5};  // inclusive upper limits
-  auto init = [&](int index, double value) {
-    Scenario scenario = good;
-    scenario[index] = value;
-    return plant.Init(scenario);
-  };
-  for (int k = 0; k < 4; ++k) {
-    SCOPED_TRACE("parameter " + std::to_string(k));
-    EXPECT_EQ(init(k, kNaN), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(init(k, kInfinity), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(init(k, -kInfinity), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(init(k, std::nextafter(lows[k], -kInfinity)), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(k, std::nextafter(highs[k], kInfinity)), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(k, 1e300), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(k, -1e300), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(k, lows[k]), PLANT_OK);
-    EXPECT_EQ(init(k, highs[k]), PLANT_OK);
-  }
-  EXPECT_EQ(plant.Init(lows), PLANT_OK);
-  EXPECT_EQ(plant.Init(highs), PLANT_OK);
-  for (int32_t count : {1, 2, 3, 5, 7, -1, PLANT_BUFFER_DOUBLES, PLANT_BUFFER_DOUBLES + 1,
-                        std::numeric_limits<int32_t>::min()}) {
-    EXPECT_EQ(plant.InitWithCount(count), PLANT_ERROR_COUNT) << "count " << count;
-  }
-  // A refused scenario leaves the plant not ready, even after a good one.
-  ASSERT_EQ(plant.Init(good), PLANT_OK);
-  ASSERT_EQ(plant.Step(Inputs{0, 0}), PLANT_RUNNING);
-  EXPECT_EQ(init(0, kNaN), PLANT_ERROR_NOT_FINITE);
-  EXPECT_EQ(plant.Step(Inputs{0, 0}), PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Ticks(), 0);
-  EXPECT_EQ(plant.Score(), 0.0);
-  int32_t result = 0;
-  plant.ReadState(&result);
-  EXPECT_EQ(result, PLANT_ERROR_NOT_READY);
+  // Inclusive limits: lows, then highs.
+  testing::ExpectScenarioRangesRefused(plant, good, Scenario{7, -0.02, 6.5, 0},
+                                       Scenario{20, 0.02, 20, 0.5});
+  testing::ExpectWrongCountsRefused(plant, 4);
+  testing::ExpectARefusedScenarioLeavesItNotReady(plant, good, 0, Inputs{0, 0});
 }
 
 TEST(BlackholePlant, ClampsTheThrustAndReportsItAsApplied) {
@@ -323,21 +288,12 @@ TEST(BlackholePlant, SpendsFuelAndThrustsNoMoreWhenItIsGone) {
   EXPECT_EQ(asked.end, PLANT_FINISHED);
 }
 
+// Each refusal leaves the whole state as it was, fuel included: nothing
+// spent.
 TEST(BlackholePlant, RefusesANonFiniteInputWithoutTakingATick) {
   BlackholePlant plant;
   ASSERT_TRUE(plant.ok());
-  ASSERT_EQ(plant.Init(kDefault), PLANT_OK);
-  ASSERT_EQ(plant.Step(Inputs{0.001, -0.001}), PLANT_RUNNING);
-  const State before = plant.ReadState();
-  for (double bad : {kNaN, kInfinity, -kInfinity}) {
-    EXPECT_EQ(plant.Step(Inputs{bad, 0}), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(plant.Step(Inputs{0, bad}), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(plant.Step(Inputs{bad, bad}), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(plant.Ticks(), 1);
-    EXPECT_EQ(plant.ReadState(), before);  // fuel included: nothing spent
-  }
-  EXPECT_EQ(plant.Step(Inputs{0.001, -0.001}), PLANT_RUNNING);  // the trial goes on
-  EXPECT_EQ(plant.Ticks(), 2);
+  testing::ExpectNonFiniteInputsRefused(plant, Inputs{0.001, -0.001});
 }
 
 // The real roots of E² = (1 − 2/r)(1 + L²/r²) above r = 2, that is of
@@ -812,32 +768,11 @@ TEST(BlackholePlant, ExamplesHoldTheseLaws) {
   }
 }
 
-std::vector<double> Rows(std::span<const double> scenario, ControllerFactory factory) {
-  BlackholePlant plant;
-  if (!plant.ok()) return {};
-  return RunTrial(plant, scenario, factory()).rows;
-}
-
+// Re-initialising one instance starts the same trial again: the orbit, the
+// fuel, the tick and score counters reset.
 TEST(BlackholePlant, TwoRunsGiveTheSameBits) {
-  const Scenario scenario = kOtherScenarios[1];
-  for (ControllerFactory controller : {Passing, Failing}) {
-    const std::vector<double> first = Rows(kDefault, controller);
-    const std::vector<double> second = Rows(kDefault, controller);
-    ASSERT_FALSE(first.empty());
-    EXPECT_TRUE(SameBits(first, second));
-    EXPECT_TRUE(SameBits(Rows(scenario, controller), Rows(scenario, controller)));
-  }
-  // Re-initialising one instance starts the same trial again (the orbit,
-  // the fuel, the tick and score counters reset).
-  BlackholePlant plant;
-  ASSERT_TRUE(plant.ok());
-  const Trial once = RunTrial(plant, kDefault, Passing());
-  const Trial again = RunTrial(plant, kDefault, Passing());
-  EXPECT_TRUE(SameBits(once.rows, again.rows));
-  EXPECT_EQ(once.score, again.score);
-  // And different scenarios differ.
-  EXPECT_FALSE(SameBits(RunTrial(plant, scenario, Passing()).rows,
-                        RunTrial(plant, kDefault, Passing()).rows));
+  testing::ExpectReproducible<BlackholePlant>(RunTrial, {Passing(), Failing()},
+                                              {kDefault, kOtherScenarios[1]});
 }
 
 // The passing controller's default-scenario trajectory (rows r, u_r, φ, L,
@@ -850,9 +785,11 @@ TEST(BlackholePlant, TwoRunsGiveTheSameBits) {
 // the same thrusts. A change means old fingerprints no longer reproduce:
 // say so in the commit, then update the pin.
 TEST(BlackholePlant, ThePassingTrajectoryHasPinnedBits) {
-  const std::vector<double> rows = Rows(kDefault, Passing);
+  const std::vector<double> rows =
+      testing::FreshTrialRows<BlackholePlant>(RunTrial, kDefault, Passing());
   ASSERT_EQ(rows.size(), size_t{kRowWidth} * kEndTicks);
-  EXPECT_TRUE(SameBits(rows, Rows(kDefault, Passing)));
+  EXPECT_TRUE(
+      SameBits(rows, testing::FreshTrialRows<BlackholePlant>(RunTrial, kDefault, Passing())));
   Report("passing controller, default scenario: rows FNV-1a %016llx",
          static_cast<unsigned long long>(Fnv1aOfRows(rows)));
   EXPECT_EQ(Fnv1aOfRows(rows), 0xd2fbb30f34ea5e70ull);

@@ -139,53 +139,17 @@ TEST(BuckPlant, StartsFromTheScenario) {
 TEST(BuckPlant, IsNotReadyBeforeAnInit) {
   BuckPlant plant;
   ASSERT_TRUE(plant.ok());
-  int32_t result = 0;
-  plant.ReadState(&result);
-  EXPECT_EQ(result, PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Step(0.5), PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Ticks(), 0);
-  EXPECT_EQ(plant.Score(), 0.0);
+  testing::ExpectNotReadyBeforeAnInit(plant, 0.5);
 }
 
 TEST(BuckPlant, RefusesBadScenarios) {
   BuckPlant plant;
   ASSERT_TRUE(plant.ok());
   const Scenario good = {12, 10, 2.5, 1};
-  const Scenario lows = {8, 2, 1, 0};      // inclusive lower limits
-  const Scenario highs = {20, 20, 20, 6};  // inclusive upper limits
-  auto init = [&](int index, double value) {
-    Scenario scenario = good;
-    scenario[index] = value;
-    return plant.Init(scenario);
-  };
-  for (int k = 0; k < 4; ++k) {
-    SCOPED_TRACE("parameter " + std::to_string(k));
-    EXPECT_EQ(init(k, kNaN), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(init(k, kInfinity), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(init(k, -kInfinity), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(init(k, std::nextafter(lows[k], -kInfinity)), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(k, std::nextafter(highs[k], kInfinity)), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(k, 1e300), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(k, -1e300), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(k, lows[k]), PLANT_OK);
-    EXPECT_EQ(init(k, highs[k]), PLANT_OK);
-  }
-  EXPECT_EQ(plant.Init(lows), PLANT_OK);
-  EXPECT_EQ(plant.Init(highs), PLANT_OK);
-  for (int32_t count : {1, 2, 3, 5, -1, PLANT_BUFFER_DOUBLES, PLANT_BUFFER_DOUBLES + 1,
-                        std::numeric_limits<int32_t>::min()}) {
-    EXPECT_EQ(plant.InitWithCount(count), PLANT_ERROR_COUNT) << "count " << count;
-  }
-  // A refused scenario leaves the plant not ready, even after a good one.
-  ASSERT_EQ(plant.Init(good), PLANT_OK);
-  ASSERT_EQ(plant.Step(0.5), PLANT_RUNNING);
-  EXPECT_EQ(init(0, kNaN), PLANT_ERROR_NOT_FINITE);
-  EXPECT_EQ(plant.Step(0.5), PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Ticks(), 0);
-  EXPECT_EQ(plant.Score(), 0.0);
-  int32_t result = 0;
-  plant.ReadState(&result);
-  EXPECT_EQ(result, PLANT_ERROR_NOT_READY);
+  // Inclusive limits: lows, then highs.
+  testing::ExpectScenarioRangesRefused(plant, good, Scenario{8, 2, 1, 0}, Scenario{20, 20, 20, 6});
+  testing::ExpectWrongCountsRefused(plant, 4);
+  testing::ExpectARefusedScenarioLeavesItNotReady(plant, good, 0, 0.5);
 }
 
 TEST(BuckPlant, ClampsTheDutyAndReportsItAsApplied) {
@@ -210,16 +174,7 @@ TEST(BuckPlant, ClampsTheDutyAndReportsItAsApplied) {
 TEST(BuckPlant, RefusesANonFiniteInputWithoutTakingATick) {
   BuckPlant plant;
   ASSERT_TRUE(plant.ok());
-  ASSERT_EQ(plant.Init(kDefault), PLANT_OK);
-  ASSERT_EQ(plant.Step(0.3), PLANT_RUNNING);
-  const State before = plant.ReadState();
-  for (double input : {kNaN, kInfinity, -kInfinity}) {
-    EXPECT_EQ(plant.Step(input), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(plant.Ticks(), 1);
-    EXPECT_EQ(plant.ReadState(), before);
-  }
-  EXPECT_EQ(plant.Step(0.3), PLANT_RUNNING);  // the trial goes on
-  EXPECT_EQ(plant.Ticks(), 2);
+  testing::ExpectNonFiniteInputsRefused(plant, 0.3);
 }
 
 // The independent check of the physics. At a constant duty d and load R,
@@ -475,31 +430,12 @@ TEST(BuckPlant, ExamplesHoldTheseLaws) {
   EXPECT_NE(failing.find("return 5 / 12;"), std::string::npos);
 }
 
-std::vector<double> Rows(std::span<const double> scenario, ControllerFactory factory) {
-  BuckPlant plant;
-  if (!plant.ok()) return {};
-  return RunTrial(plant, scenario, factory()).rows;
-}
-
+// Re-initialising one instance starts the same trial again: the state, the
+// substep counter and the score reset. (RunTrial takes its controller by
+// value: each trial starts from a copy of a fresh one.)
 TEST(BuckPlant, TwoRunsGiveTheSameBits) {
-  const Scenario scenario = kOtherScenarios[1];
-  for (ControllerFactory controller : {Passing, Failing}) {
-    const std::vector<double> first = Rows(kDefault, controller);
-    const std::vector<double> second = Rows(kDefault, controller);
-    ASSERT_FALSE(first.empty());
-    EXPECT_TRUE(SameBits(first, second));
-    EXPECT_TRUE(SameBits(Rows(scenario, controller), Rows(scenario, controller)));
-  }
-  // Re-initialising one instance starts the same trial again (the state,
-  // the substep counter and the score reset).
-  BuckPlant plant;
-  ASSERT_TRUE(plant.ok());
-  const std::vector<double> once = RunTrial(plant, kDefault, Passing()).rows;
-  const std::vector<double> again = RunTrial(plant, kDefault, Passing()).rows;
-  EXPECT_TRUE(SameBits(once, again));
-  // And different scenarios differ.
-  EXPECT_FALSE(SameBits(RunTrial(plant, scenario, Passing()).rows,
-                        RunTrial(plant, kDefault, Passing()).rows));
+  testing::ExpectReproducible<BuckPlant>(RunTrial, {Passing(), Failing()},
+                                         {kDefault, kOtherScenarios[1]});
 }
 
 // The passing controller's default-scenario trajectory (rows v, i,
@@ -510,9 +446,10 @@ TEST(BuckPlant, TwoRunsGiveTheSameBits) {
 // -ffp-contract=off too). A change means old fingerprints no longer
 // reproduce: say so in the commit, then update the pin.
 TEST(BuckPlant, ThePassingTrajectoryHasPinnedBits) {
-  const std::vector<double> rows = Rows(kDefault, Passing);
+  const std::vector<double> rows =
+      testing::FreshTrialRows<BuckPlant>(RunTrial, kDefault, Passing());
   ASSERT_EQ(rows.size(), 3u * kEndTicks);
-  EXPECT_TRUE(SameBits(rows, Rows(kDefault, Passing)));
+  EXPECT_TRUE(SameBits(rows, testing::FreshTrialRows<BuckPlant>(RunTrial, kDefault, Passing())));
   Report("passing controller, default scenario: rows FNV-1a %016llx",
          static_cast<unsigned long long>(Fnv1aOfRows(rows)));
   EXPECT_EQ(Fnv1aOfRows(rows), 0xc8377501b64d227dull);

@@ -301,60 +301,26 @@ TEST(DoubleSlitPlant, StartsFromTheScenario) {
 TEST(DoubleSlitPlant, IsNotReadyBeforeAnInit) {
   DoubleSlitPlant plant;
   ASSERT_TRUE(plant.ok());
-  int32_t result = 0;
-  plant.ReadState(&result);
-  EXPECT_EQ(result, PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Step(Inputs{}), PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Ticks(), 0);
-  EXPECT_EQ(plant.Score(), 0.0);
+  testing::ExpectNotReadyBeforeAnInit(plant, Inputs{});
 }
 
 TEST(DoubleSlitPlant, RefusesBadScenarios) {
   DoubleSlitPlant plant;
   ASSERT_TRUE(plant.ok());
   const Scenario good = {0.45, 30, 12, 1, 0.01, 0.1};
-  const Scenario lows = {0.4, 8, 0, 0, 0, 0};                     // inclusive lower limits
-  const Scenario highs = {0.5, 56, 4294967295, kPi, 0.03, 0.25};  // inclusive upper limits
-  auto init = [&](int index, double value) {
-    Scenario scenario = good;
-    scenario[index] = value;
-    return plant.Init(scenario);
-  };
-  for (int k = 0; k < 6; ++k) {
-    SCOPED_TRACE("parameter " + std::to_string(k));
-    EXPECT_EQ(init(k, kNaN), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(init(k, kInfinity), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(init(k, -kInfinity), PLANT_ERROR_NOT_FINITE);
-    // The integers' neighbours are not integers: refused either way.
-    EXPECT_EQ(init(k, std::nextafter(lows[k], -kInfinity)), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(k, std::nextafter(highs[k], kInfinity)), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(k, 1e300), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(k, -1e300), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(k, lows[k]), PLANT_OK);
-    EXPECT_EQ(init(k, highs[k]), PLANT_OK);
-  }
+  // Inclusive limits: lows, then highs. The integers' neighbours are not
+  // integers: refused either way.
+  testing::ExpectScenarioRangesRefused(plant, good, Scenario{0.4, 8, 0, 0, 0, 0},
+                                       Scenario{0.5, 56, 4294967295, kPi, 0.03, 0.25});
   // The target bin and the seed are integers.
-  EXPECT_EQ(init(1, 30.5), PLANT_ERROR_RANGE);
-  EXPECT_EQ(init(1, std::nextafter(30.0, kInfinity)), PLANT_ERROR_RANGE);
-  EXPECT_EQ(init(2, 0.5), PLANT_ERROR_RANGE);
-  EXPECT_EQ(init(2, 4294967294.5), PLANT_ERROR_RANGE);
-  EXPECT_EQ(init(2, -0.0), PLANT_OK);  // −0 is the integer 0
-  EXPECT_EQ(plant.Init(lows), PLANT_OK);
-  EXPECT_EQ(plant.Init(highs), PLANT_OK);
-  for (int32_t count : {1, 2, 5, 7, -1, PLANT_BUFFER_DOUBLES, PLANT_BUFFER_DOUBLES + 1,
-                        std::numeric_limits<int32_t>::min()}) {
-    EXPECT_EQ(plant.InitWithCount(count), PLANT_ERROR_COUNT) << "count " << count;
-  }
-  // A refused scenario leaves the plant not ready, even after a good one.
-  ASSERT_EQ(plant.Init(good), PLANT_OK);
-  ASSERT_EQ(plant.Step(Inputs{}), PLANT_RUNNING);
-  EXPECT_EQ(init(0, kNaN), PLANT_ERROR_NOT_FINITE);
-  EXPECT_EQ(plant.Step(Inputs{}), PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Ticks(), 0);
-  EXPECT_EQ(plant.Score(), 0.0);
-  int32_t result = 0;
-  plant.ReadState(&result);
-  EXPECT_EQ(result, PLANT_ERROR_NOT_READY);
+  EXPECT_EQ(testing::InitWithOneChanged(plant, good, 1, 30.5), PLANT_ERROR_RANGE);
+  EXPECT_EQ(testing::InitWithOneChanged(plant, good, 1, std::nextafter(30.0, kInfinity)),
+            PLANT_ERROR_RANGE);
+  EXPECT_EQ(testing::InitWithOneChanged(plant, good, 2, 0.5), PLANT_ERROR_RANGE);
+  EXPECT_EQ(testing::InitWithOneChanged(plant, good, 2, 4294967294.5), PLANT_ERROR_RANGE);
+  EXPECT_EQ(testing::InitWithOneChanged(plant, good, 2, -0.0), PLANT_OK);  // −0 is the integer 0
+  testing::ExpectWrongCountsRefused(plant, 6);
+  testing::ExpectARefusedScenarioLeavesItNotReady(plant, good, 0, Inputs{});
 }
 
 TEST(DoubleSlitPlant, ClampsAndSlewsThePhasesAndReportsThemAsApplied) {
@@ -422,20 +388,8 @@ TEST(DoubleSlitPlant, RefusesANonFiniteInputWithoutTakingATick) {
   ASSERT_EQ(plant.Step(good), PLANT_RUNNING);
   const State straight = plant.ReadState();
 
-  ASSERT_EQ(plant.Init(kDefault), PLANT_OK);
-  ASSERT_EQ(plant.Step(good), PLANT_RUNNING);
-  const State before = plant.ReadState();
-  for (int k : {0, 7, 15}) {
-    for (double input : {kNaN, kInfinity, -kInfinity}) {
-      Inputs bad = good;
-      bad[k] = input;
-      EXPECT_EQ(plant.Step(bad), PLANT_ERROR_NOT_FINITE) << "input " << k;
-      EXPECT_EQ(plant.Ticks(), 1);
-      EXPECT_TRUE(SameBits(plant.ReadState(), before));
-    }
-  }
-  EXPECT_EQ(plant.Step(good), PLANT_RUNNING);  // the trial goes on, as if nothing was asked
-  EXPECT_EQ(plant.Ticks(), 2);
+  ASSERT_NO_FATAL_FAILURE(testing::ExpectNonFiniteInputsRefused(plant, good));
+  // The trial went on as if nothing was asked.
   EXPECT_TRUE(SameBits(plant.ReadState(), straight));
 }
 
@@ -751,36 +705,14 @@ TEST(DoubleSlitPlant, ExamplesHoldTheseLaws) {
   }
 }
 
-std::vector<double> Rows(std::span<const double> scenario, ControllerFactory factory) {
-  DoubleSlitPlant plant;
-  if (!plant.ok()) return {};
-  return RunTrial(plant, scenario, factory()).rows;
-}
-
+// Re-initialising one instance starts the same trial again: the phases, the
+// errors, the generator and the score reset. Different scenarios differ, a
+// different seed alone too.
 TEST(DoubleSlitPlant, TwoRunsGiveTheSameBits) {
-  const Scenario scenario = kOtherScenarios[1];
-  for (ControllerFactory controller : {Passing, Failing, Zero}) {
-    const std::vector<double> first = Rows(kDefault, controller);
-    const std::vector<double> second = Rows(kDefault, controller);
-    ASSERT_FALSE(first.empty());
-    EXPECT_TRUE(SameBits(first, second));
-    EXPECT_TRUE(SameBits(Rows(scenario, controller), Rows(scenario, controller)));
-  }
-  // Re-initialising one instance starts the same trial again (the phases,
-  // the errors, the generator and the score reset).
-  DoubleSlitPlant plant;
-  ASSERT_TRUE(plant.ok());
-  const Trial once = RunTrial(plant, kDefault, Passing());
-  const Trial again = RunTrial(plant, kDefault, Passing());
-  EXPECT_TRUE(SameBits(once.rows, again.rows));
-  EXPECT_EQ(once.score, again.score);
-  // And different scenarios differ, a different seed alone too.
-  EXPECT_FALSE(SameBits(RunTrial(plant, scenario, Passing()).rows,
-                        RunTrial(plant, kDefault, Passing()).rows));
   Scenario reseeded = kDefaultValues;
   reseeded[2] = 2027;
-  EXPECT_FALSE(
-      SameBits(RunTrial(plant, reseeded, Zero()).rows, RunTrial(plant, kDefault, Zero()).rows));
+  testing::ExpectReproducible<DoubleSlitPlant>(RunTrial, {Passing(), Failing(), Zero()},
+                                               {kDefault, kOtherScenarios[1], reseeded});
 }
 
 // The native passing controller's default-scenario trajectory (rows: the 66
@@ -794,9 +726,11 @@ TEST(DoubleSlitPlant, TwoRunsGiveTheSameBits) {
 // fingerprints no longer reproduce: say so in the commit, then update the
 // pin.
 TEST(DoubleSlitPlant, ThePassingTrajectoryHasPinnedBits) {
-  const std::vector<double> rows = Rows(kDefault, Passing);
+  const std::vector<double> rows =
+      testing::FreshTrialRows<DoubleSlitPlant>(RunTrial, kDefault, Passing());
   ASSERT_EQ(rows.size(), static_cast<size_t>(kRow) * kEndTicks);
-  EXPECT_TRUE(SameBits(rows, Rows(kDefault, Passing)));
+  EXPECT_TRUE(
+      SameBits(rows, testing::FreshTrialRows<DoubleSlitPlant>(RunTrial, kDefault, Passing())));
   Report("passing controller, default scenario: rows FNV-1a %016llx",
          static_cast<unsigned long long>(Fnv1aOfRows(rows)));
   EXPECT_EQ(Fnv1aOfRows(rows), 0xa98301743ad2dd0cull);

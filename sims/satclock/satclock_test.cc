@@ -43,7 +43,6 @@ constexpr int kEndTicks = 3000;
 constexpr int kUnscoredTicks = 720;  // the score counts ticks 721..3000
 constexpr double kScoredTicks = 2280;
 constexpr double kTick = 60;  // s
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 using testing::Fnv1aOfRows;
@@ -214,59 +213,25 @@ TEST(SatclockPlant, StartsFromTheScenario) {
 TEST(SatclockPlant, IsNotReadyBeforeAnInit) {
   SatclockPlant plant;
   ASSERT_TRUE(plant.ok());
-  int32_t result = 0;
-  plant.ReadState(&result);
-  EXPECT_EQ(result, PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Step(0.05), PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Ticks(), 0);
-  EXPECT_EQ(plant.Score(), 0.0);
+  testing::ExpectNotReadyBeforeAnInit(plant, 0.05);
 }
 
 TEST(SatclockPlant, RefusesBadScenarios) {
   SatclockPlant plant;
   ASSERT_TRUE(plant.ok());
   const Scenario good = {20180, 100, 0.1, 0.01, 4, 1, 5};
-  const Scenario lows = {200, -20000, -0.3, -0.02, 0, 0, 0};            // inclusive lower limits
-  const Scenario highs = {40000, 20000, 0.3, 0.02, 15, 5, 4294967295};  // inclusive upper
-  auto init = [&](int index, double value) {
-    Scenario scenario = good;
-    scenario[index] = value;
-    return plant.Init(scenario);
-  };
-  for (int k = 0; k < 7; ++k) {
-    SCOPED_TRACE("parameter " + std::to_string(k));
-    EXPECT_EQ(init(k, kNaN), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(init(k, kInfinity), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(init(k, -kInfinity), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(init(k, std::nextafter(lows[k], -kInfinity)), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(k, std::nextafter(highs[k], kInfinity)), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(k, 1e300), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(k, -1e300), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(k, lows[k]), PLANT_OK);
-    EXPECT_EQ(init(k, highs[k]), PLANT_OK);
-  }
+  // Inclusive limits: lows, then highs.
+  testing::ExpectScenarioRangesRefused(plant, good, Scenario{200, -20000, -0.3, -0.02, 0, 0, 0},
+                                       Scenario{40000, 20000, 0.3, 0.02, 15, 5, 4294967295});
   // The delay and the seed are whole numbers.
-  EXPECT_EQ(init(4, 2.5), PLANT_ERROR_RANGE);
-  EXPECT_EQ(init(4, std::nextafter(4.0, 5.0)), PLANT_ERROR_RANGE);
-  EXPECT_EQ(init(6, 0.5), PLANT_ERROR_RANGE);
-  EXPECT_EQ(init(6, 4294967294.5), PLANT_ERROR_RANGE);
-  EXPECT_EQ(init(4, -0.0), PLANT_OK);
-  EXPECT_EQ(plant.Init(lows), PLANT_OK);
-  EXPECT_EQ(plant.Init(highs), PLANT_OK);
-  for (int32_t count : {1, 2, 6, 8, -1, PLANT_BUFFER_DOUBLES, PLANT_BUFFER_DOUBLES + 1,
-                        std::numeric_limits<int32_t>::min()}) {
-    EXPECT_EQ(plant.InitWithCount(count), PLANT_ERROR_COUNT) << "count " << count;
-  }
-  // A refused scenario leaves the plant not ready, even after a good one.
-  ASSERT_EQ(plant.Init(good), PLANT_OK);
-  ASSERT_EQ(plant.Step(0.05), PLANT_RUNNING);
-  EXPECT_EQ(init(0, kNaN), PLANT_ERROR_NOT_FINITE);
-  EXPECT_EQ(plant.Step(0.05), PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Ticks(), 0);
-  EXPECT_EQ(plant.Score(), 0.0);
-  int32_t result = 0;
-  plant.ReadState(&result);
-  EXPECT_EQ(result, PLANT_ERROR_NOT_READY);
+  EXPECT_EQ(testing::InitWithOneChanged(plant, good, 4, 2.5), PLANT_ERROR_RANGE);
+  EXPECT_EQ(testing::InitWithOneChanged(plant, good, 4, std::nextafter(4.0, 5.0)),
+            PLANT_ERROR_RANGE);
+  EXPECT_EQ(testing::InitWithOneChanged(plant, good, 6, 0.5), PLANT_ERROR_RANGE);
+  EXPECT_EQ(testing::InitWithOneChanged(plant, good, 6, 4294967294.5), PLANT_ERROR_RANGE);
+  EXPECT_EQ(testing::InitWithOneChanged(plant, good, 4, -0.0), PLANT_OK);
+  testing::ExpectWrongCountsRefused(plant, 7);
+  testing::ExpectARefusedScenarioLeavesItNotReady(plant, good, 0, 0.05);
 }
 
 TEST(SatclockPlant, ClampsTheSteerAndReportsItAsApplied) {
@@ -312,16 +277,7 @@ TEST(SatclockPlant, ClampsTheSteerAndReportsItAsApplied) {
 TEST(SatclockPlant, RefusesANonFiniteInputWithoutTakingATick) {
   SatclockPlant plant;
   ASSERT_TRUE(plant.ok());
-  ASSERT_EQ(plant.Init(kDefault), PLANT_OK);
-  ASSERT_EQ(plant.Step(0.05), PLANT_RUNNING);
-  const State before = plant.ReadState();
-  for (double input : {kNaN, kInfinity, -kInfinity}) {
-    EXPECT_EQ(plant.Step(input), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(plant.Ticks(), 1);
-    EXPECT_EQ(plant.ReadState(), before);
-  }
-  EXPECT_EQ(plant.Step(0.05), PLANT_RUNNING);  // the trial goes on
-  EXPECT_EQ(plant.Ticks(), 2);
+  ASSERT_NO_FATAL_FAILURE(testing::ExpectNonFiniteInputsRefused(plant, 0.05));
   // The refusals consumed nothing (not even a noise value): the same two
   // ticks without them give the same state.
   const State after_refusals = plant.ReadState();
@@ -596,35 +552,14 @@ TEST(SatclockPlant, ExamplesHoldTheseLaws) {
   }
 }
 
-std::vector<double> Rows(std::span<const double> scenario, ControllerFactory factory) {
-  SatclockPlant plant;
-  if (!plant.ok()) return {};
-  return RunTrial(plant, scenario, factory()).rows;
-}
-
+// Re-initialising one instance starts the same trial again: the offset, the
+// delay line, the generator, the tick and score counters reset. Different
+// scenarios, or only different seeds, differ.
 TEST(SatclockPlant, TwoRunsGiveTheSameBits) {
-  const Scenario scenario = kOtherScenarios[0];
-  for (ControllerFactory controller : {Passing, Failing}) {
-    const std::vector<double> first = Rows(kDefault, controller);
-    const std::vector<double> second = Rows(kDefault, controller);
-    ASSERT_FALSE(first.empty());
-    EXPECT_TRUE(SameBits(first, second));
-    EXPECT_TRUE(SameBits(Rows(scenario, controller), Rows(scenario, controller)));
-  }
-  // Re-initialising one instance starts the same trial again (the offset,
-  // the delay line, the generator, the tick and score counters reset).
-  SatclockPlant plant;
-  ASSERT_TRUE(plant.ok());
-  const Trial once = RunTrial(plant, kDefault, Passing());
-  const Trial again = RunTrial(plant, kDefault, Passing());
-  EXPECT_TRUE(SameBits(once.rows, again.rows));
-  EXPECT_EQ(once.score, again.score);
-  // And different scenarios, or only different seeds, differ.
-  EXPECT_FALSE(SameBits(RunTrial(plant, scenario, Passing()).rows,
-                        RunTrial(plant, kDefault, Passing()).rows));
   Scenario reseeded = kDefaultValues;
   reseeded[6] = 2;
-  EXPECT_FALSE(SameBits(RunTrial(plant, reseeded, Passing()).rows, once.rows));
+  testing::ExpectReproducible<SatclockPlant>(RunTrial, {Passing(), Failing()},
+                                             {kDefault, kOtherScenarios[0], reseeded});
 }
 
 // The passing controller's default-scenario trajectory (rows z, u_last,
@@ -638,9 +573,11 @@ TEST(SatclockPlant, TwoRunsGiveTheSameBits) {
 // fingerprints no longer reproduce: say so in the commit, then update the
 // pin.
 TEST(SatclockPlant, ThePassingTrajectoryHasPinnedBits) {
-  const std::vector<double> rows = Rows(kDefault, Passing);
+  const std::vector<double> rows =
+      testing::FreshTrialRows<SatclockPlant>(RunTrial, kDefault, Passing());
   ASSERT_EQ(rows.size(), 3u * kEndTicks);
-  EXPECT_TRUE(SameBits(rows, Rows(kDefault, Passing)));
+  EXPECT_TRUE(
+      SameBits(rows, testing::FreshTrialRows<SatclockPlant>(RunTrial, kDefault, Passing())));
   Report("passing controller, default scenario: rows FNV-1a %016llx",
          static_cast<unsigned long long>(Fnv1aOfRows(rows)));
   EXPECT_EQ(Fnv1aOfRows(rows), 0x7d2ab085a13cf4c1ull);

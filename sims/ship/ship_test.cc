@@ -35,7 +35,6 @@ constexpr int kEndTicks = 3000;
 constexpr int kScoreFirstTick = 1000;  // 0-based: the tick that starts at t = 100 s
 constexpr int kGraceTicks = 600;       // the lost rule applies from tick 601 (t > 60 s)
 constexpr double kCourse = 30.0;
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 using testing::Fnv1aOfRows;
@@ -429,101 +428,33 @@ TEST(ShipPlant, TheFailingControllerDoesNotPass) {
 TEST(ShipPlant, RefusesANonFiniteInputWithoutTakingATick) {
   ShipPlant plant;
   ASSERT_TRUE(plant.ok());
-  ASSERT_EQ(plant.Init(kDefault), PLANT_OK);
-  ASSERT_EQ(plant.Step(5), PLANT_RUNNING);
-  const State before = plant.ReadState();
-  for (double input : {kNaN, kInfinity, -kInfinity}) {
-    EXPECT_EQ(plant.Step(input), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(plant.Ticks(), 1);
-    EXPECT_EQ(plant.ReadState(), before);
-  }
-  EXPECT_EQ(plant.Step(5), PLANT_RUNNING);  // the trial goes on
+  testing::ExpectNonFiniteInputsRefused(plant, 5);
 }
 
 TEST(ShipPlant, IsNotReadyBeforeAnInit) {
   ShipPlant plant;
   ASSERT_TRUE(plant.ok());
-  int32_t result = 0;
-  plant.ReadState(&result);
-  EXPECT_EQ(result, PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Step(0), PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Ticks(), 0);
-  EXPECT_EQ(plant.Score(), 0.0);
+  testing::ExpectNotReadyBeforeAnInit(plant, 0);
 }
 
 TEST(ShipPlant, RefusesBadScenarios) {
   ShipPlant plant;
   ASSERT_TRUE(plant.ok());
   const Scenario good = {12, -1, 0.25, 0.5};
-  auto tried = [&](int index, double value) {
-    Scenario scenario = good;
-    scenario[index] = value;
-    return plant.Init(scenario);
-  };
-  // Symmetric ranges: |ψ0| ≤ 180, |r0| ≤ 5, |φ| ≤ π (as a double).
-  const std::array<std::pair<int, double>, 3> symmetric = {
-      {{0, 180.0}, {1, 5.0}, {3, std::numbers::pi}}};
-  for (const auto& [index, limit] : symmetric) {
-    SCOPED_TRACE("parameter " + std::to_string(index));
-    EXPECT_EQ(tried(index, std::nextafter(limit, kInfinity)), PLANT_ERROR_RANGE);
-    EXPECT_EQ(tried(index, -std::nextafter(limit, kInfinity)), PLANT_ERROR_RANGE);
-    EXPECT_EQ(tried(index, limit), PLANT_OK);
-    EXPECT_EQ(tried(index, -limit), PLANT_OK);
-  }
-  // The amplitude: 0 ≤ A ≤ 0.5.
-  EXPECT_EQ(tried(2, 0.5), PLANT_OK);
-  EXPECT_EQ(tried(2, 0.0), PLANT_OK);
-  EXPECT_EQ(tried(2, std::nextafter(0.5, kInfinity)), PLANT_ERROR_RANGE);
-  EXPECT_EQ(tried(2, -std::numeric_limits<double>::denorm_min()), PLANT_ERROR_RANGE);
-  EXPECT_EQ(tried(2, -0.2), PLANT_ERROR_RANGE);
-  for (int i = 0; i < 4; ++i) {
-    SCOPED_TRACE("parameter " + std::to_string(i));
-    EXPECT_EQ(tried(i, kNaN), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(tried(i, kInfinity), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(tried(i, -kInfinity), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(tried(i, 1e300), PLANT_ERROR_RANGE);
-    EXPECT_EQ(tried(i, -1e300), PLANT_ERROR_RANGE);
-  }
-  for (int32_t count : {1, 3, 5, -1, PLANT_BUFFER_DOUBLES, PLANT_BUFFER_DOUBLES + 1,
-                        std::numeric_limits<int32_t>::min()}) {
-    EXPECT_EQ(plant.InitWithCount(count), PLANT_ERROR_COUNT) << "count " << count;
-  }
-  // A refused scenario leaves the plant not ready, even after a good one.
-  ASSERT_EQ(plant.Init(good), PLANT_OK);
-  ASSERT_EQ(plant.Step(0), PLANT_RUNNING);
-  EXPECT_EQ(tried(0, kNaN), PLANT_ERROR_NOT_FINITE);
-  EXPECT_EQ(plant.Step(0), PLANT_ERROR_NOT_READY);
-  int32_t result = 0;
-  plant.ReadState(&result);
-  EXPECT_EQ(result, PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Ticks(), 0);
-  EXPECT_EQ(plant.Score(), 0.0);
-}
-
-std::vector<double> Rows(std::span<const double> scenario, Controller controller) {
-  ShipPlant plant;
-  if (!plant.ok()) return {};
-  return RunTrial(plant, scenario, controller).rows;
+  // Symmetric ranges, |ψ0| ≤ 180, |r0| ≤ 5, |φ| ≤ π (as a double), and the
+  // amplitude 0 ≤ A ≤ 0.5 (just below 0 is −denorm_min).
+  testing::ExpectScenarioRangesRefused(plant, good, Scenario{-180, -5, 0, -std::numbers::pi},
+                                       Scenario{180, 5, 0.5, std::numbers::pi});
+  EXPECT_EQ(testing::InitWithOneChanged(plant, good, 2, -0.2), PLANT_ERROR_RANGE);
+  testing::ExpectWrongCountsRefused(plant, 4);
+  testing::ExpectARefusedScenarioLeavesItNotReady(plant, good, 0, 0);
 }
 
 TEST(ShipPlant, TwoRunsGiveTheSameBits) {
-  for (Controller controller : {Passing, Failing}) {
-    const std::vector<double> first = Rows(kDefault, controller);
-    const std::vector<double> second = Rows(kDefault, controller);
-    ASSERT_FALSE(first.empty());
-    EXPECT_TRUE(SameBits(first, second));
-    EXPECT_TRUE(SameBits(Rows(kAbout, controller), Rows(kAbout, controller)));
-  }
-  // Re-initialising one instance starts the same trial again.
-  ShipPlant plant;
-  ASSERT_TRUE(plant.ok());
-  const std::vector<double> once = RunTrial(plant, kRightAngle, Passing).rows;
-  const std::vector<double> again = RunTrial(plant, kRightAngle, Passing).rows;
-  EXPECT_TRUE(SameBits(once, again));
-  // And different scenarios differ, the waves' phase alone included.
+  // Different scenarios differ, the waves' phase alone included.
   const Scenario shifted = {0, 0, 0.2, 0.5};
-  EXPECT_FALSE(
-      SameBits(RunTrial(plant, shifted, Passing).rows, RunTrial(plant, kDefault, Passing).rows));
+  testing::ExpectReproducible<ShipPlant>(RunTrial, {Passing, Failing},
+                                         {kDefault, kAbout, kRightAngle, shifted});
 }
 
 // The passing controller's default-scenario trajectory, pinned to the bit.
@@ -534,9 +465,9 @@ TEST(ShipPlant, TwoRunsGiveTheSameBits) {
 // fingerprints no longer reproduce: say so in the commit, then update the
 // pin.
 TEST(ShipPlant, ThePassingTrajectoryHasPinnedBits) {
-  const std::vector<double> rows = Rows(kDefault, Passing);
+  const std::vector<double> rows = testing::FreshTrialRows<ShipPlant>(RunTrial, kDefault, Passing);
   ASSERT_EQ(rows.size(), 4u * kEndTicks);
-  EXPECT_TRUE(SameBits(rows, Rows(kDefault, Passing)));
+  EXPECT_TRUE(SameBits(rows, testing::FreshTrialRows<ShipPlant>(RunTrial, kDefault, Passing)));
   Report("passing controller, default scenario: rows FNV-1a %016llx",
          static_cast<unsigned long long>(Fnv1aOfRows(rows)));
   EXPECT_EQ(Fnv1aOfRows(rows), 0x2406575156d51240ull);

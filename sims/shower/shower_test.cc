@@ -139,56 +139,22 @@ TEST(ShowerPlant, StartsFromTheScenario) {
 TEST(ShowerPlant, IsNotReadyBeforeAnInit) {
   ShowerPlant plant;
   ASSERT_TRUE(plant.ok());
-  int32_t result = 0;
-  plant.ReadState(&result);
-  EXPECT_EQ(result, PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Step(0.5), PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Ticks(), 0);
-  EXPECT_EQ(plant.Score(), 0.0);
+  testing::ExpectNotReadyBeforeAnInit(plant, 0.5);
 }
 
 TEST(ShowerPlant, RefusesBadScenarios) {
   ShowerPlant plant;
   ASSERT_TRUE(plant.ok());
   const Scenario good = {12, 65, 0.4, 25};
-  const Scenario lows = {0, 40, 0, 0};     // inclusive lower limits
-  const Scenario highs = {30, 90, 1, 60};  // inclusive upper limits
-  auto init = [&](int index, double value) {
-    Scenario scenario = good;
-    scenario[index] = value;
-    return plant.Init(scenario);
-  };
-  for (int i = 0; i < 4; ++i) {
-    SCOPED_TRACE("parameter " + std::to_string(i));
-    EXPECT_EQ(init(i, kNaN), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(init(i, kInfinity), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(init(i, -kInfinity), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(init(i, std::nextafter(lows[i], -kInfinity)), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(i, std::nextafter(highs[i], kInfinity)), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(i, 1e300), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(i, -1e300), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(i, lows[i]), PLANT_OK);
-    EXPECT_EQ(init(i, highs[i]), PLANT_OK);
-  }
+  // Inclusive limits: lows, then highs.
+  testing::ExpectScenarioRangesRefused(plant, good, Scenario{0, 40, 0, 0}, Scenario{30, 90, 1, 60});
   // T_hot − T_cold must exceed 10 °C (only reachable at T_cold 30, T_hot 40
   // within the two ranges); just above is accepted.
   EXPECT_EQ(plant.Init(Scenario{30, 40, 0.5, 20}), PLANT_ERROR_RANGE);
   EXPECT_EQ(plant.Init(Scenario{30, std::nextafter(40.0, kInfinity), 0.5, 20}), PLANT_OK);
   EXPECT_EQ(plant.Init(Scenario{std::nextafter(30.0, 0.0), 40, 0.5, 20}), PLANT_OK);
-  for (int32_t count : {1, 2, 3, 5, -1, PLANT_BUFFER_DOUBLES, PLANT_BUFFER_DOUBLES + 1,
-                        std::numeric_limits<int32_t>::min()}) {
-    EXPECT_EQ(plant.InitWithCount(count), PLANT_ERROR_COUNT) << "count " << count;
-  }
-  // A refused scenario leaves the plant not ready, even after a good one.
-  ASSERT_EQ(plant.Init(good), PLANT_OK);
-  ASSERT_EQ(plant.Step(0.5), PLANT_RUNNING);
-  EXPECT_EQ(init(0, kNaN), PLANT_ERROR_NOT_FINITE);
-  EXPECT_EQ(plant.Step(0.5), PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Ticks(), 0);
-  EXPECT_EQ(plant.Score(), 0.0);
-  int32_t result = 0;
-  plant.ReadState(&result);
-  EXPECT_EQ(result, PLANT_ERROR_NOT_READY);
+  testing::ExpectWrongCountsRefused(plant, 4);
+  testing::ExpectARefusedScenarioLeavesItNotReady(plant, good, 0, 0.5);
 }
 
 TEST(ShowerPlant, ClampsTheCommandAndReportsItAsApplied) {
@@ -213,16 +179,7 @@ TEST(ShowerPlant, ClampsTheCommandAndReportsItAsApplied) {
 TEST(ShowerPlant, RefusesANonFiniteInputWithoutTakingATick) {
   ShowerPlant plant;
   ASSERT_TRUE(plant.ok());
-  ASSERT_EQ(plant.Init(kDefault), PLANT_OK);
-  ASSERT_EQ(plant.Step(1), PLANT_RUNNING);
-  const State before = plant.ReadState();
-  for (double input : {kNaN, kInfinity, -kInfinity}) {
-    EXPECT_EQ(plant.Step(input), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(plant.Ticks(), 1);
-    EXPECT_EQ(plant.ReadState(), before);
-  }
-  EXPECT_EQ(plant.Step(1), PLANT_RUNNING);  // the trial goes on
-  EXPECT_EQ(plant.Ticks(), 2);
+  testing::ExpectNonFiniteInputsRefused(plant, 1);
 }
 
 // The independent check of the pipe and the head. With the valve held at
@@ -441,31 +398,11 @@ TEST(ShowerPlant, ExamplesHoldTheseLaws) {
   EXPECT_NE(failing.find("return 0.5 + 0.1 * (38 - T);"), std::string::npos);
 }
 
-std::vector<double> Rows(std::span<const double> scenario, ControllerFactory factory) {
-  ShowerPlant plant;
-  if (!plant.ok()) return {};
-  return RunTrial(plant, scenario, factory).rows;
-}
-
+// Re-initialising one instance starts the same trial again: the pipe
+// refilled, the counters reset.
 TEST(ShowerPlant, TwoRunsGiveTheSameBits) {
-  const Scenario scenario = kOtherScenarios[2];
-  for (ControllerFactory controller : {Passing, Failing, Hold}) {
-    const std::vector<double> first = Rows(kDefault, controller);
-    const std::vector<double> second = Rows(kDefault, controller);
-    ASSERT_FALSE(first.empty());
-    EXPECT_TRUE(SameBits(first, second));
-    EXPECT_TRUE(SameBits(Rows(scenario, controller), Rows(scenario, controller)));
-  }
-  // Re-initialising one instance starts the same trial again (the pipe
-  // refilled, the counters reset).
-  ShowerPlant plant;
-  ASSERT_TRUE(plant.ok());
-  const std::vector<double> once = RunTrial(plant, kDefault, Passing).rows;
-  const std::vector<double> again = RunTrial(plant, kDefault, Passing).rows;
-  EXPECT_TRUE(SameBits(once, again));
-  // And different scenarios differ.
-  EXPECT_FALSE(
-      SameBits(RunTrial(plant, scenario, Passing).rows, RunTrial(plant, kDefault, Passing).rows));
+  testing::ExpectReproducible<ShowerPlant>(RunTrial, {Passing, Failing, Hold},
+                                           {kDefault, kOtherScenarios[2]});
 }
 
 // The passing controller's default-scenario trajectory (rows T_head, a,
@@ -476,9 +413,10 @@ TEST(ShowerPlant, TwoRunsGiveTheSameBits) {
 // with -ffp-contract=off too). A change means old fingerprints no longer
 // reproduce: say so in the commit, then update the pin.
 TEST(ShowerPlant, ThePassingTrajectoryHasPinnedBits) {
-  const std::vector<double> rows = Rows(kDefault, Passing);
+  const std::vector<double> rows =
+      testing::FreshTrialRows<ShowerPlant>(RunTrial, kDefault, Passing);
   ASSERT_EQ(rows.size(), 3u * kEndTicks);
-  EXPECT_TRUE(SameBits(rows, Rows(kDefault, Passing)));
+  EXPECT_TRUE(SameBits(rows, testing::FreshTrialRows<ShowerPlant>(RunTrial, kDefault, Passing)));
   Report("passing controller, default scenario: rows FNV-1a %016llx",
          static_cast<unsigned long long>(Fnv1aOfRows(rows)));
   EXPECT_EQ(Fnv1aOfRows(rows), 0x751ea98237aba23eull);

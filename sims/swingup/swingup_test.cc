@@ -37,7 +37,6 @@ constexpr int kEndTicks = 3000;
 constexpr int kUnscoredTicks = 2000;  // the score counts ticks 2001..3000
 constexpr double kPi = 3.141592653589793;
 constexpr double kTrack = 2.4;
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 using testing::Fnv1aOfRows;
@@ -210,50 +209,19 @@ TEST(SwingUpPlant, StartsFromTheScenario) {
 TEST(SwingUpPlant, IsNotReadyBeforeAnInit) {
   SwingUpPlant plant;
   ASSERT_TRUE(plant.ok());
-  int32_t result = 0;
-  plant.ReadState(&result);
-  EXPECT_EQ(result, PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Step(0), PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Ticks(), 0);
-  EXPECT_EQ(plant.Score(), 0.0);
+  testing::ExpectNotReadyBeforeAnInit(plant, 0);
 }
 
 TEST(SwingUpPlant, RefusesBadScenarios) {
   SwingUpPlant plant;
   ASSERT_TRUE(plant.ok());
   const State good = {0.1, -0.2, 3.0, -0.4};
-  const State limits = {1, 2, 4, 10};  // inclusive |x0|, |v0|, |θ0|, |ω0|
-  auto init = [&](int index, double value) {
-    State scenario = good;
-    scenario[index] = value;
-    return plant.Init(scenario);
-  };
-  for (int i = 0; i < 4; ++i) {
-    SCOPED_TRACE("parameter " + std::to_string(i));
-    EXPECT_EQ(init(i, kNaN), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(init(i, kInfinity), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(init(i, -kInfinity), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(init(i, std::nextafter(limits[i], kInfinity)), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(i, -std::nextafter(limits[i], kInfinity)), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(i, 1e300), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(i, limits[i]), PLANT_OK);
-    EXPECT_EQ(init(i, -limits[i]), PLANT_OK);
-  }
-  EXPECT_EQ(init(2, 0), PLANT_OK);  // starting upright is allowed
-  for (int32_t count : {1, 3, 5, -1, PLANT_BUFFER_DOUBLES, PLANT_BUFFER_DOUBLES + 1,
-                        std::numeric_limits<int32_t>::min()}) {
-    EXPECT_EQ(plant.InitWithCount(count), PLANT_ERROR_COUNT) << "count " << count;
-  }
-  // A refused scenario leaves the plant not ready, even after a good one.
-  ASSERT_EQ(plant.Init(good), PLANT_OK);
-  ASSERT_EQ(plant.Step(0), PLANT_RUNNING);
-  EXPECT_EQ(init(0, kNaN), PLANT_ERROR_NOT_FINITE);
-  EXPECT_EQ(plant.Step(0), PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Ticks(), 0);
-  EXPECT_EQ(plant.Score(), 0.0);
-  int32_t result = 0;
-  plant.ReadState(&result);
-  EXPECT_EQ(result, PLANT_ERROR_NOT_READY);
+  // Inclusive: |x0| ≤ 1, |v0| ≤ 2, |θ0| ≤ 4, |ω0| ≤ 10.
+  testing::ExpectScenarioRangesRefused(plant, good, State{-1, -2, -4, -10}, State{1, 2, 4, 10});
+  // Starting upright is allowed.
+  EXPECT_EQ(testing::InitWithOneChanged(plant, good, 2, 0), PLANT_OK);
+  testing::ExpectWrongCountsRefused(plant, 4);
+  testing::ExpectARefusedScenarioLeavesItNotReady(plant, good, 0, 0);
 }
 
 TEST(SwingUpPlant, ClampsTheForceAndReportsItAsApplied) {
@@ -279,16 +247,7 @@ TEST(SwingUpPlant, ClampsTheForceAndReportsItAsApplied) {
 TEST(SwingUpPlant, RefusesANonFiniteInputWithoutTakingATick) {
   SwingUpPlant plant;
   ASSERT_TRUE(plant.ok());
-  ASSERT_EQ(plant.Init(kDefault), PLANT_OK);
-  ASSERT_EQ(plant.Step(1), PLANT_RUNNING);
-  const State before = plant.ReadState();
-  for (double input : {kNaN, kInfinity, -kInfinity}) {
-    EXPECT_EQ(plant.Step(input), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(plant.Ticks(), 1);
-    EXPECT_EQ(plant.ReadState(), before);
-  }
-  EXPECT_EQ(plant.Step(1), PLANT_RUNNING);  // the trial goes on
-  EXPECT_EQ(plant.Ticks(), 2);
+  testing::ExpectNonFiniteInputsRefused(plant, 1);
 }
 
 // The plant against ReferenceSwingUp, tick by tick, with the force the
@@ -502,30 +461,9 @@ TEST(SwingUpPlant, ExamplesHoldTheseLaws) {
   }
 }
 
-std::vector<double> Rows(std::span<const double> scenario, ControllerFactory factory) {
-  SwingUpPlant plant;
-  if (!plant.ok()) return {};
-  return RunTrial(plant, scenario, factory).rows;
-}
-
 TEST(SwingUpPlant, TwoRunsGiveTheSameBits) {
-  const State scenario = kOtherScenarios[1];
-  for (ControllerFactory controller : {Passing, Failing, ZeroForce}) {
-    const std::vector<double> first = Rows(kDefault, controller);
-    const std::vector<double> second = Rows(kDefault, controller);
-    ASSERT_FALSE(first.empty());
-    EXPECT_TRUE(SameBits(first, second));
-    EXPECT_TRUE(SameBits(Rows(scenario, controller), Rows(scenario, controller)));
-  }
-  // Re-initialising one instance starts the same trial again.
-  SwingUpPlant plant;
-  ASSERT_TRUE(plant.ok());
-  const std::vector<double> once = RunTrial(plant, kDefault, Passing).rows;
-  const std::vector<double> again = RunTrial(plant, kDefault, Passing).rows;
-  EXPECT_TRUE(SameBits(once, again));
-  // And different scenarios differ.
-  EXPECT_FALSE(
-      SameBits(RunTrial(plant, scenario, Passing).rows, RunTrial(plant, kDefault, Passing).rows));
+  testing::ExpectReproducible<SwingUpPlant>(RunTrial, {Passing, Failing, ZeroForce},
+                                            {kDefault, kOtherScenarios[1]});
 }
 
 // The native passing controller's default-scenario trajectory (rows
@@ -538,9 +476,10 @@ TEST(SwingUpPlant, TwoRunsGiveTheSameBits) {
 // fingerprints no longer reproduce: say so in the commit, then update the
 // pin.
 TEST(SwingUpPlant, ThePassingTrajectoryHasPinnedBits) {
-  const std::vector<double> rows = Rows(kDefault, Passing);
+  const std::vector<double> rows =
+      testing::FreshTrialRows<SwingUpPlant>(RunTrial, kDefault, Passing);
   ASSERT_EQ(rows.size(), 5u * kEndTicks);
-  EXPECT_TRUE(SameBits(rows, Rows(kDefault, Passing)));
+  EXPECT_TRUE(SameBits(rows, testing::FreshTrialRows<SwingUpPlant>(RunTrial, kDefault, Passing)));
   Report("passing controller, default scenario: rows FNV-1a %016llx",
          static_cast<unsigned long long>(Fnv1aOfRows(rows)));
   EXPECT_EQ(Fnv1aOfRows(rows), 0xe72877427e307bbfull);

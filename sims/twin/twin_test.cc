@@ -44,7 +44,6 @@ constexpr int kEndTicks = 3000;
 constexpr int kRowDoubles = 8;  // the state, then the applied acceleration
 constexpr double kTick = 0.01;  // dτ, yr
 constexpr double kPassingScore = 0.25;
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 using testing::Fnv1aOfRows;
@@ -173,54 +172,22 @@ TEST(TwinPlant, StartsFromTheScenario) {
 TEST(TwinPlant, IsNotReadyBeforeAnInit) {
   TwinPlant plant;
   ASSERT_TRUE(plant.ok());
-  int32_t result = 0;
-  plant.ReadState(&result);
-  EXPECT_EQ(result, PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Step(0.5), PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Ticks(), 0);
-  EXPECT_EQ(plant.Score(), 0.0);
+  testing::ExpectNotReadyBeforeAnInit(plant, 0.5);
 }
 
 TEST(TwinPlant, RefusesBadScenarios) {
   TwinPlant plant;
   ASSERT_TRUE(plant.ok());
   const Scenario good = {5, 10, 15};
-  const Scenario lows = {1, 1, 1};      // inclusive lower limits
-  const Scenario highs = {10, 20, 30};  // inclusive upper limits
-  auto init = [&](int index, double value) {
-    Scenario scenario = good;
-    scenario[index] = value;
-    return plant.Init(scenario);
-  };
-  for (int k = 0; k < 3; ++k) {
-    SCOPED_TRACE("parameter " + std::to_string(k));
-    EXPECT_EQ(init(k, kNaN), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(init(k, kInfinity), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(init(k, -kInfinity), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(init(k, std::nextafter(lows[k], -kInfinity)), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(k, std::nextafter(highs[k], kInfinity)), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(k, 0), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(k, 1e300), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(k, -1e300), PLANT_ERROR_RANGE);
-    EXPECT_EQ(init(k, lows[k]), PLANT_OK);
-    EXPECT_EQ(init(k, highs[k]), PLANT_OK);
+  // Inclusive limits: lows, then highs.
+  testing::ExpectScenarioRangesRefused(plant, good, Scenario{1, 1, 1}, Scenario{10, 20, 30});
+  // 0 is below every range: no distance, no budget, no deadline.
+  for (size_t k = 0; k < good.size(); ++k) {
+    EXPECT_EQ(testing::InitWithOneChanged(plant, good, k, 0), PLANT_ERROR_RANGE)
+        << "parameter " << k;
   }
-  EXPECT_EQ(plant.Init(lows), PLANT_OK);
-  EXPECT_EQ(plant.Init(highs), PLANT_OK);
-  for (int32_t count : {1, 2, 4, 7, -1, PLANT_BUFFER_DOUBLES, PLANT_BUFFER_DOUBLES + 1,
-                        std::numeric_limits<int32_t>::min()}) {
-    EXPECT_EQ(plant.InitWithCount(count), PLANT_ERROR_COUNT) << "count " << count;
-  }
-  // A refused scenario leaves the plant not ready, even after a good one.
-  ASSERT_EQ(plant.Init(good), PLANT_OK);
-  ASSERT_EQ(plant.Step(0.5), PLANT_RUNNING);
-  EXPECT_EQ(init(2, kNaN), PLANT_ERROR_NOT_FINITE);
-  EXPECT_EQ(plant.Step(0.5), PLANT_ERROR_NOT_READY);
-  EXPECT_EQ(plant.Ticks(), 0);
-  EXPECT_EQ(plant.Score(), 0.0);
-  int32_t result = 0;
-  plant.ReadState(&result);
-  EXPECT_EQ(result, PLANT_ERROR_NOT_READY);
+  testing::ExpectWrongCountsRefused(plant, 3);
+  testing::ExpectARefusedScenarioLeavesItNotReady(plant, good, 2, 0.5);
 }
 
 TEST(TwinPlant, ClampsTheAccelerationAndReportsItAsApplied) {
@@ -275,16 +242,7 @@ TEST(TwinPlant, ClampsTheAccelerationAndReportsItAsApplied) {
 TEST(TwinPlant, RefusesANonFiniteInputWithoutTakingATick) {
   TwinPlant plant;
   ASSERT_TRUE(plant.ok());
-  ASSERT_EQ(plant.Init(kDefault), PLANT_OK);
-  ASSERT_EQ(plant.Step(0.3), PLANT_RUNNING);
-  const State before = plant.ReadState();
-  for (double input : {kNaN, kInfinity, -kInfinity}) {
-    EXPECT_EQ(plant.Step(input), PLANT_ERROR_NOT_FINITE);
-    EXPECT_EQ(plant.Ticks(), 1);
-    EXPECT_EQ(plant.ReadState(), before);
-  }
-  EXPECT_EQ(plant.Step(0.3), PLANT_RUNNING);  // the trial goes on
-  EXPECT_EQ(plant.Ticks(), 2);
+  testing::ExpectNonFiniteInputsRefused(plant, 0.3);
 }
 
 // How the reference judges the end of a tick, in long double, as
@@ -645,32 +603,11 @@ TEST(TwinPlant, ExamplesHoldTheseLaws) {
   EXPECT_NE(failing.find("  let want = Math.atanh(beta);"), std::string::npos);
 }
 
-std::vector<double> Rows(std::span<const double> scenario, ControllerFactory factory) {
-  TwinPlant plant;
-  if (!plant.ok()) return {};
-  return RunTrial(plant, scenario, factory()).rows;
-}
-
+// Re-initialising one instance starts the same trial again: the state, the
+// tick counter, the visit and the score reset.
 TEST(TwinPlant, TwoRunsGiveTheSameBits) {
-  const Scenario scenario = kOtherScenarios[1];
-  for (ControllerFactory controller : {Passing, Failing}) {
-    const std::vector<double> first = Rows(kDefault, controller);
-    const std::vector<double> second = Rows(kDefault, controller);
-    ASSERT_FALSE(first.empty());
-    EXPECT_TRUE(SameBits(first, second));
-    EXPECT_TRUE(SameBits(Rows(scenario, controller), Rows(scenario, controller)));
-  }
-  // Re-initialising one instance starts the same trial again (the state,
-  // the tick counter, the visit and the score reset).
-  TwinPlant plant;
-  ASSERT_TRUE(plant.ok());
-  const Trial once = RunTrial(plant, kDefault, Passing());
-  const Trial again = RunTrial(plant, kDefault, Passing());
-  EXPECT_TRUE(SameBits(once.rows, again.rows));
-  EXPECT_EQ(once.score, again.score);
-  // And different scenarios differ.
-  EXPECT_FALSE(SameBits(RunTrial(plant, scenario, Passing()).rows,
-                        RunTrial(plant, kDefault, Passing()).rows));
+  testing::ExpectReproducible<TwinPlant>(RunTrial, {Passing(), Failing()},
+                                         {kDefault, kOtherScenarios[1]});
 }
 
 // The native passing controller's default-scenario trajectory (rows t τ x η
@@ -685,10 +622,11 @@ TEST(TwinPlant, TwoRunsGiveTheSameBits) {
 // fingerprints no longer reproduce: say so in the commit, then update the
 // pin.
 TEST(TwinPlant, ThePassingTrajectoryHasPinnedBits) {
-  const std::vector<double> rows = Rows(kDefault, Passing);
+  const std::vector<double> rows =
+      testing::FreshTrialRows<TwinPlant>(RunTrial, kDefault, Passing());
   ASSERT_FALSE(rows.empty());
   EXPECT_EQ(rows.size() % kRowDoubles, 0u);
-  EXPECT_TRUE(SameBits(rows, Rows(kDefault, Passing)));
+  EXPECT_TRUE(SameBits(rows, testing::FreshTrialRows<TwinPlant>(RunTrial, kDefault, Passing())));
   Report("passing controller, default scenario: %zu rows, FNV-1a %016llx",
          rows.size() / kRowDoubles, static_cast<unsigned long long>(Fnv1aOfRows(rows)));
   EXPECT_EQ(Fnv1aOfRows(rows), 0x70f5dfc7ff0eac12ull);
