@@ -877,6 +877,27 @@ REGISTRY.add(sampler(
                 "--controller for 2000 ticks (20 s of plant time), the trajectory hashed, the "
                 "summary and the artifact back. 20 trials. Target (issue 20): p50 <= 300 ms.",
 ))
+# Issue 21: C controllers. The same trials with the accepted law in C: the project's first step
+# compiles it in the sandbox (plimsoll-cc), the trial runs the module on plimsoll-wasm-controller.
+_NEEDS_IMAGE_CC = needs_path("{image_rootfs}/usr/local/bin/plimsoll-cc")
+REGISTRY.add(sampler(
+    "exam.linux_c_compile", [_EXAM_BENCH, "--scenario", "{scenario}", "--provider", "linux",
+                             "--runs", "{runs}", "--warmup", "{warmup}"],
+    baseline=None, min_runs=10, max_runs=10,
+    probes=[needs_root(), needs_path(_EXAM_BENCH), _NEEDS_IMAGE_CC], timeout_s=600.0,
+    produces=["exam.linux_tick_c"],
+    description="The compile step of a C controller on linux, measured inside the sandbox (the "
+                "step's own duration): plimsoll-cc writes the glue, clang-14 compiles the "
+                "accepted cart-pole law to wasm32-wasi (-O2 -ffp-contract=off, wasi-libc, "
+                "wasm-ld), and the module is read and checked for imports. 10 runs.",
+))
+REGISTRY.add(produced(
+    "exam.linux_tick_c", baseline="exam.plant_tick",
+    description="One tick inside the runner in those trials (--tick-times) with the C law as the "
+                "controller: the state line to plimsoll-wasm-controller, plimsoll_control(k) on "
+                "wabt's interpreter, the answer back, plant_step. The ratio is to the plant "
+                "stepping alone (exam.plant_tick, same run).",
+))
 REGISTRY.add(produced(
     "exam.linux_tick_js", baseline="exam.plant_tick",
     description="One tick inside the runner in those trials (--tick-times): the state read, the "

@@ -4,8 +4,10 @@
 #                   sanitizers and linked -static, in <source>/build/guest
 #                   (shared by every preset, so the ~50 s compile of the
 #                   wasm2c output happens once). It builds only `qjs`,
-#                   `plimsoll_guest` and `plimsoll-trial` (the exam
-#                   runner, sims/runner/), and copies them to
+#                   `plimsoll_guest`, `plimsoll-trial` (the exam
+#                   runner, sims/runner/), and `plimsoll-cc` and
+#                   `plimsoll-wasm-controller` (C controllers,
+#                   sims/controller/), and copies them to
 #                   PLIMSOLL_GUEST_BIN_DIR under their in-image names.
 #   guest_image     `plimsoll image build` into PLIMSOLL_IMAGE_DIR
 #                   (<build>/image); part of `all`, cached after the first
@@ -54,7 +56,9 @@ if(PLIMSOLL_GUEST_BUILD)
   # may be defined anywhere), list the guest targets and their files.
   function(_plimsoll_record_guest_targets)
     set(_lines "")
-    foreach(_pair "qjs=qjs" "plimsoll_guest=plimsoll-guest" "plimsoll_trial_main=plimsoll-trial")
+    foreach(_pair "qjs=qjs" "plimsoll_guest=plimsoll-guest" "plimsoll_trial_main=plimsoll-trial"
+                  "plimsoll_cc_main=plimsoll-cc"
+                  "plimsoll_wasm_controller_main=plimsoll-wasm-controller")
       string(REPLACE "=" ";" _pair "${_pair}")
       list(GET _pair 0 _target)
       list(GET _pair 1 _name)

@@ -13,6 +13,14 @@
 //                                inside the runner (µs; --tick-times), the
 //                                same tick the plant row times plus the line
 //                                exchange with the controller.
+//   --scenario exam.linux_c_compile  the same trials with the accepted law in C:
+//                                the project's first step compiles it in the
+//                                sandbox (plimsoll-cc: clang-14 to wasm32, the
+//                                module checked); that step's own duration
+//                                (ms). Also prints exam.linux_tick_c: every
+//                                tick's wall time inside the runner with
+//                                plimsoll-wasm-controller (the module on
+//                                wabt's interpreter) as the controller.
 //
 // Each trial is 2000 ticks (20 s of cart-pole). --runs counts trials; --warmup
 // trials run first, untimed.
@@ -37,6 +45,11 @@ using Clock = std::chrono::steady_clock;
 
 constexpr char kController[] =
     "function control(x, v, theta, omega) { return 40 * theta + 5 * omega + x + v; }\n";
+constexpr char kCController[] =
+    "double control(double x, double v, double theta, double omega, int k) {\n"
+    "  (void)k;\n"
+    "  return 40 * theta + 5 * omega + x + v;\n"
+    "}\n";
 
 std::vector<double> PlantTicks(int64_t runs, int64_t warmup, std::string& error) {
   std::vector<double> samples;
@@ -61,8 +74,11 @@ std::vector<double> PlantTicks(int64_t runs, int64_t warmup, std::string& error)
   return samples;
 }
 
-void LinuxTrials(const std::string& provider, int64_t runs, int64_t warmup, std::string& error,
-                 std::vector<double>& trial_ms, std::vector<double>& tick_us, std::string& tier) {
+// Whole trials on `provider`; with `in_c`, the controller is C compiled by
+// the project's first step, and `trial_ms` gets that step's duration.
+void LinuxTrials(const std::string& provider, bool in_c, int64_t runs, int64_t warmup,
+                 std::string& error, std::vector<double>& trial_ms, std::vector<double>& tick_us,
+                 std::string& tier) {
   auto sandbox = Sandbox::Open(provider);
   if (!sandbox.ok()) return void(error = sandbox.error().message());
   auto evidence = sandbox->CollectEvidence();
@@ -70,11 +86,22 @@ void LinuxTrials(const std::string& provider, int64_t runs, int64_t warmup, std:
   tier = std::string(TierName(evidence->tier));
   Request request;
   request.timeout_ms = 60'000;
-  request.project =
-      ProjectPayload{{{"controller.js", kController}},
-                     {{"plimsoll-trial", "--plant", "cartpole", "--trajectory", "trajectory.f64",
-                       "--tick-times", "ticks.f64", "--", "qjs", "--controller", "controller.js"}},
-                     {"ticks.f64"}};
+  const std::vector<std::string> trial = {
+      "plimsoll-trial", "--plant",      "cartpole",  "--trajectory",
+      "trajectory.f64", "--tick-times", "ticks.f64", "--"};
+  auto with = [&](std::vector<std::string> controller) {
+    std::vector<std::string> step = trial;
+    step.insert(step.end(), controller.begin(), controller.end());
+    return step;
+  };
+  request.project = in_c ? ProjectPayload{{{"controller.c", kCController}},
+                                          {{"plimsoll-cc", "--plant", "cartpole", "controller.c",
+                                            "-o", "controller.wasm"},
+                                           with({"plimsoll-wasm-controller", "controller.wasm"})},
+                                          {"ticks.f64"}}
+                         : ProjectPayload{{{"controller.js", kController}},
+                                          {with({"qjs", "--controller", "controller.js"})},
+                                          {"ticks.f64"}};
   for (int64_t trial = 0; trial < warmup + runs; ++trial) {
     const Clock::time_point start = Clock::now();
     auto result = sandbox->Run(request);
@@ -89,7 +116,7 @@ void LinuxTrials(const std::string& provider, int64_t runs, int64_t warmup, std:
       return void(error = "the trial did not take 2000 ticks: " + result->stdout_bytes);
     }
     if (trial < warmup) continue;
-    trial_ms.push_back(elapsed);
+    trial_ms.push_back(in_c ? static_cast<double>(result->steps.at(0).duration_ms) : elapsed);
     const std::string& bytes = result->artifacts[0].content;
     for (size_t at = 0; at + 8 <= bytes.size(); at += 8) {
       double seconds;  // little-endian, as this host is
@@ -141,17 +168,19 @@ int Main(int argc, char** argv) {
     PrintSamples(scenario, "us", samples);
     return 0;
   }
-  if (scenario == "exam.linux_trial") {
+  if (scenario == "exam.linux_trial" || scenario == "exam.linux_c_compile") {
+    const bool in_c = scenario == "exam.linux_c_compile";
+    const char* tick_row = in_c ? "exam.linux_tick_c" : "exam.linux_tick_js";
     std::vector<double> trial_ms, tick_us;
     std::string tier;
-    LinuxTrials(provider, runs, warmup, error, trial_ms, tick_us, tier);
+    LinuxTrials(provider, in_c, runs, warmup, error, trial_ms, tick_us, tier);
     if (!error.empty() || trial_ms.empty()) {
       PrintError(scenario, error.empty() ? "no trial ran" : error);
-      PrintError("exam.linux_tick_js", error.empty() ? "no trial ran" : error);
+      PrintError(tick_row, error.empty() ? "no trial ran" : error);
       return 1;
     }
     PrintSamples(scenario, "ms", trial_ms, {{"provider", provider}, {"tier", tier}});
-    PrintSamples("exam.linux_tick_js", "us", tick_us, {{"provider", provider}, {"tier", tier}});
+    PrintSamples(tick_row, "us", tick_us, {{"provider", provider}, {"tier", tier}});
     return 0;
   }
   std::fprintf(stderr, "plimsoll-exam-bench: unknown scenario %s\n", scenario.c_str());

@@ -26,7 +26,9 @@ namespace fs = std::filesystem;
 
 constexpr const char* kAgentName = "plimsoll-guest";
 constexpr const char* kQjsName = "qjs";
-constexpr const char* kTrialName = "plimsoll-trial";       // the exam runner (docs/exams.md)
+constexpr const char* kTrialName = "plimsoll-trial";  // the exam runner (docs/exams.md)
+constexpr const char* kCcName = "plimsoll-cc";        // C controllers (docs/exams.md)
+constexpr const char* kWasmControllerName = "plimsoll-wasm-controller";
 constexpr const char* kBinaryDirectory = "usr/local/bin";  // protocol.h kAgentPath, kQjsPath
 constexpr const char* kCompleteMarker = "complete";
 constexpr const char* kRetiredSuffix = ".retired-";
@@ -294,7 +296,9 @@ Expected<BuildResult> BuildImage(const BuildOptions& options, BaseTreeBuilder& b
   std::vector<Binary> binaries = {
       {kAgentName, options.require_agent, "the OS-level providers cannot run without it", {}},
       {kQjsName, true, "", {}},
-      {kTrialName, options.require_agent, "exams cannot run in it", {}}};
+      {kTrialName, options.require_agent, "exams cannot run in it", {}},
+      {kCcName, options.require_agent, "C controllers cannot be compiled in it", {}},
+      {kWasmControllerName, options.require_agent, "C controllers cannot run in it", {}}};
   for (Binary& binary : binaries) {
     fs::path path = options.guest_bin / binary.name;
     std::error_code error;

@@ -157,6 +157,21 @@ TEST_F(BuilderTest, AMissingAgentWarnsUnlessRequired) {
   EXPECT_FALSE(Build().ok());
 }
 
+TEST_F(BuilderTest, InstallsTheExamBinariesAndRequiresThemWithTheAgent) {
+  options_.require_agent = true;
+  EXPECT_FALSE(Build().ok()) << "no plimsoll-trial, plimsoll-cc or plimsoll-wasm-controller";
+  for (const char* name : {"plimsoll-trial", "plimsoll-cc", "plimsoll-wasm-controller"}) {
+    WriteFile(options_.guest_bin / name, FakeElf(false, name), 0755);
+  }
+  auto built = Build();
+  ASSERT_TRUE(built.ok()) << built.error().ToString();
+  auto image = OpenImage(options_.output);
+  ASSERT_TRUE(image.ok()) << image.error().ToString();
+  for (const char* name : {"plimsoll-trial", "plimsoll-cc", "plimsoll-wasm-controller"}) {
+    EXPECT_EQ(ReadFile(image->rootfs / "usr/local/bin" / name), FakeElf(false, name)) << name;
+  }
+}
+
 TEST(StaticElfTest, TellsStaticFromDynamic) {
   TemporaryDirectory temporary;
   WriteFile(temporary.path() / "static", FakeElf(false));

@@ -2,10 +2,12 @@
 // cart-pole plant against a controller sent as the project's only file, and
 // the same controller gives the same fingerprint everywhere: JavaScript on
 // qjs (the engine's own module, so identical bits on every tier) and
-// Python. On the OS-level tiers the image's plimsoll-trial runs; `embedded`
-// runs the same project in process (src/providers/embedded/exam_project.h:
-// the runner's library, the controller in the engine) and refuses the
-// Python controller `unsupported`, nothing ran. The expected fingerprints are the ones the
+// Python, and C compiled to WebAssembly by the run's first step
+// (plimsoll-cc) and run by plimsoll-wasm-controller. On the OS-level tiers
+// the image's plimsoll-trial runs; `embedded` runs the JavaScript project in
+// process (src/providers/embedded/exam_project.h: the runner's library, the
+// controller in the engine) and refuses the Python and C controllers
+// `unsupported`, nothing ran. The expected fingerprints are the ones the
 // runner computes on the host (sims/runner/trial_test.cc pins the rows to
 // the plant's own in-process run), so a tier that computes one different
 // number fails here.
@@ -35,6 +37,11 @@ constexpr char kAcceptedJavascript[] =
     "function control(x, v, theta, omega) { return 40 * theta + 5 * omega + x + v; }\n";
 constexpr char kDraftJavascript[] =
     "function control(x, v, theta, omega) { return 40 * theta + 5 * omega - x - v; }\n";
+constexpr char kAcceptedC[] =
+    "double control(double x, double v, double theta, double omega, int k) {\n"
+    "  (void)k;\n"
+    "  return 40 * theta + 5 * omega + x + v;\n"
+    "}\n";
 constexpr char kAcceptedPython[] =
     "import sys\n"
     "for line in sys.stdin:\n"
@@ -62,20 +69,24 @@ class ExamTest : public ConformanceTest {
       GTEST_SKIP() << "skipped: no project payloads";
   }
 
-  // Runs one trial: `controller` is the only file; the default scenario.
-  // Returns the runner's summary, having checked that the trajectory
-  // artifact's SHA-256 is the fingerprint it states.
+  // Runs one trial: `controller` is the only file; the default scenario;
+  // `first_step` (if any) runs before the trial (a compile). Returns the
+  // runner's summary, having checked that the trajectory artifact's SHA-256
+  // is the fingerprint it states.
   nlohmann::json Trial(const std::string& file, const std::string& controller,
-                       const std::vector<std::string>& controller_argv) {
+                       const std::vector<std::string>& controller_argv,
+                       const std::vector<std::string>& first_step = {}) {
     std::vector<std::string> step = {"plimsoll-trial", "--plant",        "cartpole",
                                      "--trajectory",   "trajectory.f64", "--"};
     step.insert(step.end(), controller_argv.begin(), controller_argv.end());
     Request request;
-    request.timeout_ms = 120'000;  // 2000 ticks of python3 under TCG
+    request.timeout_ms = 120'000;  // 2000 ticks of python3, or clang, under TCG
     request.project = ProjectPayload{{{file, controller}}, {step}, {"trajectory.f64"}};
-    if (in_process_ && controller_argv[0] == "python3") {
+    if (!first_step.empty())
+      request.project->steps.insert(request.project->steps.begin(), first_step);
+    if (in_process_ && controller_argv[0] != "qjs") {
       auto refused = sandbox().Run(request);
-      EXPECT_FALSE(refused.ok()) << "embedded ran a Python controller";
+      EXPECT_FALSE(refused.ok()) << "embedded ran a " << controller_argv[0] << " controller";
       if (!refused.ok()) {
         EXPECT_EQ(refused.error().not_dispatched(), NotDispatched::kUnsupported)
             << refused.error().ToString();
@@ -83,6 +94,16 @@ class ExamTest : public ConformanceTest {
       return nlohmann::json::object();
     }
     Result result = RunChecked(request);
+    if (!first_step.empty()) {
+      EXPECT_EQ(result.steps.size(), 2u);
+      if (result.steps.empty() || result.steps[0].exit_code != 0) {
+        ADD_FAILURE() << "the first step failed: "
+                      << (result.steps.empty() ? "" : result.steps[0].stderr_bytes);
+        return nlohmann::json::object();
+      }
+      std::printf("[ report   ] %s: %s took %lld ms\n", description().provider.c_str(),
+                  first_step[0].c_str(), static_cast<long long>(result.steps[0].duration_ms));
+    }
     if (UnderGvisor()) {
       EXPECT_EQ(result.exit_code, 4) << result.stdout_bytes << result.stderr_bytes;
       EXPECT_NE(result.stderr_bytes.find("can read it (/proc/PID/environ, /proc/PID/fd/N"),
@@ -125,6 +146,18 @@ TEST_P(ExamTest, TheAcceptedControllerGivesTheHostsFingerprintInJavascriptAndPyt
   EXPECT_EQ(javascript.value("fingerprint", ""), kAcceptedFingerprint);
   if (in_process_) return;  // no Python here: refused above
   EXPECT_EQ(python.value("fingerprint", ""), kAcceptedFingerprint);
+}
+
+// C compiled inside the sandbox (clang-14 for wasm32-wasi, the image's) and
+// run as WebAssembly gives the bits of every other language: wasm fixes
+// every f64 operation, and the law is the same operations in the same order.
+TEST_P(ExamTest, TheAcceptedLawInCCompiledInTheSandboxGivesTheSameFingerprint) {
+  const nlohmann::json c =
+      Trial("controller.c", kAcceptedC, {"plimsoll-wasm-controller", "controller.wasm"},
+            {"plimsoll-cc", "--plant", "cartpole", "controller.c", "-o", "controller.wasm"});
+  if (UnderGvisor() || in_process_) return;  // refused, as the file comment says
+  EXPECT_EQ(c.value("ended", ""), "finished");
+  EXPECT_EQ(c.value("fingerprint", ""), kAcceptedFingerprint);
 }
 
 TEST_P(ExamTest, TheDraftDropsThePoleOnTheSameTickWithTheSameFingerprint) {
