@@ -2,24 +2,30 @@
 // the host's clang-14 (the image carries the same Debian packages), the
 // module run by plimsoll-wasm-controller as the runner's controller
 // process, and the module checks. The same laws in JavaScript give the same
-// bits.
+// bits: the accepted law, and every plant's example controllers
+// (sims/NAME/examples/{passing,failing}.c against the .js they copy).
 #include "controller/c_controller.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "controller/wasm_controller.h"
 #include "runner/controller_process.h"
 #include "runner/javascript_controller.h"
+#include "runner/plant_registry.h"
 #include "runner/trial.h"
 
 namespace plimsoll::sims {
@@ -151,6 +157,122 @@ TEST_F(CControllerTest, SeveralInputsUseTheVectorForm) {
   EXPECT_EQ(answer, "3 12");
   ASSERT_EQ((*controller)->Converse(second, deadline, &answer), Exchange::kAnswered);
   EXPECT_EQ(answer, "0.30000000000000004 -1e+300");
+}
+
+// The plants' example controllers, in C and in JavaScript. What passing
+// means is sims/runner/plant_examples_test.cc's table: the trial finishes
+// and the score reaches `passing_score`. A law is `exact` when it uses only
+// + - * / sqrt fmin fmax fabs (Math.min/max/abs/sqrt): WebAssembly and
+// JavaScript both round each of those as IEEE 754 says, so the C and the
+// JavaScript trajectories must be the same bits. That is every example but
+// three: swingup's passing (cos), twin's passing (acosh) and twin's failing
+// (tanh, atanh). Those call the math library: in C wasi-libc's, compiled
+// into the controller's module; in JavaScript QuickJS's Math functions,
+// which call the same wasi-libc libm compiled into the engine's module. They
+// are expected to agree too, but that is a fact about two builds of one
+// library, so it is reported, not asserted.
+struct ExampleRule {
+  std::string_view plant;
+  double passing_score;
+  bool passing_exact;
+  bool failing_exact;
+};
+constexpr ExampleRule kExampleRules[] = {
+    {"cartpole", 20.0, true, true}, {"shower", 0.9, true, true},    {"ship", 0.9, true, true},
+    {"buck", 0.9, true, true},      {"swingup", 0.85, false, true}, {"blackhole", 0.9, true, true},
+    {"twin", 0.25, false, false},   {"satclock", 0.9, true, true},  {"doubleslit", 0.7, true, true},
+};
+
+std::string ReadExample(std::string_view plant, const std::string& file) {
+  std::ifstream in(std::string(PLIMSOLL_SIMS_DIR) + "/" + std::string(plant) + "/examples/" + file);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+double RowValue(const std::string& trajectory, size_t at) {
+  double value;
+  std::memcpy(&value, trajectory.data() + at, sizeof value);
+  return value;
+}
+
+// "identical (N ticks)", or where the two trajectories part: the first
+// tick and column whose bytes differ, with both values (%a: every bit), or
+// the tick where the shorter one ends.
+std::string CompareTrajectories(const std::string& c, const std::string& js, int row_doubles) {
+  const size_t row_bytes = static_cast<size_t>(row_doubles) * sizeof(double);
+  const size_t common = std::min(c.size(), js.size());
+  char line[256];
+  for (size_t at = 0; at < common; at += sizeof(double)) {
+    if (std::memcmp(c.data() + at, js.data() + at, sizeof(double)) != 0) {
+      std::snprintf(line, sizeof line, "first differs at tick %zu, column %zu: C %a, JavaScript %a",
+                    at / row_bytes, at % row_bytes / sizeof(double), RowValue(c, at),
+                    RowValue(js, at));
+      return line;
+    }
+  }
+  if (c.size() != js.size()) {
+    std::snprintf(line, sizeof line, "the same up to tick %zu, where %s ends", common / row_bytes,
+                  c.size() < js.size() ? "C" : "JavaScript");
+    return line;
+  }
+  return "identical (" + std::to_string(c.size() / row_bytes) + " ticks)";
+}
+
+TEST_F(CControllerTest, EveryPlantsExamplesInCMatchTheirJavascriptTickByTick) {
+  for (const PlantEntry& entry : Plants()) {
+    const ExampleRule* rule = nullptr;
+    for (const ExampleRule& candidate : kExampleRules) {
+      if (candidate.plant == entry.name) rule = &candidate;
+    }
+    ASSERT_NE(rule, nullptr) << entry.name << " has no rule here";
+    Expected<std::unique_ptr<Plant>> plant = entry.create();
+    ASSERT_TRUE(plant.ok()) << entry.name << ": " << plant.error().message();
+    const ControllerShape shape = {static_cast<uint32_t>((*plant)->shape().state_width),
+                                   static_cast<uint32_t>((*plant)->shape().input_count)};
+    const std::string name(entry.name);
+    for (const bool passing : {true, false}) {
+      const std::string example = passing ? "passing" : "failing";
+      const std::string c_source = ReadExample(entry.name, example + ".c");
+      const std::string js_source = ReadExample(entry.name, example + ".js");
+      ASSERT_FALSE(c_source.empty()) << name << ": no examples/" << example << ".c";
+      ASSERT_FALSE(js_source.empty()) << name << ": no examples/" << example << ".js";
+      const std::string module = name + "_" + example;
+      const Status compiled = Compile(module, c_source, shape);
+      ASSERT_TRUE(compiled.ok()) << module << ": " << compiled.error().message();
+      Expected<InProcessTrial> c = Trial(module, name);
+      ASSERT_TRUE(c.ok()) << module << ": " << c.error().message();
+      std::string printed;
+      Expected<InProcessTrial> js = RunTrialInProcess(
+          name, {}, kAnswerDeadline, Deadline::max(),
+          [&] { return InProcessJavascriptController::Start(js_source, &printed); });
+      ASSERT_TRUE(js.ok()) << module << ": " << js.error().message();
+      EXPECT_EQ(printed, "") << module;
+
+      const TrialSummary &in_c = c->summary, &in_js = js->summary;
+      const bool exact = passing ? rule->passing_exact : rule->failing_exact;
+      const std::string comparison =
+          CompareTrajectories(c->trajectory, js->trajectory, in_c.row_doubles);
+      std::printf("[ report   ] %s %s (%s): C %s %s, JavaScript %s %s: %s\n", name.c_str(),
+                  example.c_str(), exact ? "exact arithmetic" : "math library calls",
+                  in_c.fingerprint.c_str(), std::string(TrialEndName(in_c.ended)).c_str(),
+                  in_js.fingerprint.c_str(), std::string(TrialEndName(in_js.ended)).c_str(),
+                  comparison.c_str());
+
+      // The outcome is the same in both languages, and it is the example's.
+      const auto passes = [&](const TrialSummary& s) {
+        return s.ended == TrialEnd::kFinished && s.score >= rule->passing_score;
+      };
+      EXPECT_EQ(TrialEndName(in_c.ended), TrialEndName(in_js.ended))
+          << module << ": " << in_c.detail;
+      EXPECT_EQ(passes(in_c), passes(in_js)) << module;
+      EXPECT_EQ(passes(in_c), passing)
+          << module << ": ended " << TrialEndName(in_c.ended) << ", score " << in_c.score;
+      if (exact) {
+        EXPECT_EQ(in_c.fingerprint, in_js.fingerprint) << module << ": " << comparison;
+        EXPECT_EQ(in_c.score, in_js.score) << module;
+        EXPECT_EQ(in_c.ticks, in_js.ticks) << module;
+      }
+    }
+  }
 }
 
 void ExpectAuthorError(const Status& status, const std::string& words) {
