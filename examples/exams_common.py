@@ -1,9 +1,11 @@
 """What the exam examples share (examples/oracle, examples/plant_replays; docs/exams.md).
 
 A trial as an ordinary project through plimsolld's API (the Python client; the controller is the
-only file sent, one `plimsoll-trial ... -- qjs --controller controller.js` step, the trajectory as
-the artifact), the daemon those tools start (loopback port 0, --dev), their command-line options,
-embedding data in a self-contained page, and the headless-Chromium helpers their tests use.
+only file sent, one `plimsoll-trial ... -- qjs --controller controller.js` step, or for a C
+controller a `plimsoll-cc` step and then `plimsoll-trial ... -- plimsoll-wasm-controller`; the
+trajectory as the artifact), the tick-by-tick comparison of two trajectories, the daemon those tools
+start (loopback port 0, --dev), their command-line options, embedding data in a self-contained page,
+and the headless-Chromium helpers their tests use.
 
     from exams_common import add_daemon_options, daemon_url, run_trial
     with daemon_url(options, "tool") as url, Client(url) as client:
@@ -19,6 +21,7 @@ import json
 import os
 import re
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -35,6 +38,19 @@ def trial_step(plant):
     """The one step of an exam project: the plant's default scenario, the controller on qjs."""
     return ["plimsoll-trial", "--plant", plant, "--trajectory", TRAJECTORY,
             "--", "qjs", "--controller", "controller.js"]
+
+
+def c_trial_steps(plant):
+    """The two steps of a C exam project (docs/exams.md, "C controllers"): compile controller.c to
+    a checked module in the sandbox, then the trial with the module on plimsoll-wasm-controller."""
+    return [["plimsoll-cc", "--plant", plant, "controller.c", "-o", "controller.wasm"],
+            ["plimsoll-trial", "--plant", plant, "--trajectory", TRAJECTORY,
+             "--", "plimsoll-wasm-controller", "controller.wasm"]]
+
+
+# What each language's project sends: the controller's file name and the steps.
+LANGUAGES = {"javascript": ("controller.js", lambda plant: [trial_step(plant)]),
+             "c": ("controller.c", c_trial_steps)}
 
 
 class Daemon:
@@ -95,15 +111,23 @@ def daemon_url(options, tool):
     return Daemon(options.plimsolld, options.provider, options.image, tool)
 
 
-def run_trial(client, plant, label, source, tool):
-    """One exam trial as a project; checks that the trajectory's SHA-256 is the runner's
-    fingerprint. Returns the run: tier, record, the runner's summary, the trajectory (base64)."""
-    result = client.run_project(files={"controller.js": source}, steps=[trial_step(plant)],
+def run_trial(client, plant, label, source, tool, language="javascript"):
+    """One exam trial as a project (the controller in `language`: "javascript" or "c"); checks
+    that every step exited 0 and that the trajectory's SHA-256 is the runner's fingerprint.
+    Returns the run: tier, record, the runner's summary, the trajectory (base64). A refusal
+    (nothing ran: a plimsoll.RefusedError) is the caller's to handle."""
+    file_name, steps_of = LANGUAGES[language]
+    result = client.run_project(files={file_name: source}, steps=steps_of(plant),
                                 artifacts=[TRAJECTORY], timeout_ms=120_000)
+    steps = list(result.steps)
+    for step in steps:
+        if step.exit_code != 0:
+            raise SystemExit(f"{tool}: {plant} {label}: {step.command[0]} exited {step.exit_code}: "
+                             f"{step.stderr_text.strip()[-2000:]}")
     if result.exit_code != 0:
-        raise SystemExit(f"{tool}: {plant} {label}: plimsoll-trial exited {result.exit_code}: "
-                         f"{result.stderr_text.strip()}")
-    summary = json.loads(result.stdout_text)
+        raise SystemExit(f"{tool}: {plant} {label}: the project exited {result.exit_code}: "
+                         f"{result.stderr_text.strip()[-2000:]}")
+    summary = json.loads(steps[-1].stdout_text if steps else result.stdout_text)
     trajectory = next((a for a in result.artifacts if a.path == TRAJECTORY), None)
     if trajectory is None or trajectory.truncated:
         raise SystemExit(f"{tool}: {plant} {label}: the trajectory did not come back whole")
@@ -111,11 +135,31 @@ def run_trial(client, plant, label, source, tool):
     if digest != summary["fingerprint"]:
         raise SystemExit(f"{tool}: {plant} {label}: the trajectory's SHA-256 {digest} is not the "
                          f"fingerprint the runner printed, {summary['fingerprint']}")
-    return {"label": label, "controller": source,
+    return {"label": label, "language": language, "controller": source,
+            "step_milliseconds": [step.duration_ms for step in steps],
             "provider": result.provider, "isolation": result.isolation,
             "environment": result.environment, "record_sha256": result.record.record_sha256,
             "summary": summary,
             "trajectory_base64": base64.b64encode(trajectory.content).decode("ascii")}
+
+
+def compare_trajectories(first, second, row_doubles):
+    """Two trajectories (bytes) compared tick by tick, byte by byte, as the replay pages' script
+    does: {"identical": True, "ticks": N}, or where they part: the first tick and column whose 8
+    bytes differ, with both values and their bit patterns (16 hex digits, the little-endian
+    float64 read as an integer), or the tick where the shorter one ends (column None)."""
+    row_bytes = 8 * row_doubles
+    common = min(len(first), len(second))
+    for at in range(0, common - common % 8, 8):
+        if first[at:at + 8] != second[at:at + 8]:
+            values = [struct.unpack_from("<d", t, at)[0] for t in (first, second)]
+            bits = ["%016x" % struct.unpack_from("<Q", t, at)[0] for t in (first, second)]
+            return {"identical": False, "tick": at // row_bytes, "column": at % row_bytes // 8,
+                    "values": [repr(v) for v in values], "bits": bits}
+    if len(first) != len(second):
+        return {"identical": False, "tick": common // row_bytes, "column": None,
+                "values": None, "bits": None}
+    return {"identical": True, "ticks": len(first) // row_bytes}
 
 
 def without_trajectories(runs):

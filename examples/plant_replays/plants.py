@@ -8,13 +8,18 @@ A column is (symbol, meaning, unit); the state's columns come first, then the in
 trajectory row's order (docs/exams.md). `guides` draw horizontal lines on a column's chart (a target
 band, a limit); `heatmap` names a run of columns drawn as one image (the double slit's 64 bins);
 `clock` names the time the ticks count where it is not plain time (proper time: twin, blackhole).
+`math_calls` names the math library functions the passing example calls (Math.cos in JavaScript,
+cos in C): where there are none, its law is + − × ÷, sqrt, min, max and abs, which WebAssembly and
+JavaScript round alike, so the C and JavaScript trajectories must be the same bits; where there are
+some, identical bits are measured, not promised (sims/controller/c_controller_test.cc).
 plant_replays.py checks every column count against the runner's `row_doubles`, and every tick
 against the runner's `ended_at_seconds` / `ticks`.
 """
 
 
 def _plant(name, title, goal, scenario, tick, end, passing, rule, state, inputs, speed,
-           time_unit=("s", 1.0), guides=None, heatmap=None, claims=(), clock=("t", "")):
+           time_unit=("s", 1.0), guides=None, heatmap=None, claims=(), clock=("t", ""),
+           math_calls=()):
     return {"name": name, "title": title, "doc": f"docs/plants/{name}.md", "goal": goal,
             "scenario": scenario, "tick_seconds": tick, "end_seconds": end,
             "passing_score": passing, "rule": rule,
@@ -22,7 +27,7 @@ def _plant(name, title, goal, scenario, tick, end, passing, rule, state, inputs,
                        + [{"symbol": s, "meaning": m, "unit": u, "input": True} for s, m, u in inputs],
             "replay_speed": speed, "time_unit": {"symbol": time_unit[0], "seconds": time_unit[1]},
             "guides": guides or {}, "heatmap": heatmap, "claims": list(claims),
-            "clock": {"symbol": clock[0], "note": clock[1]}}
+            "clock": {"symbol": clock[0], "note": clock[1]}, "math_calls": list(math_calls)}
 
 
 YEAR = 31557600.0  # the Julian year the twin plant's tick is a hundredth of (315576 s)
@@ -83,7 +88,7 @@ PLANTS = [
             ("θ", "pole angle from upright, unwrapped", "rad"),
             ("ω", "pole angular velocity", "rad/s")],
            [("F", "force on the cart, as applied (clamped to ±10 N)", "N")],
-           1.0,
+           1.0, math_calls=["cos"],
            claims=["The cart-pole model of cartpole.md with a shorter track and a weaker motor: "
                    "a textbook model, not a physical pendulum."]),
     _plant("blackhole", "Black-hole orbit",
@@ -115,7 +120,7 @@ PLANTS = [
             ("fuel", "rapidity budget left", "1"), ("D", "the star's distance", "ly"),
             ("visited", "has stopped at the star", "0 or 1")],
            [("a", "proper acceleration, as applied", "ly/yr²")],
-           YEAR, time_unit=("yr", YEAR),
+           YEAR, time_unit=("yr", YEAR), math_calls=["acosh"],
            clock=("τ", "The plant's clock is the traveller's proper time: a tick is 0.01 yr of it "
                        "(the runner's seconds are proper time); Earth time is the column t."),
            claims=["Special relativity in one dimension with an ideal rocket: a thought "
