@@ -7,7 +7,8 @@
 #                   `plimsoll_guest`, `plimsoll-trial` (the exam
 #                   runner, sims/runner/), and `plimsoll-cc` and
 #                   `plimsoll-wasm-controller` (C controllers,
-#                   sims/controller/), and copies them to
+#                   sims/controller/) and `plimsoll-model` (module
+#                   runs, sims/runner/), and copies them to
 #                   PLIMSOLL_GUEST_BIN_DIR under their in-image names.
 #   guest_image     `plimsoll image build` into PLIMSOLL_IMAGE_DIR
 #                   (<build>/image); part of `all`, cached after the first
@@ -58,7 +59,8 @@ if(PLIMSOLL_GUEST_BUILD)
     set(_lines "")
     foreach(_pair "qjs=qjs" "plimsoll_guest=plimsoll-guest" "plimsoll_trial_main=plimsoll-trial"
                   "plimsoll_cc_main=plimsoll-cc"
-                  "plimsoll_wasm_controller_main=plimsoll-wasm-controller")
+                  "plimsoll_wasm_controller_main=plimsoll-wasm-controller"
+                  "plimsoll_model_main=plimsoll-model")
       string(REPLACE "=" ";" _pair "${_pair}")
       list(GET _pair 0 _target)
       list(GET _pair 1 _name)

@@ -34,9 +34,9 @@ namespace plimsoll {
 // The only protocol number this build speaks.
 inline constexpr int64_t kProtocol = 1;
 
-enum class PayloadKind { kJavascript, kPython, kProject, kCell };
+enum class PayloadKind { kJavascript, kPython, kProject, kCell, kModule };
 
-// "javascript", "python", "project", "cell".
+// "javascript", "python", "project", "cell", "module".
 std::string_view PayloadKindName(PayloadKind kind);
 std::optional<PayloadKind> ParsePayloadKind(std::string_view name);
 
@@ -63,6 +63,27 @@ struct ProjectPayload {
   friend bool operator==(const ProjectPayload&, const ProjectPayload&) = default;
 };
 
+// A module run (docs/exams.md, "Module runs"): one of the image's models
+// evaluated once per row of parameters, every input held at 0; one result
+// row each, in the artifact kModuleRowsArtifact (JSON lines). Runs where
+// projects run, as the step `plimsoll-model module.json module_rows.jsonl`.
+struct ModulePayload {
+  std::string model;                      // a model (plant) name: [a-z0-9_-]{1,64}
+  std::vector<std::vector<double>> rows;  // each the model's parameters; [] = its default
+  double end_time = 0;                    // seconds of model time, > 0
+  double step = 0;                        // the model's tick, seconds, > 0
+  friend bool operator==(const ModulePayload&, const ModulePayload&) = default;
+};
+
+// Limits of a module payload (docs/exams.md): rows and values per row.
+inline constexpr size_t kMaxModuleRows = 10000;
+inline constexpr size_t kMaxModuleRowValues = 256;
+// The artifact a module run's rows come back in, and the spec file its
+// step reads (in /work). wire::ModuleProject (src/wire/module_project.h)
+// turns a module payload into the project every provider runs.
+inline constexpr char kModuleRowsArtifact[] = "module_rows.jsonl";
+inline constexpr char kModuleSpecFile[] = "module.json";
+
 // Code for a kept interpreter; only valid inside a session (SPEC §9).
 struct CellPayload {
   std::string language;  // "javascript" or "python"
@@ -88,8 +109,9 @@ struct Request {
   std::optional<PythonPayload> python;
   std::optional<ProjectPayload> project;
   std::optional<CellPayload> cell;
+  std::optional<ModulePayload> module;
 
-  // How many payload fields are set (0..4).
+  // How many payload fields are set (0..5).
   int PayloadCount() const;
   // The kind when exactly one payload is set.
   std::optional<PayloadKind> kind() const;
@@ -116,6 +138,10 @@ bool IsWellFormedImageName(std::string_view name);
 //               bytes, a bad or repeated path (absolute, `..`, `.`, empty
 //               segment, NUL, backslash, control characters); a cell outside
 //               a session (`in_session` false) or with an unknown language;
+//               a module with a malformed model name, more than
+//               kMaxModuleRows rows or kMaxModuleRowValues values in a row,
+//               a non-finite value, or an end_time or step that is not a
+//               positive finite number;
 //               a malformed grant profile, environment string or image
 //               name. (Whether the named image is served is the Sandbox's
 //               or the daemon's check: an unknown name is `request` too.)

@@ -137,8 +137,8 @@ CLI::App* AddImageCommand(CLI::App& app, ImageOptions& options) {
                    "A recipe file of your own instead of a variant (docs/guest-images.md).")
       ->excludes(variant);
   options.build->add_flag("--require-agent", options.require_agent,
-                          "Fail if plimsoll-guest, plimsoll-trial, plimsoll-cc or "
-                          "plimsoll-wasm-controller is missing.");
+                          "Fail if plimsoll-guest or an exam command (plimsoll-trial, "
+                          "plimsoll-cc, plimsoll-wasm-controller, plimsoll-model) is missing.");
   options.build->add_flag("--rebuild-base", options.rebuild_base,
                           "Rebuild the cached Debian base tree.");
   options.verify = image->add_subcommand("verify", "Recompute an image's identity and compare it.");

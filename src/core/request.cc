@@ -1,8 +1,10 @@
 #include "plimsoll/request.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "base/utf8.h"
 #include "plimsoll/tier.h"
@@ -118,6 +120,38 @@ Status CheckProject(const ProjectPayload& project, const Limits& limits) {
   return Status::Ok();
 }
 
+Status CheckModule(const ModulePayload& module) {
+  const std::string& model = module.model;
+  if (model.empty() || model.size() > 64 ||
+      model.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos) {
+    return Bad(
+        "module.model must be 1-64 characters of [a-z0-9_-]: the name of a model the "
+        "image carries.");
+  }
+  if (module.rows.size() > kMaxModuleRows) {
+    return Bad("module.rows has " + std::to_string(module.rows.size()) + " rows; at most " +
+               std::to_string(kMaxModuleRows) + " are allowed.");
+  }
+  for (size_t i = 0; i < module.rows.size(); ++i) {
+    if (module.rows[i].size() > kMaxModuleRowValues) {
+      return Bad("module.rows[" + std::to_string(i) + "] has more than " +
+                 std::to_string(kMaxModuleRowValues) + " values.");
+    }
+    for (double value : module.rows[i]) {
+      if (!std::isfinite(value)) {
+        return Bad("module.rows[" + std::to_string(i) + "] holds a value that is not finite.");
+      }
+    }
+  }
+  for (const auto& [name, value] :
+       {std::pair{"end_time", module.end_time}, {"step", module.step}}) {
+    if (!std::isfinite(value) || value <= 0) {
+      return Bad(std::string("module.") + name + " must be a positive number of seconds.");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string_view PayloadKindName(PayloadKind kind) {
@@ -130,13 +164,15 @@ std::string_view PayloadKindName(PayloadKind kind) {
       return "project";
     case PayloadKind::kCell:
       return "cell";
+    case PayloadKind::kModule:
+      return "module";
   }
   return "javascript";
 }
 
 std::optional<PayloadKind> ParsePayloadKind(std::string_view name) {
   for (PayloadKind kind : {PayloadKind::kJavascript, PayloadKind::kPython, PayloadKind::kProject,
-                           PayloadKind::kCell}) {
+                           PayloadKind::kCell, PayloadKind::kModule}) {
     if (PayloadKindName(kind) == name) return kind;
   }
   return std::nullopt;
@@ -144,7 +180,8 @@ std::optional<PayloadKind> ParsePayloadKind(std::string_view name) {
 
 int Request::PayloadCount() const {
   return static_cast<int>(javascript.has_value()) + static_cast<int>(python.has_value()) +
-         static_cast<int>(project.has_value()) + static_cast<int>(cell.has_value());
+         static_cast<int>(project.has_value()) + static_cast<int>(cell.has_value()) +
+         static_cast<int>(module.has_value());
 }
 
 std::optional<PayloadKind> Request::kind() const {
@@ -152,6 +189,7 @@ std::optional<PayloadKind> Request::kind() const {
   if (javascript) return PayloadKind::kJavascript;
   if (python) return PayloadKind::kPython;
   if (project) return PayloadKind::kProject;
+  if (module) return PayloadKind::kModule;
   return PayloadKind::kCell;
 }
 
@@ -240,12 +278,14 @@ Expected<Request> ValidateRequest(const Request& request, const Limits& limits, 
     return Bad("environment must be \"sha256:\" followed by 64 lowercase hex digits.");
   }
   if (!request.image.empty() && !IsWellFormedImageName(request.image)) {
-    return Bad("image must be 1-64 characters of lowercase letters, digits or '-' (not starting "
-               "with '-'): the name of an image the daemon serves.");
+    return Bad(
+        "image must be 1-64 characters of lowercase letters, digits or '-' (not starting "
+        "with '-'): the name of an image the daemon serves.");
   }
 
   PayloadKind kind = *request.kind();
-  bool is_project = kind == PayloadKind::kProject;
+  // A module run is a project underneath (ModuleProject): its timeouts.
+  bool is_project = kind == PayloadKind::kProject || kind == PayloadKind::kModule;
   int64_t default_ms =
       is_project ? limits.project_timeout_default_ms : limits.snippet_timeout_default_ms;
   int64_t max_ms = is_project ? limits.project_timeout_max_ms : limits.snippet_timeout_max_ms;
@@ -273,6 +313,13 @@ Expected<Request> ValidateRequest(const Request& request, const Limits& limits, 
         return Bad("cell.language must be \"javascript\" or \"python\".");
       }
       PLIMSOLL_RETURN_IF_ERROR(CheckCode("cell", request.cell->code, limits));
+      break;
+    case PayloadKind::kModule:
+      if (in_session) return Bad("A module payload runs outside sessions only.");
+      if (!request.grant_profile.empty()) {
+        return Bad("A module run calls no API: it takes no grant profile.");
+      }
+      PLIMSOLL_RETURN_IF_ERROR(CheckModule(*request.module));
       break;
   }
   return out;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 namespace plimsoll {
@@ -43,6 +44,8 @@ TEST(RequestTest, KindNeedsExactlyOnePayload) {
 }
 
 TEST(RequestTest, PayloadKindNames) {
+  EXPECT_EQ(PayloadKindName(PayloadKind::kModule), "module");
+  EXPECT_EQ(ParsePayloadKind("module"), PayloadKind::kModule);
   for (PayloadKind kind : {PayloadKind::kJavascript, PayloadKind::kPython, PayloadKind::kProject,
                            PayloadKind::kCell}) {
     EXPECT_EQ(ParsePayloadKind(PayloadKindName(kind)), kind);
@@ -173,6 +176,36 @@ TEST(ValidateRequestTest, ChecksArtifactPaths) {
   EXPECT_TRUE(ValidateRequest(request, Limits{}).ok());
   request.project->artifacts = {"/etc/shadow"};
   ExpectRefused(ValidateRequest(request, Limits{}), NotDispatched::kRequest, "artifacts[0]");
+}
+
+TEST(ValidateRequestTest, ChecksModulePayloads) {
+  Request request;
+  request.module = ModulePayload{"cartpole", {{0, 0, 0.05, 0}, {}}, 5, 0.01};
+  auto valid = ValidateRequest(request, Limits{});
+  ASSERT_TRUE(valid.ok()) << valid.error().ToString();
+  EXPECT_EQ(valid->timeout_ms, Limits{}.project_timeout_default_ms) << "a project's timeouts";
+  auto refused = [&](void (*change)(Request&), const std::string& words) {
+    Request bad = request;
+    change(bad);
+    auto result = ValidateRequest(bad, Limits{});
+    ASSERT_FALSE(result.ok()) << words;
+    EXPECT_EQ(result.error().not_dispatched(), NotDispatched::kRequest);
+    EXPECT_NE(result.error().message().find(words), std::string::npos) << result.error().message();
+  };
+  refused([](Request& r) { r.module->model = ""; }, "module.model");
+  refused([](Request& r) { r.module->model = "Cart"; }, "module.model");
+  refused([](Request& r) { r.module->model = std::string(65, 'a'); }, "module.model");
+  refused([](Request& r) { r.module->rows.resize(kMaxModuleRows + 1); }, "at most 10000");
+  refused([](Request& r) { r.module->rows[1].resize(kMaxModuleRowValues + 1); }, "more than 256");
+  refused([](Request& r) { r.module->rows[0][2] = std::nan(""); }, "not finite");
+  refused([](Request& r) { r.module->rows[0][2] = -HUGE_VAL; }, "not finite");
+  refused([](Request& r) { r.module->end_time = 0; }, "module.end_time");
+  refused([](Request& r) { r.module->step = -0.01; }, "module.step");
+  refused([](Request& r) { r.module->step = HUGE_VAL; }, "module.step");
+  refused([](Request& r) { r.grant_profile = "crm"; }, "no grant profile");
+  auto in_session = ValidateRequest(request, Limits{}, /*in_session=*/true);
+  ASSERT_FALSE(in_session.ok());
+  EXPECT_NE(in_session.error().message().find("outside sessions"), std::string::npos);
 }
 
 TEST(ValidateRequestTest, CellsOnlyInSessions) {

@@ -4,6 +4,7 @@
 
 #include "engine/engine.h"
 #include "plimsoll/record.h"
+#include "wire/module_project.h"
 
 namespace plimsoll {
 namespace {
@@ -239,8 +240,15 @@ Expected<Result> Sandbox::Run(const Request& request, GrantedCalls* grant) {
   RecordClock clock = RecordClock::Start();
   auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(validated->timeout_ms);
-  auto result = grant != nullptr ? provider_->RunGranted(*validated, deadline, *grant)
-                                 : provider_->Run(*validated, deadline);
+  // A module run is dispatched as its project (wire/module_project.h); the
+  // record keeps the module the client sent.
+  Request dispatched = *validated;
+  if (dispatched.module) {
+    dispatched.project = wire::ModuleProject(*dispatched.module);
+    dispatched.module.reset();
+  }
+  auto result = grant != nullptr ? provider_->RunGranted(dispatched, deadline, *grant)
+                                 : provider_->Run(dispatched, deadline);
   if (!result.ok()) return result.error();
   RecordClock::Span span = clock.Stop();
   if (grant != nullptr) {

@@ -29,6 +29,7 @@ constexpr const char* kQjsName = "qjs";
 constexpr const char* kTrialName = "plimsoll-trial";  // the exam runner (docs/exams.md)
 constexpr const char* kCcName = "plimsoll-cc";        // C controllers (docs/exams.md)
 constexpr const char* kWasmControllerName = "plimsoll-wasm-controller";
+constexpr const char* kModelName = "plimsoll-model";       // module runs (docs/exams.md)
 constexpr const char* kBinaryDirectory = "usr/local/bin";  // protocol.h kAgentPath, kQjsPath
 constexpr const char* kCompleteMarker = "complete";
 constexpr const char* kRetiredSuffix = ".retired-";
@@ -298,7 +299,8 @@ Expected<BuildResult> BuildImage(const BuildOptions& options, BaseTreeBuilder& b
       {kQjsName, true, "", {}},
       {kTrialName, options.require_agent, "exams cannot run in it", {}},
       {kCcName, options.require_agent, "C controllers cannot be compiled in it", {}},
-      {kWasmControllerName, options.require_agent, "C controllers cannot run in it", {}}};
+      {kWasmControllerName, options.require_agent, "C controllers cannot run in it", {}},
+      {kModelName, options.require_agent, "module runs cannot run in it", {}}};
   for (Binary& binary : binaries) {
     fs::path path = options.guest_bin / binary.name;
     std::error_code error;

@@ -59,7 +59,7 @@ std::unique_ptr<BaseTreeBuilder> MakeMmdebstrapBuilder();
 struct BuildOptions {
   std::filesystem::path recipe_file;
   std::filesystem::path output;     // the image directory (image/image.h)
-  std::filesystem::path guest_bin;  // qjs, plimsoll-guest, plimsoll-trial, plimsoll-cc, plimsoll-wasm-controller
+  std::filesystem::path guest_bin;  // qjs, plimsoll-guest and the exam commands (docs/guest-images.md)
   std::filesystem::path cache;      // base trees live here (…/plimsoll/image)
   bool require_agent = false;  // fail, rather than warn, without any of our binaries but qjs
   bool rebuild_base = false;   // ignore a cached base tree

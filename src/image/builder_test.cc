@@ -159,15 +159,17 @@ TEST_F(BuilderTest, AMissingAgentWarnsUnlessRequired) {
 
 TEST_F(BuilderTest, InstallsTheExamBinariesAndRequiresThemWithTheAgent) {
   options_.require_agent = true;
-  EXPECT_FALSE(Build().ok()) << "no plimsoll-trial, plimsoll-cc or plimsoll-wasm-controller";
-  for (const char* name : {"plimsoll-trial", "plimsoll-cc", "plimsoll-wasm-controller"}) {
+  EXPECT_FALSE(Build().ok()) << "none of the exam commands";
+  for (const char* name :
+       {"plimsoll-trial", "plimsoll-cc", "plimsoll-wasm-controller", "plimsoll-model"}) {
     WriteFile(options_.guest_bin / name, FakeElf(false, name), 0755);
   }
   auto built = Build();
   ASSERT_TRUE(built.ok()) << built.error().ToString();
   auto image = OpenImage(options_.output);
   ASSERT_TRUE(image.ok()) << image.error().ToString();
-  for (const char* name : {"plimsoll-trial", "plimsoll-cc", "plimsoll-wasm-controller"}) {
+  for (const char* name :
+       {"plimsoll-trial", "plimsoll-cc", "plimsoll-wasm-controller", "plimsoll-model"}) {
     EXPECT_EQ(ReadFile(image->rootfs / "usr/local/bin" / name), FakeElf(false, name)) << name;
   }
 }

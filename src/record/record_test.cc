@@ -112,6 +112,7 @@ TEST(DigestTest, RequestDigestCoversEveryCoveredField) {
   base.project = ProjectPayload{.files = {{"a", "b"}}, .steps = {{"c", "d"}}, .artifacts = {"e"}};
   base.cell = CellPayload{"python", "x"};
   base.python = PythonPayload{"y"};
+  base.module = ModulePayload{"cartpole", {{0.0, 1}}, 5, 0.01};
   ExpectEveryMutationCounts<Request>(base, RequestDigest,
                                      {
                                          [](Request& r) { r.protocol = 2; },
@@ -135,6 +136,14 @@ TEST(DigestTest, RequestDigestCoversEveryCoveredField) {
                                          [](Request& r) { r.cell->language = "javascript"; },
                                          [](Request& r) { r.cell->code = "y"; },
                                          [](Request& r) { r.cell.reset(); },
+                                         [](Request& r) { r.module->model = "shower"; },
+                                         [](Request& r) { r.module->rows[0][0] = -0.0; },
+                                         [](Request& r) { r.module->rows[0].push_back(0); },
+                                         [](Request& r) { r.module->rows.push_back({}); },
+                                         [](Request& r) { r.module->rows.clear(); },
+                                         [](Request& r) { r.module->end_time = 6; },
+                                         [](Request& r) { r.module->step = 0.02; },
+                                         [](Request& r) { r.module.reset(); },
                                      });
   // Deliberately not covered (SPEC §5's list): trace_id, environment.
   Request other = base;

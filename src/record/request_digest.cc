@@ -59,6 +59,17 @@ std::string RequestDigest(const Request& request) {
     digest.Bytes("cell.language", request.cell->language);
     digest.Bytes("cell.code", request.cell->code);
   }
+  if (request.module) {
+    digest.Bytes("kind", PayloadKindName(PayloadKind::kModule));
+    digest.Bytes("module.model", request.module->model);
+    digest.Count("module.rows", request.module->rows.size());
+    for (const std::vector<double>& row : request.module->rows) {
+      digest.Count("module.row", row.size());
+      for (double value : row) digest.Float("module.value", value);
+    }
+    digest.Float("module.end_time", request.module->end_time);
+    digest.Float("module.step", request.module->step);
+  }
   return std::move(digest).Finish();
 }
 

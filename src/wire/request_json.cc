@@ -65,6 +65,30 @@ ProjectPayload ReadProject(const Json& object, Problem& problem) {
   return project;
 }
 
+std::vector<double> ReadRow(const Json& value, std::string_view path, Problem& problem) {
+  std::vector<double> row;
+  if (!value.is_array()) {
+    problem.Set(std::string(path) + " must be an array of numbers (the model's parameters).");
+    return row;
+  }
+  row.reserve(value.size());
+  for (size_t i = 0; i < value.size() && !problem; ++i) {
+    row.push_back(wire::ReadFloat(value[i], wire::IndexPath(path, i), problem));
+  }
+  return row;
+}
+
+ModulePayload ReadModule(const Json& object, Problem& problem) {
+  ModulePayload module;
+  FieldReader fields(object, "module", problem, /*null_is_absent=*/true);
+  fields.RejectUnknown({"model", "rows", "end_time", "step"});
+  module.model = fields.String("model", wire::kRequired);
+  module.rows = ReadList<std::vector<double>>(fields, "rows", problem, &ReadRow);
+  module.end_time = fields.Float("end_time", wire::kRequired);
+  module.step = fields.Float("step", wire::kRequired);
+  return module;
+}
+
 std::string ReadCode(const Json& object, std::string_view kind, Problem& problem) {
   FieldReader fields(object, std::string(kind), problem, /*null_is_absent=*/true);
   fields.RejectUnknown({"code"});
@@ -85,7 +109,8 @@ Expected<Request> ReadRequest(std::string_view body) {
   request.protocol = kProtocol;
   FieldReader fields(*root, "", problem, /*null_is_absent=*/true);
   fields.RejectUnknown({"protocol", "minimum_isolation", "timeout_ms", "trace_id", "grant_profile",
-                        "environment", "image", "javascript", "python", "project", "cell"});
+                        "environment", "image", "javascript", "python", "project", "cell",
+                        "module"});
   request.minimum_isolation = fields.String("minimum_isolation", wire::kOptional);
   request.timeout_ms = fields.Integer("timeout_ms", wire::kOptional);
   request.trace_id = fields.String("trace_id", wire::kOptional);
@@ -108,6 +133,9 @@ Expected<Request> ReadRequest(std::string_view body) {
     payload.language = cell_fields.String("language", wire::kRequired);
     payload.code = cell_fields.Bytes("code", wire::kRequired);
     request.cell = std::move(payload);
+  }
+  if (const Json* module = fields.Object("module", wire::kOptional)) {
+    request.module = ReadModule(*module, problem);
   }
   if (problem) return Refusal(NotDispatched::kRequest, *problem.message);
   return request;
@@ -160,6 +188,14 @@ std::string RequestToJson(const Request& request) {
     cell["language"] = request.cell->language;
     cell["code"] = wire::WriteBytes(request.cell->code);
     out["cell"] = std::move(cell);
+  }
+  if (request.module) {
+    OrderedJson module = OrderedJson::object();
+    module["model"] = request.module->model;
+    module["rows"] = request.module->rows;
+    module["end_time"] = request.module->end_time;
+    module["step"] = request.module->step;
+    out["module"] = std::move(module);
   }
   return wire::Dump(out);
 }

@@ -1,6 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "plimsoll/wire.h"
@@ -66,6 +67,12 @@ TEST(RequestJsonTest, RoundTripsEveryPayloadKind) {
   cell.cell = CellPayload{"python", "x = 1"};
   EXPECT_EQ(RoundTrip(cell), cell);
 
+  Request module;
+  module.module =
+      ModulePayload{"cartpole", {{0, -0.0, 0.1, 1e-300}, {}, {0.30000000000000004}}, 5, 0.01};
+  EXPECT_EQ(RoundTrip(module), module);
+  EXPECT_TRUE(std::signbit(RoundTrip(module).module->rows[0][1])) << "-0 keeps its sign";
+
   Request several;  // refused later by ValidateRequest, but carried faithfully
   several.javascript = JavascriptPayload{"1"};
   several.cell = CellPayload{"javascript", "2"};
@@ -106,6 +113,21 @@ TEST(RequestJsonTest, ChecksProtocolBeforeThePayload) {
   ExpectRefusal(R"({"protocol":1e400})", NotDispatched::kRequest, "not valid JSON");
   ExpectRefusal(R"({"protocol":2,"unknown":1,"project":{"files":7}})", NotDispatched::kProtocol,
                 "says 2");
+}
+
+TEST(RequestJsonTest, RefusesBadModuleShapesNamingTheField) {
+  ExpectRefusal(R"({"protocol":1,"module":{"rows":[],"end_time":1,"step":1}})",
+                NotDispatched::kRequest, "module.model is required");
+  ExpectRefusal(R"({"protocol":1,"module":{"model":"m","rows":[[1,"2"]],"end_time":1,"step":1}})",
+                NotDispatched::kRequest, "module.rows[0][1]");
+  ExpectRefusal(R"({"protocol":1,"module":{"model":"m","rows":[3],"end_time":1,"step":1}})",
+                NotDispatched::kRequest, "module.rows[0] must be an array of numbers");
+  ExpectRefusal(R"({"protocol":1,"module":{"model":"m","rows":[],"end_time":"1","step":1}})",
+                NotDispatched::kRequest, "module.end_time");
+  ExpectRefusal(R"({"protocol":1,"module":{"model":"m","rows":[],"end_time":1}})",
+                NotDispatched::kRequest, "module.step is required");
+  ExpectRefusal(R"({"protocol":1,"module":{"model":"m","rows":[],"end_time":1,"step":1,"x":0}})",
+                NotDispatched::kRequest, "module.x");
 }
 
 TEST(RequestJsonTest, RefusesBadShapesNamingTheField) {

@@ -280,7 +280,8 @@ std::string ResultToJson(const Result& result) {
   out["stderr"] = wire::WriteBytes(result.stderr_bytes);
   out["stdout_truncated"] = result.stdout_truncated;
   out["stderr_truncated"] = result.stderr_truncated;
-  bool project = result.kind == PayloadKind::kProject;
+  // A module run is a project underneath: its steps and artifacts.
+  bool project = result.kind == PayloadKind::kProject || result.kind == PayloadKind::kModule;
   if (result.outcome) out["outcome"] = ProjectOutcomeName(*result.outcome);
   if (project || !result.steps.empty()) {
     OrderedJson steps = OrderedJson::array();

@@ -12,6 +12,10 @@
 // the plant's own in-process run), so a tier that computes one different
 // number fails here.
 //
+// A module run (the model alone, no controller) gives the rows this process
+// computes, on every provider including gVisor and embedded: there is no
+// controller, so nothing to prove and no scenario to hide.
+//
 // Expected difference, gVisor (oci:runsc): gVisor does not make the /proc
 // entries of a non-dumpable process root-owned (google/gvisor#160), so a
 // process of the runner's own user can open the runner's descriptors there.
@@ -24,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "conformance/conformance.h"
+#include "runner/module_run.h"
 
 namespace plimsoll::conformance {
 namespace {
@@ -202,6 +207,39 @@ TEST_P(ExamTest, ARefusedScenarioAndAMissingControllerEndAsPlimsollTrialEnds) {
   EXPECT_EQ(summary.value("ticks", -1), 0);
   EXPECT_NE(missing.stderr_bytes.find("cannot read controller.js"), std::string::npos)
       << missing.stderr_bytes;
+}
+
+// A module run (docs/exams.md, "Module runs"): the model once per row, no
+// controller, on every tier the same rows as this process computes with the
+// same library: the artifact byte for byte, its digest in the summary. A
+// refused row is an error in its own line; the others run.
+TEST_P(ExamTest, AModuleRunGivesTheHostsRowsOnEveryTier) {
+  Request request;
+  request.timeout_ms = 120'000;
+  request.module =
+      ModulePayload{"cartpole", {{0, 0, 0.05, 0}, {0, 0, 0, 0}, {0, 0, 3, 0}, {}}, 5, 0.01};
+  Result result = RunChecked(request);
+  EXPECT_EQ(result.kind, PayloadKind::kModule);
+  ASSERT_EQ(result.exit_code, 0) << result.stderr_bytes;
+  ASSERT_EQ(result.artifacts.size(), 1u);
+  EXPECT_EQ(result.artifacts[0].path, kModuleRowsArtifact);
+  const std::string& rows = result.artifacts[0].content;
+
+  const sims::ModuleSpec spec{request.module->model, request.module->rows, request.module->end_time,
+                              request.module->step};
+  Expected<std::vector<sims::ModuleRowResult>> expected = sims::EvaluateModule(spec);
+  ASSERT_TRUE(expected.ok()) << expected.error().message();
+  const sims::ModuleOutput output = sims::FormatModuleOutput(spec, *expected);
+  EXPECT_EQ(rows, output.rows_jsonl);
+  EXPECT_EQ(result.stdout_bytes, output.summary_line);
+  const nlohmann::json summary = nlohmann::json::parse(result.stdout_bytes, nullptr, false);
+  ASSERT_TRUE(summary.is_object()) << result.stdout_bytes;
+  EXPECT_EQ(summary.value("rows_sha256", ""), Sha256Hex(rows));
+  EXPECT_EQ(summary.value("rows", 0), 4);
+  EXPECT_EQ(summary.value("row_errors", 0), 1);
+  EXPECT_NE(rows.find(R"({"row":2,"error":)"), std::string::npos) << rows;
+  std::printf("[ report   ] %s (tier %s): module run, %s", description().provider.c_str(),
+              std::string(TierName(result.isolation)).c_str(), result.stdout_bytes.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, ExamTest, ::testing::ValuesIn(ProvidersUnderTest()));

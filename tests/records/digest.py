@@ -19,7 +19,7 @@ RESULT_DOMAIN = "plimsoll.run-result.v1"
 RECORD_DOMAIN = "plimsoll.run-record.v1"
 POLICY_DOMAIN = "plimsoll.policy.v1"
 
-PAYLOAD_ORDER = ("javascript", "python", "project", "cell")
+PAYLOAD_ORDER = ("javascript", "python", "project", "cell", "module")
 
 LIMITS_ORDER = (
     "memory_bytes",
@@ -177,7 +177,7 @@ def request_digest(request: dict) -> str:
         payload = request[kind]
         d.string("kind", kind)
         known = {"javascript": ("code",), "python": ("code",), "project": ("files", "steps", "artifacts"),
-                 "cell": ("language", "code")}[kind]
+                 "cell": ("language", "code"), "module": ("model", "rows", "end_time", "step")}[kind]
         _only(payload, known, kind)
         if kind in ("javascript", "python"):
             d.bytes(f"{kind}.code", payload["code"])
@@ -198,6 +198,16 @@ def request_digest(request: dict) -> str:
             d.count("project.artifacts", artifacts)
             for path in artifacts:
                 d.string("project.artifact", path)
+        elif kind == "module":
+            d.string("module.model", payload["model"])
+            rows = payload.get("rows") or []
+            d.count("module.rows", rows)
+            for row in rows:
+                d.count("module.row", row)
+                for number in row:
+                    d.float("module.value", number)
+            d.float("module.end_time", payload["end_time"])
+            d.float("module.step", payload["step"])
         else:
             d.string("cell.language", payload["language"])
             d.bytes("cell.code", payload["code"])

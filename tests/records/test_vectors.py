@@ -118,7 +118,9 @@ class VectorFileTest(unittest.TestCase):
         names = [v["name"] for v in self.vectors]
         self.assertEqual(len(names), len(set(names)), "vector names repeat")
         kinds = {k for v in self.vectors if "request" in v for k in digest.PAYLOAD_ORDER if k in v["request"]}
-        self.assertEqual(kinds, set(digest.PAYLOAD_ORDER))
+        # Every payload kind but `module`: the Python, TypeScript and Go clients read this file and do
+        # not speak module payloads yet (docs/run-records.md); a module vector comes with them.
+        self.assertEqual(kinds, set(digest.PAYLOAD_ORDER) - {"module"})
         with_session = [v for v in self.vectors if "session" in v.get("result", {}).get("record", {})]
         without = [v for v in self.vectors if "result" in v and "session" not in v["result"]["record"]]
         self.assertGreaterEqual(len(with_session), 3)
@@ -128,6 +130,28 @@ class VectorFileTest(unittest.TestCase):
         floats = [a["added_latency_ms"] for v in self.vectors for a in v.get("result", {}).get("advice", [])]
         self.assertTrue(SPECIAL_FLOATS <= set(x for x in floats if isinstance(x, str)))
         self.assertTrue(any(isinstance(x, float) and x == 0 and math.copysign(1, x) < 0 for x in floats))
+
+    def test_a_module_payload_is_covered_field_by_field(self):
+        base = {"protocol": 1, "module": {"model": "cartpole", "rows": [[0, 0, 0.05, 0], []],
+                                          "end_time": 5, "step": 0.01}}
+        seen = {digest.request_digest(base)}
+        for change in (lambda m: m.update(model="shower"),
+                       lambda m: m["rows"][0].__setitem__(0, -0.0),
+                       lambda m: m["rows"][0].append(1),
+                       lambda m: m["rows"].append([]),
+                       lambda m: m["rows"].pop(),
+                       lambda m: m.update(end_time=6),
+                       lambda m: m.update(step=0.02)):
+            changed = copy.deepcopy(base)
+            change(changed["module"])
+            self.assertNotIn(digest.request_digest(changed), seen)
+            seen.add(digest.request_digest(changed))
+        # Moving a value between rows changes it too (rows are counted).
+        a = copy.deepcopy(base)
+        a["module"]["rows"] = [[1, 2], [3]]
+        b = copy.deepcopy(base)
+        b["module"]["rows"] = [[1], [2, 3]]
+        self.assertNotEqual(digest.request_digest(a), digest.request_digest(b))
 
     def test_every_digest_recomputes(self):
         for vector in self.vectors:

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runner/javascript_controller.h"
+#include "runner/module_run.h"
 #include "runner/scenario.h"
 #include "runner/trial.h"
 #include "runner/trial_command.h"
@@ -81,15 +82,56 @@ Result Finish(const std::vector<std::string>& command, int64_t exit_code, std::s
   return result;
 }
 
+// A module run's step, `plimsoll-model SPEC OUT`, in process: the same
+// library, exit statuses and output as the image's plimsoll-model
+// (sims/runner/model_main.cc); OUT comes back when the project names it.
+Result RunModelStep(const ProjectPayload& project, Clock::time_point deadline,
+                    const Limits& limits) {
+  const Clock::time_point start = Clock::now();
+  const std::vector<std::string>& command = project.steps[0];
+  auto failed = [&](int64_t exit_code, const std::string& message) {
+    return Finish(command, exit_code, "", "plimsoll-model: " + message + "\n", start, limits);
+  };
+  if (command.size() != 3 || command[1].rfind('-', 0) == 0) {
+    return failed(kUsageError, "usage: plimsoll-model SPEC.json OUT.jsonl");
+  }
+  const ProjectFile* spec_file = FindFile(project, command[1]);
+  if (spec_file == nullptr) return failed(kScenarioError, "cannot read " + command[1]);
+  Expected<sims::ModuleSpec> spec = sims::ParseModuleSpec(spec_file->content);
+  if (!spec.ok()) return failed(kScenarioError, spec.error().message());
+  Expected<std::vector<sims::ModuleRowResult>> rows = sims::EvaluateModule(*spec, deadline);
+  if (!rows.ok()) {
+    const ErrorCode code = rows.error().code();
+    return failed(code == ErrorCode::kDeadlineExceeded  ? kTimedOutExit
+                  : code == ErrorCode::kInvalidArgument ? kScenarioError
+                                                        : kInternalError,
+                  rows.error().message());
+  }
+  const sims::ModuleOutput output = sims::FormatModuleOutput(*spec, *rows);
+  Result result = Finish(command, 0, output.summary_line, "", start, limits);
+  for (const std::string& path : project.artifacts) {
+    if (InWork(path) != InWork(command[2])) continue;  // nothing else exists here
+    Artifact artifact;
+    artifact.path = path;
+    artifact.content = output.rows_jsonl;
+    artifact.truncated = static_cast<int64_t>(artifact.content.size()) > limits.max_artifact_bytes;
+    if (artifact.truncated) artifact.content.resize(static_cast<size_t>(limits.max_artifact_bytes));
+    result.artifacts.push_back(std::move(artifact));
+  }
+  return result;
+}
+
 }  // namespace
 
 bool IsExamProject(const ProjectPayload& project) {
   return project.steps.size() == 1 && !project.steps[0].empty() &&
-         Named(project.steps[0][0], "plimsoll-trial");
+         (Named(project.steps[0][0], "plimsoll-trial") ||
+          Named(project.steps[0][0], "plimsoll-model"));
 }
 
 Expected<Result> RunExamProject(const ProjectPayload& project, Clock::time_point deadline,
                                 const Limits& limits) {
+  if (Named(project.steps[0][0], "plimsoll-model")) return RunModelStep(project, deadline, limits);
   const Clock::time_point start = Clock::now();
   const std::vector<std::string>& command = project.steps[0];
   auto failed = [&](int64_t exit_code, const std::string& message) {

@@ -30,7 +30,9 @@
 namespace plimsoll {
 
 // Whether `project` asks for an exam: exactly one step, and it runs
-// plimsoll-trial (by that name or /usr/local/bin/plimsoll-trial).
+// plimsoll-trial (by that name or /usr/local/bin/plimsoll-trial), or
+// plimsoll-model (a module run, wire/module_project.h: evaluated in process
+// by the same library, sims/runner/module_run.h).
 bool IsExamProject(const ProjectPayload& project);
 
 // Runs an exam project (IsExamProject) by `deadline`. The result's
