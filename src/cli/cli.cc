@@ -73,8 +73,9 @@ Expected<std::unique_ptr<broker::RunGrant>> OpenLocalGrant(const RunOptions& opt
     return Refusal(NotDispatched::kRequest, broker.error().WithContext("--grants").message());
   }
   const int64_t timeout_ms = request.timeout_ms > 0 ? request.timeout_ms
-                             : request.project      ? limits.project_timeout_default_ms
-                                                    : limits.snippet_timeout_default_ms;
+                             : request.project || request.module
+                                 ? limits.project_timeout_default_ms
+                                 : limits.snippet_timeout_default_ms;
   return broker->Open(request.grant_profile, kLocalCaller, std::chrono::milliseconds(timeout_ms),
                       /*in_session=*/false);
 }
@@ -177,6 +178,12 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
   // value written "[a,b]" (a JSON step) into several steps.
   run_command->add_option("--step", run.steps, "A project step as argv words or a JSON array.")
       ->allow_extra_args(false);
+  run_command->add_option("--module", run.module,
+                          "A module run: the model (plant) to evaluate per row (docs/exams.md).");
+  run_command->add_option("--rows", run.rows_path, "--module: the rows, CSV, one per line.");
+  run_command->add_option("--end-time", run.end_time, "--module: seconds of model time.");
+  run_command->add_option("--tick", run.step,
+                          "--module: the model's tick in seconds (the payload's step).");
   run_command->add_option("--artifact", run.artifacts, "A project path to bring back.")
       ->allow_extra_args(false);
   run_command->add_option("--trace-id", run.trace_id, "A trace ID [A-Za-z0-9._:-]{1,64}.");

@@ -1,5 +1,4 @@
 #include "cli/cli.h"
-#include "cli/cli_test_support.h"
 
 #include <gtest/gtest.h>
 
@@ -8,11 +7,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/cli_test_support.h"
 #include "cli/exit_status.h"
 
 namespace plimsoll::cli {
 namespace {
-
 
 class CliTest : public ::testing::Test {
  protected:
@@ -104,6 +103,34 @@ TEST_F(CliTest, ProjectsAreReadFromADirectory) {
   outcome = Invoke({"run", "--project", (dir / "nope").string(), "--step", "ls"});
   EXPECT_NE(outcome.err.find("is not a directory"), std::string::npos) << outcome.err;
   fs::remove_all(dir);
+}
+
+TEST_F(CliTest, ModuleRunsReadTheirRowsAndPrintOneLineEach) {
+  namespace fs = std::filesystem;
+  const fs::path rows =
+      fs::temp_directory_path() / ("plimsoll-cli-rows-" + std::to_string(getpid()));
+  std::ofstream(rows) << "# x, v, theta, omega\n0, 0, 0.05, 0\n\n0,0,3,0\n";
+  Outcome outcome = Invoke({"run", "--provider", "embedded", "--module", "cartpole", "--rows",
+                            rows.string(), "--end-time", "1", "--tick", "0.01"});
+  EXPECT_EQ(outcome.status, 0) << outcome.err << outcome.out;
+  EXPECT_NE(outcome.out.find("rows (row,ended,ticks,time,score,final_state...):\n0,end_time,100,1"),
+            std::string::npos)
+      << outcome.out;
+  EXPECT_NE(outcome.out.find("\n1,end_time,100,1"), std::string::npos) << "the empty line";
+  EXPECT_NE(outcome.out.find("\n2,\"The model refused the row's parameters (out of range).\""),
+            std::string::npos)
+      << outcome.out;
+
+  std::ofstream(rows) << "0,0,x,0\n";
+  outcome = Invoke({"run", "--provider", "embedded", "--module", "cartpole", "--rows",
+                    rows.string(), "--end-time", "1", "--tick", "0.01"});
+  EXPECT_EQ(outcome.status, kExitNothingRan);
+  EXPECT_NE(outcome.err.find("--rows line 1: \"x\" is not a decimal number"), std::string::npos)
+      << outcome.err;
+  outcome =
+      Invoke({"run", "--provider", "embedded", "--module", "cartpole", "--rows", rows.string()});
+  EXPECT_NE(outcome.err.find("--end-time SECONDS and --tick SECONDS"), std::string::npos);
+  fs::remove(rows);
 }
 
 TEST_F(CliTest, VersionAndDescribe) {

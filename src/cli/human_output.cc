@@ -1,5 +1,9 @@
 #include "cli/human_output.h"
 
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
 namespace plimsoll::cli {
 namespace {
 
@@ -31,6 +35,35 @@ void PrintStream(std::string_view label, const std::string& bytes, std::ostream&
   }
   out << "\n" << bytes;
   if (bytes.back() != '\n') out << "\n";
+}
+
+// A module run's rows (the artifact's JSON lines) as CSV: row, ended,
+// ticks, time, score, then the final state; a row's error in `ended`'s
+// place, quoted.
+void PrintModuleRows(const Result& result, std::ostream& out) {
+  for (const Artifact& artifact : result.artifacts) {
+    if (artifact.path != kModuleRowsArtifact) continue;
+    out << "rows (row,ended,ticks,time,score,final_state...):\n";
+    std::istringstream lines(artifact.content);
+    for (std::string line; std::getline(lines, line);) {
+      const nlohmann::json row = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (!row.is_object() || !row.contains("row")) {
+        out << "(unreadable row) " << line << "\n";
+        continue;
+      }
+      out << row["row"].dump();
+      if (row.contains("error")) {
+        out << "," << row["error"].dump() << "\n";
+        continue;
+      }
+      out << "," << row.value("ended", "") << "," << row.value("ticks", 0) << ","
+          << row["time"].dump() << "," << row["score"].dump();
+      for (const nlohmann::json& value : row.value("final_state", nlohmann::json::array())) {
+        out << "," << value.dump();
+      }
+      out << "\n";
+    }
+  }
 }
 
 }  // namespace
@@ -87,6 +120,7 @@ void PrintResult(const Result& result, std::ostream& out, std::string_view why) 
   }
   PrintStream("stdout", result.stdout_bytes, out);
   PrintStream("stderr", result.stderr_bytes, out);
+  if (result.kind == PayloadKind::kModule) PrintModuleRows(result, out);
 }
 
 void PrintError(const Error& error, std::ostream& out) {

@@ -1,12 +1,50 @@
 #include "cli/run_request.h"
 
+#include <charconv>
 #include <fstream>
 #include <iterator>
+#include <string_view>
 
 #include "cli/argv_split.h"
 #include "cli/project_loader.h"
 
 namespace plimsoll::cli {
+
+Expected<std::vector<std::vector<double>>> ParseModuleRows(std::string_view csv) {
+  std::vector<std::vector<double>> rows;
+  size_t line_number = 0;
+  while (!csv.empty()) {
+    const size_t end = csv.find('\n');
+    std::string_view line = csv.substr(0, end);
+    csv = end == std::string_view::npos ? std::string_view() : csv.substr(end + 1);
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!line.empty() && line.front() == '#') continue;
+    if (rows.size() == kMaxModuleRows) {
+      return Refusal(NotDispatched::kRequest,
+                     "--rows holds more than " + std::to_string(kMaxModuleRows) + " rows.");
+    }
+    std::vector<double>& row = rows.emplace_back();
+    if (line.empty()) continue;  // the model's default scenario
+    while (true) {
+      const size_t comma = line.find(',');
+      std::string_view cell = line.substr(0, comma);
+      while (!cell.empty() && (cell.front() == ' ' || cell.front() == '\t')) cell.remove_prefix(1);
+      while (!cell.empty() && (cell.back() == ' ' || cell.back() == '\t')) cell.remove_suffix(1);
+      double value = 0;
+      const auto [at, error] = std::from_chars(cell.data(), cell.data() + cell.size(), value);
+      if (cell.empty() || error != std::errc() || at != cell.data() + cell.size()) {
+        return Refusal(NotDispatched::kRequest, "--rows line " + std::to_string(line_number) +
+                                                    ": \"" + std::string(cell) +
+                                                    "\" is not a decimal number.");
+      }
+      row.push_back(value);
+      if (comma == std::string_view::npos) break;
+      line.remove_prefix(comma + 1);
+    }
+  }
+  return rows;
+}
 
 Expected<Request> BuildRequest(const RunOptions& options, const Limits& limits) {
   Request request;
@@ -17,6 +55,24 @@ Expected<Request> BuildRequest(const RunOptions& options, const Limits& limits) 
   request.environment = options.environment;
   request.image = options.image;
 
+  if (!options.module.empty()) {
+    if (!options.project_dir.empty() || !options.code.empty() || !options.file.empty()) {
+      return Refusal(NotDispatched::kRequest,
+                     "Give --module or a project or a snippet, not several.");
+    }
+    if (options.rows_path.empty() || options.end_time <= 0 || options.step <= 0) {
+      return Refusal(NotDispatched::kRequest,
+                     "--module needs --rows FILE (CSV), --end-time SECONDS and --tick SECONDS.");
+    }
+    std::ifstream in(options.rows_path, std::ios::binary);
+    if (!in) return Refusal(NotDispatched::kRequest, "Cannot open " + options.rows_path + ".");
+    const std::string csv((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto rows = ParseModuleRows(csv);
+    if (!rows.ok()) return rows.error();
+    request.module =
+        ModulePayload{options.module, std::move(*rows), options.end_time, options.step};
+    return request;
+  }
   if (!options.project_dir.empty()) {
     if (!options.code.empty() || !options.file.empty()) {
       return Refusal(NotDispatched::kRequest,

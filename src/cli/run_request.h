@@ -26,6 +26,14 @@ struct RunOptions {
   std::string project_dir;
   std::vector<std::string> steps;
   std::vector<std::string> artifacts;
+  // --module MODEL --rows FILE --end-time T --tick S: a module run
+  // (docs/exams.md, "Module runs"). FILE is CSV: one row of the model's
+  // parameters per line, numbers separated by commas; an empty line is the
+  // model's default scenario; lines starting with '#' are comments.
+  std::string module;
+  std::string rows_path;
+  double end_time = 0;
+  double step = 0;
   std::string trace_id;
   std::string grant_profile;
   // --grants PATH (else $PLIMSOLL_GRANTS): the grants file --grant names a
@@ -40,9 +48,15 @@ struct RunOptions {
   bool json = false;
 };
 
-// Builds the request; reads FILE or the project directory (stopping at
-// `limits`). Problems are Refusal(kRequest): nothing ran.
+// Builds the request; reads FILE, the project directory (stopping at
+// `limits`) or the module's rows. Problems are Refusal(kRequest): nothing
+// ran.
 Expected<Request> BuildRequest(const RunOptions& options, const Limits& limits);
+
+// The module rows CSV above, parsed. Errors (Refusal(kRequest)) name the
+// line: a value that is not a whole decimal number, or over
+// kMaxModuleRows rows.
+Expected<std::vector<std::vector<double>>> ParseModuleRows(std::string_view csv);
 
 }  // namespace plimsoll::cli
 

@@ -49,9 +49,22 @@ def main():
     with plimsolld.Daemon(binary, ["--provider", "embedded", "--dev"], metrics=True) as daemon:
         run = json.dumps({"protocol": 1, "javascript": {"code": "console.log(6*7)"}})
         floor = json.dumps({"protocol": 1, "minimum_isolation": "vm", "javascript": {"code": "1"}})
+        module = json.dumps({"protocol": 1, "module": {"model": "cartpole", "rows": [[0, 0, 0.05, 0], []],
+                                                      "end_time": 1, "step": 0.01}})
+        bad_module = json.dumps({"protocol": 1, "module": {"model": "Cart", "rows": [], "end_time": 1,
+                                                          "step": 0.01}})
+        # The contract and the daemon agree on what a module request is.
+        requests = validator_for(document, "RunRequest")
+        errors = list(requests.iter_errors(json.loads(module)))
+        if errors:
+            failures.append(f"RunRequest {module}: {errors[0].message}")
+        if requests.is_valid(json.loads(bad_module)):
+            failures.append(f"RunRequest accepts {bad_module}, which the daemon refuses")
         cases = [
             ("GET", "/v1/describe", None, None, 200, "Description", None),
             ("POST", "/v1/runs", run, "application/json", 200, "Result", None),
+            ("POST", "/v1/runs", module, "application/json", 200, "Result", None),
+            ("POST", "/v1/runs", bad_module, "application/json", 400, "ErrorAnswer", "request"),
             ("POST", "/v1/runs", floor, "application/json", 409, "ErrorAnswer", "isolation"),
             ("POST", "/v1/runs", '{"protocol": 2}', "application/json", 409, "ErrorAnswer", "protocol"),
             ("POST", "/v1/runs", "{", "application/json", 400, "ErrorAnswer", "request"),
