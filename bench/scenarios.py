@@ -891,6 +891,17 @@ REGISTRY.add(sampler(
                 "accepted cart-pole law to wasm32-wasi (-O2 -ffp-contract=off, wasi-libc, "
                 "wasm-ld), and the module is read and checked for imports. 10 runs.",
 ))
+_NEEDS_IMAGE_MODEL = needs_path("{image_rootfs}/usr/local/bin/plimsoll-model")
+REGISTRY.add(sampler(
+    "exam.linux_module_1000", [_EXAM_BENCH, "--scenario", "{scenario}", "--provider", "linux",
+                               "--runs", "{runs}", "--warmup", "{warmup}"],
+    baseline=None, min_runs=10, max_runs=10, target_p50_ms=2000.0,
+    probes=[needs_root(), needs_path(_EXAM_BENCH), _NEEDS_IMAGE_MODEL], timeout_s=600.0,
+    description="A module run on linux through Sandbox::Run: 1000 cart-pole rows (initial angles "
+                "over ±0.2 rad), 5 s of model time each with no controller (500 ticks a row, "
+                "most rows fail earlier as the pole falls), plimsoll-model in a fresh sandbox, "
+                "the rows back as an artifact. Target (issue 21): p50 <= 2 s.",
+))
 REGISTRY.add(produced(
     "exam.linux_tick_c", baseline="exam.plant_tick",
     description="One tick inside the runner in those trials (--tick-times) with the C law as the "

@@ -21,6 +21,11 @@
 //                                tick's wall time inside the runner with
 //                                plimsoll-wasm-controller (the module on
 //                                wabt's interpreter) as the controller.
+//   --scenario exam.linux_module_1000  a module run through Sandbox::Run on a
+//                                provider (default linux): 1000 cart-pole rows
+//                                (initial angles spread over ±0.2 rad), 5 s of
+//                                model time each, no controller; each run's
+//                                wall time (ms), the sandbox included.
 //
 // Each trial is 2000 ticks (20 s of cart-pole). --runs counts trials; --warmup
 // trials run first, untimed.
@@ -76,6 +81,33 @@ std::vector<double> PlantTicks(int64_t runs, int64_t warmup, std::string& error)
 
 // Whole trials on `provider`; with `in_c`, the controller is C compiled by
 // the project's first step, and `trial_ms` gets that step's duration.
+// Module runs of 1000 cart-pole rows on `provider`; each run's wall time.
+void ModuleRuns(const std::string& provider, int64_t runs, int64_t warmup, std::string& error,
+                std::vector<double>& run_ms, std::string& tier) {
+  auto sandbox = Sandbox::Open(provider);
+  if (!sandbox.ok()) return void(error = sandbox.error().message());
+  auto evidence = sandbox->CollectEvidence();
+  if (!evidence.ok()) return void(error = evidence.error().message());
+  tier = std::string(TierName(evidence->tier));
+  Request request;
+  request.timeout_ms = 60'000;
+  ModulePayload module{"cartpole", {}, 5, 0.01};
+  for (int i = 0; i < 1000; ++i) module.rows.push_back({0, 0, -0.2 + 0.4 * i / 999.0, 0});
+  request.module = std::move(module);
+  for (int64_t run = 0; run < warmup + runs; ++run) {
+    const Clock::time_point start = Clock::now();
+    auto result = sandbox->Run(request);
+    const double elapsed = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    if (!result.ok()) return void(error = result.error().message());
+    const auto summary = nlohmann::json::parse(result->stdout_bytes, nullptr, false);
+    if (result->exit_code != 0 || !summary.is_object() || summary.value("rows", 0) != 1000) {
+      return void(error = "the module run exited " + std::to_string(result->exit_code) + ": " +
+                          result->stdout_bytes + result->stderr_bytes);
+    }
+    if (run >= warmup) run_ms.push_back(elapsed);
+  }
+}
+
 void LinuxTrials(const std::string& provider, bool in_c, int64_t runs, int64_t warmup,
                  std::string& error, std::vector<double>& trial_ms, std::vector<double>& tick_us,
                  std::string& tier) {
@@ -181,6 +213,16 @@ int Main(int argc, char** argv) {
     }
     PrintSamples(scenario, "ms", trial_ms, {{"provider", provider}, {"tier", tier}});
     PrintSamples(tick_row, "us", tick_us, {{"provider", provider}, {"tier", tier}});
+    return 0;
+  }
+  if (scenario == "exam.linux_module_1000") {
+    std::vector<double> run_ms;
+    std::string tier;
+    ModuleRuns(provider, runs, warmup, error, run_ms, tier);
+    if (!error.empty() || run_ms.empty()) {
+      return PrintError(scenario, error.empty() ? "no run" : error), 1;
+    }
+    PrintSamples(scenario, "ms", run_ms, {{"provider", provider}, {"tier", tier}});
     return 0;
   }
   std::fprintf(stderr, "plimsoll-exam-bench: unknown scenario %s\n", scenario.c_str());
