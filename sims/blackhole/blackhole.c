@@ -50,6 +50,7 @@
 #include <stdint.h>
 
 #include "plant_abi.h"
+#include "plant_exports.h"
 
 /* Physical and task parameters (docs/plants/blackhole.md). */
 static const double kMaxThrust = 0.002;      /* |a|, each component and total, 1/M */
@@ -86,7 +87,9 @@ static const double kDefaultScenario[kParamCount] = {10.0, 0.0, 7.0, 0.1};
 
 enum Phase { kNotReady, kRunning, kEnded };
 
-static double g_buffer[PLANT_BUFFER_DOUBLES] __attribute__((aligned(8)));
+/* The exchange buffer g_buffer and the exports that only report the constants
+ * above (plant_exports.h). */
+PLANT_DEFINE_CONSTANT_EXPORTS(kParamCount, kStateWidth, kInputCount, kTickSeconds, kEndSeconds);
 
 /* The integrated variables. */
 typedef struct {
@@ -173,31 +176,6 @@ static double clamp(double x, double low, double high) {
   if (x > high) return high;
   if (x < low) return low;
   return x;
-}
-
-int32_t plant_abi_version(void) {
-  return PLANT_ABI_VERSION;
-}
-
-double* plant_buffer(void) {
-  return g_buffer;
-}
-
-int32_t plant_param_count(void) {
-  return kParamCount;
-}
-int32_t plant_state_width(void) {
-  return kStateWidth;
-}
-int32_t plant_input_count(void) {
-  return kInputCount;
-}
-
-double plant_tick_seconds(void) {
-  return kTickSeconds;
-}
-double plant_end_seconds(void) {
-  return kEndSeconds;
 }
 
 int32_t plant_init(int32_t count) {

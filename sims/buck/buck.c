@@ -39,14 +39,15 @@
 #include <stdint.h>
 
 #include "plant_abi.h"
+#include "plant_exports.h"
 
 /* Physical parameters (SPEC §10). */
-static const double kInductance = 100e-6;     /* L, H */
-static const double kCapacitance = 100e-6;    /* C, F */
-static const double kTarget = 5.0;            /* the output voltage asked for, V */
-static const double kTolerance = 0.1;         /* the band around it that scores, V */
-static const double kOvervoltage = 7.0;       /* v above this ends the trial, V */
-static const double kOvercurrent = 8.0;       /* |i| above this ends the trial, A */
+static const double kInductance = 100e-6;  /* L, H */
+static const double kCapacitance = 100e-6; /* C, F */
+static const double kTarget = 5.0;         /* the output voltage asked for, V */
+static const double kTolerance = 0.1;      /* the band around it that scores, V */
+static const double kOvervoltage = 7.0;    /* v above this ends the trial, V */
+static const double kOvercurrent = 8.0;    /* |i| above this ends the trial, A */
 
 /* Time. A tick is kSubsteps Euler substeps of kSubstepSeconds; a trial that
  * does not fail lasts kEndTicks ticks (30 ms). The load steps from R1 to R2
@@ -65,27 +66,29 @@ static const double kScoredTicks = 2500.0;
 enum { kParamCount = 4, kStateWidth = 2, kInputCount = 1 };
 
 /* Scenario ranges (inclusive). */
-static const double kMinSupply = 8.0, kMaxSupply = 20.0;  /* V_in, V */
-static const double kMinLoad1 = 2.0, kMaxLoad1 = 20.0;    /* R1, Ω */
-static const double kMinLoad2 = 1.0, kMaxLoad2 = 20.0;    /* R2, Ω */
-static const double kMinStart = 0.0, kMaxStart = 6.0;     /* v0, V */
-static const double kMinDuty = 0.0, kMaxDuty = 1.0;       /* the input d */
+static const double kMinSupply = 8.0, kMaxSupply = 20.0; /* V_in, V */
+static const double kMinLoad1 = 2.0, kMaxLoad1 = 20.0;   /* R1, Ω */
+static const double kMinLoad2 = 1.0, kMaxLoad2 = 20.0;   /* R2, Ω */
+static const double kMinStart = 0.0, kMaxStart = 6.0;    /* v0, V */
+static const double kMinDuty = 0.0, kMaxDuty = 1.0;      /* the input d */
 static const double kDefaultScenario[kParamCount] = {12.0, 10.0, 2.5, 0.0};
 
 enum Phase { kNotReady, kRunning, kEnded };
 
-static double g_buffer[PLANT_BUFFER_DOUBLES] __attribute__((aligned(8)));
+/* The exchange buffer g_buffer and the exports that only report the constants
+ * above (plant_exports.h). */
+PLANT_DEFINE_CONSTANT_EXPORTS(kParamCount, kStateWidth, kInputCount, kTickSeconds, kEndSeconds);
 
 static struct {
   enum Phase phase;
-  double supply;          /* V_in, V */
-  double load1, load2;    /* R1, R2, Ω */
-  double voltage;         /* v, V */
-  double current;         /* i, A */
-  int32_t substeps;       /* substeps taken: the next one starts at substeps·dt */
-  int32_t ticks;          /* ticks taken */
-  int32_t in_band_ticks;  /* scored ticks that ended within 5 ± 0.1 V */
-  int failed;             /* the trial ended in overvoltage or overcurrent */
+  double supply;         /* V_in, V */
+  double load1, load2;   /* R1, R2, Ω */
+  double voltage;        /* v, V */
+  double current;        /* i, A */
+  int32_t substeps;      /* substeps taken: the next one starts at substeps·dt */
+  int32_t ticks;         /* ticks taken */
+  int32_t in_band_ticks; /* scored ticks that ended within 5 ± 0.1 V */
+  int failed;            /* the trial ended in overvoltage or overcurrent */
 } g_plant;
 
 /* Whether x lies in [low, high]; false for NaN. */
@@ -101,31 +104,6 @@ static void substep(double duty) {
   g_plant.current = i + kSubstepSeconds * ((duty * g_plant.supply - v) / kInductance);
   g_plant.voltage = v + kSubstepSeconds * ((i - v / load) / kCapacitance);
   g_plant.substeps += 1;
-}
-
-int32_t plant_abi_version(void) {
-  return PLANT_ABI_VERSION;
-}
-
-double* plant_buffer(void) {
-  return g_buffer;
-}
-
-int32_t plant_param_count(void) {
-  return kParamCount;
-}
-int32_t plant_state_width(void) {
-  return kStateWidth;
-}
-int32_t plant_input_count(void) {
-  return kInputCount;
-}
-
-double plant_tick_seconds(void) {
-  return kTickSeconds;
-}
-double plant_end_seconds(void) {
-  return kEndSeconds;
 }
 
 int32_t plant_init(int32_t count) {

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "plant_abi.h"
+#include "plant_exports.h"
 
 /* Physical parameters (SPEC §10). */
 static const double kCartMass = 1.0;    /* m_c, kg */
@@ -58,7 +59,9 @@ static const double kDefaultScenario[kParamCount] = {0.0, 0.0, 0.05, 0.0};
 
 enum Phase { kNotReady, kRunning, kEnded };
 
-static double g_buffer[PLANT_BUFFER_DOUBLES] __attribute__((aligned(8)));
+/* The exchange buffer g_buffer and the exports that only report the constants
+ * above (plant_exports.h). */
+PLANT_DEFINE_CONSTANT_EXPORTS(kParamCount, kStateWidth, kInputCount, kTickSeconds, kEndSeconds);
 
 static struct {
   enum Phase phase;
@@ -95,31 +98,6 @@ static void substep(double force) {
   g_plant.v = v;
   g_plant.theta = theta;
   g_plant.omega = omega;
-}
-
-int32_t plant_abi_version(void) {
-  return PLANT_ABI_VERSION;
-}
-
-double* plant_buffer(void) {
-  return g_buffer;
-}
-
-int32_t plant_param_count(void) {
-  return kParamCount;
-}
-int32_t plant_state_width(void) {
-  return kStateWidth;
-}
-int32_t plant_input_count(void) {
-  return kInputCount;
-}
-
-double plant_tick_seconds(void) {
-  return kTickSeconds;
-}
-double plant_end_seconds(void) {
-  return kEndSeconds;
 }
 
 int32_t plant_init(int32_t count) {

@@ -52,6 +52,7 @@
 #include <stdint.h>
 
 #include "plant_abi.h"
+#include "plant_exports.h"
 
 enum { kSources = 16, kBins = 64, kWindowHalfWidth = 2 };
 
@@ -82,7 +83,9 @@ static const double kDefaultScenario[kParamCount] = {0.5,  40.0, 2026.0, 3.14159
 
 enum Phase { kNotReady, kRunning, kEnded };
 
-static double g_buffer[PLANT_BUFFER_DOUBLES] __attribute__((aligned(8)));
+/* The exchange buffer g_buffer and the exports that only report the constants
+ * above (plant_exports.h). */
+PLANT_DEFINE_CONSTANT_EXPORTS(kParamCount, kStateWidth, kInputCount, kTickSeconds, kEndSeconds);
 
 /* cos and sin of each source's geometric phase at each bin. */
 static double g_geometry_cos[kBins][kSources];
@@ -147,31 +150,6 @@ static double window_fraction(void) {
     }
   }
   return total > 0.0 ? inside / total : 0.0;
-}
-
-int32_t plant_abi_version(void) {
-  return PLANT_ABI_VERSION;
-}
-
-double* plant_buffer(void) {
-  return g_buffer;
-}
-
-int32_t plant_param_count(void) {
-  return kParamCount;
-}
-int32_t plant_state_width(void) {
-  return kStateWidth;
-}
-int32_t plant_input_count(void) {
-  return kInputCount;
-}
-
-double plant_tick_seconds(void) {
-  return kTickSeconds;
-}
-double plant_end_seconds(void) {
-  return kEndSeconds;
 }
 
 int32_t plant_init(int32_t count) {

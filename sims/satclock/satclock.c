@@ -47,6 +47,7 @@
 #include <stdint.h>
 
 #include "plant_abi.h"
+#include "plant_exports.h"
 
 /* Physical constants. */
 static const double kGm = 3.986004418e14;     /* GM of the Earth (WGS 84), m³/s² */
@@ -88,7 +89,9 @@ static const double kDefaultScenario[kParamCount] = {20180.0, 3000.0, -0.12, 0.0
 
 enum Phase { kNotReady, kRunning, kEnded };
 
-static double g_buffer[PLANT_BUFFER_DOUBLES] __attribute__((aligned(8)));
+/* The exchange buffer g_buffer and the exports that only report the constants
+ * above (plant_exports.h). */
+PLANT_DEFINE_CONSTANT_EXPORTS(kParamCount, kStateWidth, kInputCount, kTickSeconds, kEndSeconds);
 
 static struct {
   enum Phase phase;
@@ -131,31 +134,6 @@ static void measure(void) {
   const int32_t seen = g_plant.ticks - g_plant.delay;
   const double offset = seen < 0 ? g_plant.start_offset : g_plant.history[seen % kHistory];
   g_plant.measured = offset + g_plant.noise * (2.0 * next_uniform() - 1.0);
-}
-
-int32_t plant_abi_version(void) {
-  return PLANT_ABI_VERSION;
-}
-
-double* plant_buffer(void) {
-  return g_buffer;
-}
-
-int32_t plant_param_count(void) {
-  return kParamCount;
-}
-int32_t plant_state_width(void) {
-  return kStateWidth;
-}
-int32_t plant_input_count(void) {
-  return kInputCount;
-}
-
-double plant_tick_seconds(void) {
-  return kTickSeconds;
-}
-double plant_end_seconds(void) {
-  return kEndSeconds;
 }
 
 int32_t plant_init(int32_t count) {

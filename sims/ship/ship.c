@@ -28,13 +28,14 @@
 #include <stdint.h>
 
 #include "plant_abi.h"
+#include "plant_exports.h"
 
 /* Physical parameters. */
-static const double kGain = 0.1;                /* K, /s: deg/s of steady yaw rate per deg of rudder */
-static const double kTimeConstant = 10.0;       /* T, s */
-static const double kRudderLimit = 35.0;        /* |δ| ≤ 35° (the command is clamped to it) */
-static const double kRudderRate = 3.0;          /* |δ'| ≤ 3 °/s */
-static const double kWavePeriod = 8.0;          /* P, s */
+static const double kGain = 0.1;          /* K, /s: deg/s of steady yaw rate per deg of rudder */
+static const double kTimeConstant = 10.0; /* T, s */
+static const double kRudderLimit = 35.0;  /* |δ| ≤ 35° (the command is clamped to it) */
+static const double kRudderRate = 3.0;    /* |δ'| ≤ 3 °/s */
+static const double kWavePeriod = 8.0;    /* P, s */
 static const double kTwoPi = 6.283185307179586; /* 2π rounded to double */
 
 /* The course to hold, degrees. */
@@ -69,7 +70,9 @@ static const double kDefaultScenario[kParamCount] = {0.0, 0.0, 0.2, 0.0};
 
 enum Phase { kNotReady, kRunning, kEnded };
 
-static double g_buffer[PLANT_BUFFER_DOUBLES] __attribute__((aligned(8)));
+/* The exchange buffer g_buffer and the exports that only report the constants
+ * above (plant_exports.h). */
+PLANT_DEFINE_CONSTANT_EXPORTS(kParamCount, kStateWidth, kInputCount, kTickSeconds, kEndSeconds);
 
 static struct {
   enum Phase phase;
@@ -115,31 +118,6 @@ static void substep(double command) {
   g_plant.substeps += 1;
 }
 
-int32_t plant_abi_version(void) {
-  return PLANT_ABI_VERSION;
-}
-
-double* plant_buffer(void) {
-  return g_buffer;
-}
-
-int32_t plant_param_count(void) {
-  return kParamCount;
-}
-int32_t plant_state_width(void) {
-  return kStateWidth;
-}
-int32_t plant_input_count(void) {
-  return kInputCount;
-}
-
-double plant_tick_seconds(void) {
-  return kTickSeconds;
-}
-double plant_end_seconds(void) {
-  return kEndSeconds;
-}
-
 int32_t plant_init(int32_t count) {
   g_plant.phase = kNotReady;
   g_plant.substeps = 0;
@@ -151,8 +129,8 @@ int32_t plant_init(int32_t count) {
   for (int i = 0; i < kParamCount; ++i) {
     if (!isfinite(params[i])) return PLANT_ERROR_NOT_FINITE;
   }
-  if (fabs(params[0]) > kMaxAbsHeading || fabs(params[1]) > kMaxAbsYawRate ||
-      !(params[2] >= 0.0) || params[2] > kMaxAmplitude || fabs(params[3]) > kMaxAbsPhase) {
+  if (fabs(params[0]) > kMaxAbsHeading || fabs(params[1]) > kMaxAbsYawRate || !(params[2] >= 0.0) ||
+      params[2] > kMaxAmplitude || fabs(params[3]) > kMaxAbsPhase) {
     return PLANT_ERROR_RANGE;
   }
   g_plant.psi = params[0];

@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "plant_abi.h"
+#include "plant_exports.h"
 
 /* Physical parameters (SPEC §10). */
 static const double kValveRate = 0.5;   /* r, largest valve speed, opening per second */
@@ -77,7 +78,9 @@ static const double kDefaultScenario[kParamCount] = {15.0, 60.0, 0.0, 15.0};
 
 enum Phase { kNotReady, kRunning, kEnded };
 
-static double g_buffer[PLANT_BUFFER_DOUBLES] __attribute__((aligned(8)));
+/* The exchange buffer g_buffer and the exports that only report the constants
+ * above (plant_exports.h). */
+PLANT_DEFINE_CONSTANT_EXPORTS(kParamCount, kStateWidth, kInputCount, kTickSeconds, kEndSeconds);
 
 static struct {
   enum Phase phase;
@@ -112,31 +115,6 @@ static void substep(double command) {
   g_plant.pipe[g_plant.pipe_position] = mixed;
   g_plant.pipe_position = g_plant.pipe_position + 1 == kPipeEntries ? 0 : g_plant.pipe_position + 1;
   g_plant.head = g_plant.head + kSubstepSeconds * ((leaving - g_plant.head) / kHeadTau);
-}
-
-int32_t plant_abi_version(void) {
-  return PLANT_ABI_VERSION;
-}
-
-double* plant_buffer(void) {
-  return g_buffer;
-}
-
-int32_t plant_param_count(void) {
-  return kParamCount;
-}
-int32_t plant_state_width(void) {
-  return kStateWidth;
-}
-int32_t plant_input_count(void) {
-  return kInputCount;
-}
-
-double plant_tick_seconds(void) {
-  return kTickSeconds;
-}
-double plant_end_seconds(void) {
-  return kEndSeconds;
 }
 
 int32_t plant_init(int32_t count) {

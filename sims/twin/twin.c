@@ -48,6 +48,7 @@
 #include <stdint.h>
 
 #include "plant_abi.h"
+#include "plant_exports.h"
 
 /* Physical parameters. */
 static const double kMaxAcceleration = 1.0; /* |a| at most this, ly/yr² */
@@ -74,7 +75,9 @@ static const double kDefaultScenario[kParamCount] = {4.0, 6.0, 20.0};
 
 enum Phase { kNotReady, kRunning, kEnded };
 
-static double g_buffer[PLANT_BUFFER_DOUBLES] __attribute__((aligned(8)));
+/* The exchange buffer g_buffer and the exports that only report the constants
+ * above (plant_exports.h). */
+PLANT_DEFINE_CONSTANT_EXPORTS(kParamCount, kStateWidth, kInputCount, kTickSeconds, kEndSeconds);
 
 static struct {
   enum Phase phase;
@@ -111,31 +114,6 @@ static void advance(double a) {
   const double fuel = g_plant.fuel - fabs(a) * kTickYears;
   g_plant.fuel = fuel > 0.0 ? fuel : 0.0;
   g_plant.ticks += 1;
-}
-
-int32_t plant_abi_version(void) {
-  return PLANT_ABI_VERSION;
-}
-
-double* plant_buffer(void) {
-  return g_buffer;
-}
-
-int32_t plant_param_count(void) {
-  return kParamCount;
-}
-int32_t plant_state_width(void) {
-  return kStateWidth;
-}
-int32_t plant_input_count(void) {
-  return kInputCount;
-}
-
-double plant_tick_seconds(void) {
-  return kTickSeconds;
-}
-double plant_end_seconds(void) {
-  return kEndSeconds;
 }
 
 int32_t plant_init(int32_t count) {
