@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <vector>
 
 extern char** environ;
@@ -57,18 +56,6 @@ Status WriteText(const fs::path& path, std::string_view text) {
   out.close();
   if (!out) return Error(ErrorCode::kInternal, "Cannot write " + path.string() + ".");
   return Status::Ok();
-}
-
-Expected<std::vector<uint8_t>> ReadModule(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error(ErrorCode::kInternal, "Cannot read " + path.string() + ".");
-  std::vector<uint8_t> bytes;
-  char chunk[65536];
-  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
-    bytes.insert(bytes.end(), chunk, chunk + in.gcount());
-    if (bytes.size() > kMaxWasmModuleBytes) break;  // ReadWasmModule refuses it
-  }
-  return bytes;
 }
 
 }  // namespace
@@ -178,7 +165,7 @@ Status CompileCController(const CompileOptions& options) {
         "above).");
   }
   // The module holds what the glue makes, and imports nothing.
-  Expected<std::vector<uint8_t>> bytes = ReadModule(wasm);
+  Expected<std::vector<uint8_t>> bytes = ReadWasmFile(wasm);
   Status checked = bytes.ok() ? Status::Ok() : Status(bytes.error());
   if (checked.ok()) {
     Expected<WasmModuleInfo> module = ReadWasmModule(*bytes);

@@ -10,7 +10,6 @@
 // refused, traps, or a state line is not the plant's width of numbers (one
 // line on stderr says which); 2 usage error.
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -51,15 +50,9 @@ int main(int argc, char** argv) {
     std::fputs("usage: plimsoll-wasm-controller MODULE.wasm\n", stderr);
     return 2;
   }
-  std::ifstream in(argv[1], std::ios::binary);
-  std::vector<uint8_t> module;
-  char chunk[65536];
-  while (in && module.size() <= sims::kMaxWasmModuleBytes) {
-    in.read(chunk, sizeof chunk);
-    module.insert(module.end(), chunk, chunk + in.gcount());
-  }
-  if (!in.eof()) return Fail(std::string("cannot read ") + argv[1]);
-  auto controller = sims::WasmController::Load(module);
+  auto module = sims::ReadWasmFile(argv[1]);
+  if (!module.ok()) return Fail(module.error().message());
+  auto controller = sims::WasmController::Load(*module);
   if (!controller.ok()) return Fail(controller.error().message());
 
   const uint32_t width = (*controller)->shape().state_width;

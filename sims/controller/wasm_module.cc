@@ -1,6 +1,7 @@
 #include "controller/wasm_module.h"
 
 #include <algorithm>
+#include <fstream>
 #include <optional>
 #include <utility>
 
@@ -264,6 +265,18 @@ Expected<WasmModuleInfo> ReadWasmModule(std::span<const uint8_t> bytes) {
     entry.signature = types[type];
   }
   return info;
+}
+
+Expected<std::vector<uint8_t>> ReadWasmFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error(ErrorCode::kInvalidArgument, "Cannot open " + path.string() + ".");
+  std::vector<uint8_t> bytes;
+  char chunk[65536];
+  while (bytes.size() <= kMaxWasmModuleBytes && in.read(chunk, sizeof chunk).gcount() > 0) {
+    bytes.insert(bytes.end(), chunk, chunk + in.gcount());
+  }
+  if (in.bad()) return Error(ErrorCode::kInvalidArgument, "Cannot read " + path.string() + ".");
+  return bytes;
 }
 
 std::string DescribeSignature(const WasmSignature& signature) {

@@ -18,6 +18,7 @@
 #define PLIMSOLL_SIMS_CONTROLLER_WASM_MODULE_H_
 
 #include <cstdint>
+#include <filesystem>
 #include <span>
 #include <string>
 #include <string_view>
@@ -71,6 +72,11 @@ struct WasmModuleInfo {
 // section, an exported function whose index or type does not exist, or a
 // module over kMaxWasmModuleBytes; each names the section and what is wrong.
 Expected<WasmModuleInfo> ReadWasmModule(std::span<const uint8_t> bytes);
+
+// The bytes of the file at `path`, reading at most kMaxWasmModuleBytes + 1
+// (so ReadWasmModule refuses a larger one). Errors (kInvalidArgument):
+// the file cannot be opened or read.
+Expected<std::vector<uint8_t>> ReadWasmFile(const std::filesystem::path& path);
 
 // "(f64, f64, i32) -> f64": a signature as people read it.
 std::string DescribeSignature(const WasmSignature& signature);

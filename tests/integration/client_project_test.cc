@@ -2,8 +2,8 @@
 // binary on the linux provider: two steps, a non-UTF-8 input file, a
 // non-UTF-8 artifact and step output (which can travel only as base64), and
 // the run record, which the client verifies (CheckExchange) before it hands
-// the result back. The other client suites use the embedded provider
-// in-process (snippets only) or a fake daemon.
+// the result back; then a module run (its rows an artifact the record binds). The other client
+// suites use the embedded provider in-process (snippets only) or a fake daemon.
 //
 // Needs root and the guest image (PLIMSOLL_IMAGE, set by CTest): skipped
 // without them, and failed instead when PLIMSOLL_REQUIRE_PROVIDERS lists
@@ -126,6 +126,25 @@ TEST(ClientProjectTest, AProjectResultFromTheRealDaemonIsDecodedAndVerified) {
   nlohmann::json answer = nlohmann::json::parse(raw.body);
   EXPECT_TRUE(answer["artifacts"][0]["content"].contains("base64")) << raw.body;
   EXPECT_TRUE(answer["steps"][1]["stdout"].contains("base64")) << raw.body;
+
+  // A module run through the same client: the rows come back as the
+  // artifact, bound by the record like any artifact (docs/exams.md).
+  Request module;
+  module.timeout_ms = 30'000;
+  module.module = ModulePayload{"cartpole", {{0, 0, 0.05, 0}, {0, 0, 9, 0}}, 1, 0.01};
+  auto rows = client->Run(module);
+  ASSERT_TRUE(rows.ok()) << rows.error().ToString();
+  EXPECT_EQ(rows->kind, PayloadKind::kModule);
+  EXPECT_EQ(rows->exit_code, 0) << rows->stderr_bytes;
+  ASSERT_EQ(rows->artifacts.size(), 1u);
+  EXPECT_EQ(rows->artifacts[0].path, kModuleRowsArtifact);
+  const std::string& lines = rows->artifacts[0].content;
+  EXPECT_EQ(lines.rfind("{\"row\":0,\"ended\":\"end_time\",\"ticks\":100,", 0), 0u) << lines;
+  EXPECT_NE(lines.find("\n{\"row\":1,\"error\":"), std::string::npos) << lines;
+  EXPECT_EQ(rows->record.request_sha256, RequestDigest(module));
+  Result altered = *rows;
+  altered.artifacts[0].content[10] ^= 1;
+  EXPECT_FALSE(CheckExchange(module, altered).ok()) << "a changed row went unseen";
 
   daemon.Signal(SIGTERM);
   EXPECT_EQ(daemon.Wait(milliseconds(60'000)), 0) << daemon.ReadStderr();
