@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""plimsoll-attest end to end (docs/attest.md) against a real plimsolld.
+
+Starts the daemon (embedded provider, --dev, port 0), makes a key, signs two
+runs and a three-cell session into one bundle, and checks that `verify`
+finds it intact (also against the caller's own list of request digests and
+a count); then that it refuses a copy with one byte changed, one with a line
+dropped, one with a torn last line, and the intact bundle under another key,
+each with a reason; and that `keygen` never overwrites.
+
+    attest_cli_test.py PLIMSOLL_ATTEST PLIMSOLLD
+"""
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import plimsolld  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "records"))
+import digest  # noqa: E402  (the independent Python implementation of the record digests)
+
+
+def attest(binary, *arguments):
+    return subprocess.run([binary, *arguments], capture_output=True, text=True, timeout=120)
+
+
+def main():
+    binary, daemon_binary = sys.argv[1], sys.argv[2]
+    failures = []
+
+    def check(condition, what):
+        if not condition:
+            failures.append(what)
+
+    with tempfile.TemporaryDirectory() as work, \
+            plimsolld.Daemon(daemon_binary, ["--provider", "embedded", "--dev"]) as daemon:
+        url = f"http://127.0.0.1:{daemon.port}"
+        key, other, bundle = (os.path.join(work, name) for name in ("key.pem", "other.pem", "b.jsonl"))
+        for path in (key, other):
+            made = attest(binary, "keygen", "--out", path)
+            check(made.returncode == 0, f"keygen: {made.stderr}")
+        again = attest(binary, "keygen", "--out", key)
+        check(again.returncode != 0, "keygen overwrote a key")
+        pub = os.path.join(work, "key.pub")
+        with open(pub, "w") as out:
+            out.write(attest(binary, "pubkey", key).stdout)
+        other_pub = os.path.join(work, "other.pub")
+        with open(other_pub, "w") as out:
+            out.write(attest(binary, "pubkey", other).stdout)
+
+        request = os.path.join(work, "request.json")
+        with open(request, "w") as out:
+            json.dump({"protocol": 1, "javascript": {"code": "console.log(6*7)"}}, out)
+        for arguments in (["run", request], ["run", "-e", "console.log('two')"],
+                          ["session", "-e", "var n = 1", "-e", "n += 1", "-e", "n"]):
+            signed = attest(binary, arguments[0], "--daemon", url, "--key", key, "--bundle", bundle,
+                            *arguments[1:])
+            check(signed.returncode == 0, f"{arguments}: {signed.stderr}")
+        check(oct(os.stat(bundle).st_mode & 0o777) == "0o600", "the bundle is not 0600")
+
+        intact = attest(binary, "verify", "--bundle", bundle, "--pubkey", pub)
+        check(intact.returncode == 0 and "bundle intact: 6 lines, 2 runs, 3 session calls, 1 sessions closed"
+              in intact.stdout, f"verify: {intact.stdout}{intact.stderr}")
+        # The caller's own request digests, computed independently (tests/records/digest.py).
+        with open(bundle) as lines:
+            entries = [json.loads(line) for line in lines]
+        expected = os.path.join(work, "expected.txt")
+        with open(expected, "w") as out:
+            for entry in entries:
+                if "request" in entry:
+                    out.write(digest.request_digest(entry["request"]) + "\n")
+        listed = attest(binary, "verify", "--bundle", bundle, "--pubkey", pub, "--expect", expected)
+        check(listed.returncode == 0, f"verify --expect: {listed.stdout}")
+        counted = attest(binary, "verify", "--bundle", bundle, "--pubkey", pub, "--expect-count", "4")
+        check(counted.returncode == 1 and "not the 4 expected" in counted.stdout,
+              f"--expect-count 4: {counted.stdout}")
+        # Each statement's subject is its record: recompute one in Python.
+        first = entries[0]
+        check(digest.request_digest(first["request"]) == first["result"]["record"]["request_sha256"],
+              "the stored request does not give the record's request digest in Python")
+
+        with open(bundle, "rb") as handle:
+            raw = handle.read()
+        cases = {
+            "one byte changed": raw.replace(b"console.log(6*7)", b"console.log(6*8)", 1),
+            "a line dropped": b"".join(raw.splitlines(keepends=True)[:1] + raw.splitlines(keepends=True)[2:]),
+            "a torn last line": raw[:-20],
+        }
+        for name, content in cases.items():
+            path = os.path.join(work, name.replace(" ", "_") + ".jsonl")
+            with open(path, "wb") as out:
+                out.write(content)
+            verdict = attest(binary, "verify", "--bundle", path, "--pubkey", pub)
+            check(verdict.returncode == 1 and "bundle NOT intact" in verdict.stdout,
+                  f"{name}: {verdict.stdout}")
+            print(f"[ report   ] {name}: {verdict.stdout.splitlines()[0] if verdict.stdout else ''}")
+        wrong = attest(binary, "verify", "--bundle", bundle, "--pubkey", other_pub)
+        check(wrong.returncode == 1 and "has no signature by key" in wrong.stdout,
+              f"another key: {wrong.stdout}")
+        print(f"[ report   ] {intact.stdout.strip()}; bundle sha256 {hashlib.sha256(raw).hexdigest()[:16]}")
+
+    for failure in failures:
+        print(f"FAIL: {failure}")
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
