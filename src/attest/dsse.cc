@@ -9,67 +9,12 @@
 #include <utility>
 
 #include "base/utf8.h"
+#include "wire/base64.h"
 
 namespace plimsoll::attest {
 namespace {
 
 using Json = nlohmann::json;
-
-constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-// The 6-bit value of a standard-alphabet character, or -1.
-int Base64Value(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
-
-// Decodes canonical padded standard base64, or says why it is not.
-std::optional<std::string> DecodeBase64(std::string_view text, std::string& why) {
-  if (text.size() % 4 != 0) {
-    why = "its length " + std::to_string(text.size()) + " is not a multiple of 4";
-    return std::nullopt;
-  }
-  std::size_t padding = 0;
-  if (!text.empty() && text.back() == '=') padding = text[text.size() - 2] == '=' ? 2 : 1;
-  std::string out;
-  out.reserve(text.size() / 4 * 3);
-  for (std::size_t i = 0; i < text.size(); i += 4) {
-    bool last = i + 4 == text.size();
-    std::size_t data_characters = last ? 4 - padding : 4;
-    std::uint32_t group = 0;
-    for (std::size_t j = 0; j < 4; ++j) {
-      int value = 0;
-      if (j < data_characters) {
-        value = Base64Value(text[i + j]);
-        if (value < 0) {
-          why = text[i + j] == '='
-                    ? "it has padding before its end (offset " + std::to_string(i + j) + ")"
-                    : "the character at offset " + std::to_string(i + j) +
-                          " is not in the standard alphabet";
-          return std::nullopt;
-        }
-      }
-      group = (group << 6) | static_cast<std::uint32_t>(value);
-    }
-    std::array<char, 3> bytes = {static_cast<char>(group >> 16), static_cast<char>(group >> 8),
-                                 static_cast<char>(group)};
-    std::size_t data_bytes = data_characters - 1;  // 4 -> 3, 3 -> 2, 2 -> 1
-    if (last && padding > 0) {
-      // The bits below the last data byte must be zero: one encoding per input.
-      std::uint32_t unused = padding == 1 ? (group & 0xff) : (group & 0xffff);
-      if (unused != 0) {
-        why = "the unused bits of its last character are not zero (not the canonical encoding)";
-        return std::nullopt;
-      }
-    }
-    out.append(bytes.data(), data_bytes);
-  }
-  return out;
-}
 
 // `key` as an ASCII-only JSON string of at most ~64 characters, for messages.
 std::string ShowKey(const std::string& key) {
@@ -99,9 +44,12 @@ Expected<std::string> Base64Field(const Json& object, const char* key, const std
                                   std::string_view owner) {
   auto text = RequiredString(object, key, field, owner);
   if (!text.ok()) return text.error();
-  std::string why;
-  auto bytes = DecodeBase64(*text, why);
-  if (!bytes) return FieldError(field, "is not valid standard base64: " + why);
+  std::optional<std::string> bytes = wire::DecodeBase64(*text);
+  if (!bytes) {
+    return FieldError(field,
+                      "is not valid standard base64 (RFC 4648, padded, in its one canonical "
+                      "form, no whitespace)");
+  }
   return std::move(*bytes);
 }
 
@@ -180,9 +128,9 @@ Status VerifyEnvelope(const Envelope& envelope, const VerifyingKey& key) {
 Json EnvelopeToJson(const Envelope& envelope) {
   Json signatures = Json::array();
   for (const DsseSignature& signature : envelope.signatures) {
-    signatures.push_back({{"keyid", signature.keyid}, {"sig", Base64Encode(signature.sig)}});
+    signatures.push_back({{"keyid", signature.keyid}, {"sig", wire::EncodeBase64(signature.sig)}});
   }
-  return Json{{"payload", Base64Encode(envelope.payload)},
+  return Json{{"payload", wire::EncodeBase64(envelope.payload)},
               {"payloadType", envelope.payload_type},
               {"signatures", std::move(signatures)}};
 }
@@ -278,44 +226,6 @@ Expected<Envelope> ParseEnvelopeJsonText(std::string_view text) {
                    "The envelope has the field " + ShowKey(*duplicate) + " more than once.");
   }
   return ParseEnvelopeJson(json);
-}
-
-std::string Base64Encode(std::string_view bytes) {
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 3 <= bytes.size(); i += 3) {
-    std::uint32_t group =
-        (static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16) |
-        (static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8) |
-        static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 2]));
-    out += kAlphabet[(group >> 18) & 63];
-    out += kAlphabet[(group >> 12) & 63];
-    out += kAlphabet[(group >> 6) & 63];
-    out += kAlphabet[group & 63];
-  }
-  std::size_t rest = bytes.size() - i;
-  if (rest > 0) {
-    std::uint32_t group = static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i])) << 16;
-    if (rest == 2) {
-      group |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8;
-    }
-    out += kAlphabet[(group >> 18) & 63];
-    out += kAlphabet[(group >> 12) & 63];
-    out += rest == 2 ? kAlphabet[(group >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-
-Expected<std::string> Base64Decode(std::string_view text) {
-  std::string why;
-  auto bytes = DecodeBase64(text, why);
-  if (!bytes) {
-    return Failure(ErrorCode::kInvalidArgument,
-                   "The text is not valid standard base64: " + why + ".");
-  }
-  return std::move(*bytes);
 }
 
 }  // namespace plimsoll::attest

@@ -97,13 +97,6 @@ Expected<std::string> EnvelopeToJsonText(const Envelope& envelope);
 Expected<Envelope> ParseEnvelopeJson(const nlohmann::json& json);
 Expected<Envelope> ParseEnvelopeJsonText(std::string_view text);
 
-// Standard base64 (RFC 4648 §4) with padding.
-std::string Base64Encode(std::string_view bytes);
-// Strict decoding: only the standard alphabet, length a multiple of 4,
-// padding only at the end, unused bits zero (the one canonical encoding);
-// no whitespace. kInvalidArgument (a sentence without the input) otherwise.
-Expected<std::string> Base64Decode(std::string_view text);
-
 }  // namespace plimsoll::attest
 
 #endif  // PLIMSOLL_ATTEST_DSSE_H_
