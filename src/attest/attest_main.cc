@@ -62,14 +62,8 @@ Expected<Client> OpenClient(const DaemonFlags& flags) {
 // the entry as one line.
 Status AppendSigned(const DaemonFlags& flags, const SigningKey& key, BundleEntry entry,
                     const std::function<std::string(const BundleLink&)>& statement) {
-  return AppendToBundle(flags.bundle, [&](const BundleLink& link) -> Expected<std::string> {
-    Expected<Envelope> envelope = Sign(kPayloadType, statement(link), key);
-    if (!envelope.ok()) return envelope.error();
-    Expected<std::string> text = EnvelopeToJsonText(*envelope);
-    if (!text.ok()) return text.error();
-    entry.index = link.index;
-    entry.envelope_json = *text;
-    return EntryLine(entry);
+  return AppendToBundle(flags.bundle, [&](const BundleLink& link) {
+    return SignedEntryLine(entry, statement(link), key, link);
   });
 }
 

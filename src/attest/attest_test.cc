@@ -49,14 +49,8 @@ class AttestTest : public ::testing::Test {
   void AppendEntry(BundleEntry entry,
                    const std::function<std::string(const BundleLink&)>& statement,
                    const SigningKey& key) {
-    ASSERT_TRUE(AppendToBundle(bundle_, [&](const BundleLink& link) -> Expected<std::string> {
-                  auto envelope = Sign(kPayloadType, statement(link), key);
-                  if (!envelope.ok()) return envelope.error();
-                  Expected<std::string> text = EnvelopeToJsonText(*envelope);
-                  if (!text.ok()) return text.error();
-                  entry.index = link.index;
-                  entry.envelope_json = *text;
-                  return EntryLine(entry);
+    ASSERT_TRUE(AppendToBundle(bundle_, [&](const BundleLink& link) {
+                  return SignedEntryLine(entry, statement(link), key, link);
                 }).ok());
   }
 
@@ -242,17 +236,9 @@ TEST_F(AttestTest, TwoWritersAppendingAtOnceLoseNothing) {
   entry.result_json = ResultToJson(*result);
   auto writer = [&] {
     for (int i = 0; i < kEach; ++i) {
-      const Status appended =
-          AppendToBundle(bundle_, [&](const BundleLink& link) -> Expected<std::string> {
-            auto envelope = Sign(kPayloadType, RunStatement(result->record, link), *key_);
-            if (!envelope.ok()) return envelope.error();
-            Expected<std::string> text = EnvelopeToJsonText(*envelope);
-            if (!text.ok()) return text.error();
-            BundleEntry line = entry;
-            line.index = link.index;
-            line.envelope_json = *text;
-            return EntryLine(line);
-          });
+      const Status appended = AppendToBundle(bundle_, [&](const BundleLink& link) {
+        return SignedEntryLine(entry, RunStatement(result->record, link), *key_, link);
+      });
       EXPECT_TRUE(appended.ok()) << appended.error().message();
     }
   };

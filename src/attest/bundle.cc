@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <nlohmann/json.hpp>
 
+#include "attest/dsse.h"
 #include "base/unique_fd.h"
 #include "record/digest_builder.h"
 
@@ -86,6 +87,17 @@ std::string EntryLine(const BundleEntry& entry) {
   }
   line["envelope"] = object(entry.envelope_json);
   return line.dump();
+}
+
+Expected<std::string> SignedEntryLine(BundleEntry entry, std::string_view statement,
+                                      const SigningKey& key, const BundleLink& link) {
+  Expected<Envelope> envelope = Sign(kPayloadType, statement, key);
+  if (!envelope.ok()) return envelope.error();
+  Expected<std::string> text = EnvelopeToJsonText(*envelope);
+  if (!text.ok()) return text.error();
+  entry.index = link.index;
+  entry.envelope_json = std::move(*text);
+  return EntryLine(entry);
 }
 
 Expected<BundleEntry> ParseEntryLine(std::string_view text) {

@@ -34,6 +34,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attest/keys.h"
 #include "attest/statement.h"
 #include "plimsoll/error.h"
 
@@ -59,6 +60,11 @@ struct BundleEntry {
 // The entry as one line of compact JSON (no newline), keys in the order
 // above. The JSON members are embedded as objects, not strings.
 std::string EntryLine(const BundleEntry& entry);
+
+// `entry` at `link`, its envelope signing `statement` with `key` (DSSE,
+// kPayloadType), as one line: what AppendToBundle's make_line answers.
+Expected<std::string> SignedEntryLine(BundleEntry entry, std::string_view statement,
+                                      const SigningKey& key, const BundleLink& link);
 
 // Parses one line. Errors (kInvalidArgument, one sentence naming the
 // field): not a JSON object, an unknown or missing key, a wrong type.
