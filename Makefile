@@ -21,6 +21,10 @@
 #   make plant-replays  release build, then each plant's passing and failing example
 #                controller on the linux provider, and a replay page per plant in
 #                build/plant-replays/index.html (docs/exams.md, "Replay pages")
+#   make attest-example  debug build, then a five-call session signed by plimsoll-attest
+#                (embedded provider), verified intact, with a call dropped and with one
+#                byte changed, and the page in build/attest-example/index.html
+#                (docs/attest.md, "The example")
 #   make fmt     clang-format the tree
 #   make lint    clang-format check + clang-tidy
 
@@ -30,10 +34,10 @@ JOBS ?= $(shell nproc)
 
 CXX_SOURCES = $(shell git ls-files '*.cc' '*.h' 2>/dev/null | grep -v '^third_party/')
 
-.PHONY: help bootstrap debug release demo package test test-unit fuzz bench soak oracle plant-replays replays fmt lint clean
+.PHONY: help bootstrap debug release demo package test test-unit fuzz bench soak oracle plant-replays attest-example replays fmt lint clean
 
 help:
-	@echo "make demo | test | fuzz | bench | soak | oracle | plant-replays | package | replays | fmt | lint | clean"
+	@echo "make demo | test | fuzz | bench | soak | oracle | plant-replays | attest-example | package | replays | fmt | lint | clean"
 
 bootstrap:
 	@scripts/bootstrap
@@ -103,6 +107,10 @@ oracle: release
 plant-replays: release
 	@python3 examples/plant_replays/plant_replays.py --plimsolld build/release/bin/plimsolld \
 	  --image build/release/image --out build/plant-replays
+
+attest-example: debug
+	@python3 examples/attest/attest_example.py --plimsoll-attest build/debug/bin/plimsoll-attest \
+	  --plimsolld build/debug/bin/plimsolld --out build/attest-example
 
 replays: debug
 	@cd build/debug && PLIMSOLL_REQUIRE_PROVIDERS=$$(../../scripts/hosted-providers) \
