@@ -6,25 +6,30 @@
 //   plimsoll-attest run --daemon URL --key KEY --bundle FILE (REQUEST.json | -e CODE [--lang L])
 //   plimsoll-attest session --daemon URL --key KEY --bundle FILE [--lang L] -e CELL [-e CELL ...]
 //   plimsoll-attest verify --bundle FILE --pubkey PUB [--expect FILE | --expect-count N]
+//   plimsoll-attest replay --daemon URL --bundle FILE
 //
 // The daemon's bearer token comes from --token-file or $PLIMSOLL_TOKEN,
 // never from a flag's value. `run` and `session` sign only what the client
 // checked (the echo, both digests, the tier against the floor, the chain);
 // an answer that does not check out is reported and nothing is appended.
 //
-// Exit status: 0 done (verify: the bundle is intact); 1 verify found
-// problems (one line each on stdout), or a run/session failed; 2 usage.
+// Exit status: 0 done (verify: the bundle is intact; replay: every entry
+// gave the same result again, timing aside); 1 verify found problems, or
+// replay found a difference (one line each on stdout), or a run/session
+// failed; 2 usage.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "attest/bundle.h"
 #include "attest/dsse.h"
 #include "attest/keys.h"
+#include "attest/replay.h"
 #include "attest/statement.h"
 #include "attest/verify.h"
 #include "cli/token_source.h"
@@ -150,7 +155,7 @@ int RunSession(const DaemonFlags& flags, const std::vector<std::string>& cells,
     return CloseStatement(chain.session_sha256, *close, link);
   });
   if (!appended.ok()) return Fail(appended.error().message());
-  std::printf("signed a session of %lld calls, closed %s\n", static_cast<long long>(close->calls),
+  std::printf("signed a session of %lld calls (ended: %s)\n", static_cast<long long>(close->calls),
               std::string(SessionEndReasonName(close->ended)).c_str());
   return 0;
 }
@@ -185,6 +190,86 @@ int Verify(const std::string& bundle_path, const std::string& pubkey,
   return 0;
 }
 
+// Sends the bundle's runs again, and its sessions again whole and in order
+// (one new session per recorded one), comparing each result.
+int Replay(const DaemonFlags& flags) {
+  Expected<BundleFile> bundle = ReadBundle(flags.bundle);
+  if (!bundle.ok()) return Fail(bundle.error().message());
+  Expected<Client> client = OpenClient(flags);
+  if (!client.ok()) return Fail(client.error().message());
+  struct Replayed {
+    std::string id;
+    ChainState chain;
+  };
+  std::map<std::string, Replayed> sessions;  // recorded session ID -> the replay's
+  int differing = 0;
+  auto report = [&](size_t line, const std::string& what, bool bad) {
+    std::printf("line %zu: %s\n", line, what.c_str());
+    if (bad) ++differing;
+  };
+  for (size_t i = 0; i < bundle->lines.size(); ++i) {
+    Expected<BundleEntry> entry = ParseEntryLine(bundle->lines[i]);
+    if (!entry.ok()) {
+      report(i, "not replayed: " + entry.error().message(), true);
+      continue;
+    }
+    if (entry->kind == EntryKind::kSessionClose) {
+      auto it = sessions.find(entry->session_id);
+      if (it == sessions.end()) continue;
+      Expected<SessionClose> close = client->CloseSession(it->second.id, it->second.chain);
+      report(i,
+             close.ok() ? "session closed again" : "the close failed: " + close.error().ToString(),
+             !close.ok());
+      sessions.erase(it);
+      continue;
+    }
+    Expected<Request> request = ParseRequestJson(entry->request_json);
+    Expected<Result> then = ParseResultJson(entry->result_json);
+    if (!request.ok() || !then.ok()) {
+      report(i, "not replayed: its exchange is unreadable", true);
+      continue;
+    }
+    Expected<Result> now = Result{};
+    if (entry->kind == EntryKind::kRun) {
+      now = client->Run(*request);
+    } else {
+      auto [it, fresh] = sessions.try_emplace(entry->session_id);
+      if (fresh) {
+        Expected<SessionInfo> opened = client->OpenSession(SessionOpenRequest{});
+        if (!opened.ok()) {
+          report(i, "not replayed: no session: " + opened.error().ToString(), true);
+          sessions.erase(it);
+          continue;
+        }
+        it->second.id = opened->id;
+      }
+      now = client->RunInSession(it->second.id, *request, it->second.chain);
+    }
+    if (!now.ok()) {
+      report(i, "not replayed: " + now.error().ToString(), true);
+      continue;
+    }
+    if (now->record.result_sha256 == then->record.result_sha256) {
+      report(i, "the same result (" + now->record.result_sha256.substr(0, 12) + ")", false);
+      continue;
+    }
+    const ResultDifference difference = DifferingFields(*then, *now);
+    std::string fields;
+    for (const std::string& field : difference.fields)
+      fields += (fields.empty() ? "" : ", ") + field;
+    report(i,
+           std::string(difference.timing_only ? "the same result but for timing: "
+                                              : "a different result: ") +
+               fields,
+           !difference.timing_only);
+  }
+  for (auto& [recorded, replayed] : sessions) {
+    (void)client->CloseSession(replayed.id, replayed.chain);  // its recorded close was missing
+  }
+  std::printf("replayed %zu lines: %d differing or failed\n", bundle->lines.size(), differing);
+  return differing == 0 ? 0 : kFailed;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"plimsoll-attest: sign checked run records, verify bundles (docs/attest.md)"};
   app.require_subcommand(1);
@@ -216,6 +301,10 @@ int Main(int argc, char** argv) {
                                            "Request digests expected, one per line, in order.");
   verify->add_option("--expect-count", expect_count, "The number of runs and calls expected.")
       ->excludes(expect_option);
+  CLI::App* replay = app.add_subcommand("replay", "Send a bundle's runs again and compare.");
+  replay->add_option("--daemon", daemon.url, "The plimsolld URL.")->required();
+  replay->add_option("--token-file", daemon.token_file, "The bearer token's file.");
+  replay->add_option("--bundle", daemon.bundle, "The bundle.")->required();
   CLI11_PARSE(app, argc, argv);
 
   if (keygen->parsed()) {
@@ -235,6 +324,7 @@ int Main(int argc, char** argv) {
     return Run(daemon, request_file, codes.empty() ? "" : codes[0], lang);
   }
   if (session->parsed()) return RunSession(daemon, codes, lang);
+  if (replay->parsed()) return Replay(daemon);
   return Verify(bundle, pubkey, expect_file, expect_count);
 }
 

@@ -17,6 +17,7 @@
 #include "attest/bundle.h"
 #include "attest/dsse.h"
 #include "attest/keys.h"
+#include "attest/replay.h"
 #include "attest/statement.h"
 #include "attest/verify.h"
 #include "plimsoll/record.h"
@@ -250,6 +251,27 @@ TEST_F(AttestTest, TwoWritersAppendingAtOnceLoseNothing) {
   const Verdict verdict = VerifyLines(lines);
   EXPECT_TRUE(verdict.problems.empty()) << verdict.problems[0];
   EXPECT_EQ(verdict.runs, 2 * kEach);
+}
+
+TEST(ReplayTest, NamesTheFieldsThatDifferAndSeesTimingApart) {
+  Result then;
+  then.kind = PayloadKind::kProject;
+  then.stdout_bytes = "42\n";
+  then.duration_ms = 5;
+  then.steps = {StepResult{{"node", "main.js"}, 0, false, "42\n", "", false, false, 4}};
+  Result now = then;
+  EXPECT_TRUE(DifferingFields(then, now).fields.empty());
+  now.duration_ms = 7;
+  now.steps[0].duration_ms = 6;
+  ResultDifference timing = DifferingFields(then, now);
+  EXPECT_EQ(timing.fields, (std::vector<std::string>{"duration_ms", "steps[0].duration_ms"}));
+  EXPECT_TRUE(timing.timing_only);
+  now.steps[0].stdout_bytes = "43\n";
+  now.exit_code = 1;
+  ResultDifference real = DifferingFields(then, now);
+  EXPECT_EQ(real.fields, (std::vector<std::string>{"exit_code", "duration_ms",
+                                                   "steps[0].duration_ms", "steps[0]"}));
+  EXPECT_FALSE(real.timing_only);
 }
 
 }  // namespace

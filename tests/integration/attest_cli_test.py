@@ -6,10 +6,13 @@ runs and a three-cell session into one bundle, and checks that `verify`
 finds it intact (also against the caller's own list of request digests and
 a count); then that it refuses a copy with one byte changed, one with a line
 dropped, one with a torn last line, and the intact bundle under another key,
-each with a reason; and that `keygen` never overwrites.
+each with a reason; that a bundle signed again by the openssl command line
+verifies; that `replay` sends the runs and the session again and
+finds the same results (timing aside); and that `keygen` never overwrites.
 
     attest_cli_test.py PLIMSOLL_ATTEST PLIMSOLLD
 """
+import base64
 import hashlib
 import json
 import os
@@ -26,6 +29,49 @@ import digest  # noqa: E402  (the independent Python implementation of the recor
 
 def attest(binary, *arguments):
     return subprocess.run([binary, *arguments], capture_output=True, text=True, timeout=120)
+
+
+def raw_lines(path):
+    with open(path, "rb") as handle:
+        return handle.read().splitlines()
+
+
+def pae(payload_type, payload):
+    """DSSE v1's pre-authentication encoding, written from the spec (not from our C++)."""
+    kind = payload_type.encode()
+    return b"DSSEv1 %d %s %d %s" % (len(kind), kind, len(payload), payload)
+
+
+def resign_with_openssl(lines, work):
+    """Every line's statement signed again with openssl: the previous-line links change with the
+    lines, so each statement's "bundle" link is rewritten to the new previous line first."""
+    key = os.path.join(work, "openssl.pem")
+    pub = os.path.join(work, "openssl.pub")
+    subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", key], check=True)
+    subprocess.run(["openssl", "pkey", "-in", key, "-pubout", "-out", pub], check=True)
+    der = subprocess.run(["openssl", "pkey", "-pubin", "-in", pub, "-outform", "DER"],
+                         check=True, capture_output=True).stdout
+    keyid = hashlib.sha256(der).hexdigest()
+    out = []
+    for index, line in enumerate(lines):
+        entry = json.loads(line)
+        envelope = entry["envelope"]
+        statement = json.loads(base64.b64decode(envelope["payload"]))
+        statement["predicate"]["bundle"] = {
+            "index": index,
+            "previous_line_sha256": hashlib.sha256(out[-1]).hexdigest() if out else ""}
+        payload = json.dumps(statement, separators=(",", ":"), ensure_ascii=False).encode()
+        message = os.path.join(work, "pae.bin")
+        with open(message, "wb") as handle:
+            handle.write(pae(envelope["payloadType"], payload))
+        signature = subprocess.run(["openssl", "pkeyutl", "-sign", "-inkey", key, "-rawin",
+                                    "-in", message], check=True, capture_output=True).stdout
+        entry["envelope"] = {"payload": base64.b64encode(payload).decode(),
+                             "payloadType": envelope["payloadType"],
+                             "signatures": [{"keyid": keyid,
+                                             "sig": base64.b64encode(signature).decode()}]}
+        out.append(json.dumps(entry, separators=(",", ":"), ensure_ascii=False).encode())
+    return out, pub
 
 
 def main():
@@ -98,6 +144,20 @@ def main():
             check(verdict.returncode == 1 and "bundle NOT intact" in verdict.stdout,
                   f"{name}: {verdict.stdout}")
             print(f"[ report   ] {name}: {verdict.stdout.splitlines()[0] if verdict.stdout else ''}")
+        # The same bundle signed again by an independent implementation (the openssl command line
+        # over DSSE's PAE, a key openssl made): plimsoll-attest verifies it with openssl's key.
+        resigned, openssl_pub = resign_with_openssl(raw_lines(bundle), work)
+        resigned_path = os.path.join(work, "resigned.jsonl")
+        with open(resigned_path, "wb") as out:
+            out.write(b"".join(line + b"\n" for line in resigned))
+        foreign = attest(binary, "verify", "--bundle", resigned_path, "--pubkey", openssl_pub)
+        check(foreign.returncode == 0 and "bundle intact: 6 lines" in foreign.stdout,
+              f"a bundle signed by openssl: {foreign.stdout}{foreign.stderr}")
+        replayed = attest(binary, "replay", "--daemon", url, "--bundle", bundle)
+        check(replayed.returncode == 0 and "replayed 6 lines: 0 differing or failed" in replayed.stdout,
+              f"replay: {replayed.stdout}{replayed.stderr}")
+        check("session closed again" in replayed.stdout, f"replay closes the session: {replayed.stdout}")
+        print(f"[ report   ] replay: {replayed.stdout.splitlines()[0] if replayed.stdout else ''}")
         wrong = attest(binary, "verify", "--bundle", bundle, "--pubkey", other_pub)
         check(wrong.returncode == 1 and "has no signature by key" in wrong.stdout,
               f"another key: {wrong.stdout}")
