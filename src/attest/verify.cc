@@ -87,8 +87,9 @@ Verdict VerifyBundle(const BundleFile& bundle, const VerifyingKey& key,
       if (close->calls != session.chain.last_sequence ||
           close->last_record_sha256 != session.chain.last_record_sha256) {
         problem(i, "the close names " + std::to_string(close->calls) + " calls ending at " +
-                       close->last_record_sha256.substr(0, 12) + ", but the bundle's unbroken chain of calls " +
-                       "reaches call " + std::to_string(session.chain.last_sequence) + " (" +
+                       close->last_record_sha256.substr(0, 12) +
+                       ", but the bundle's unbroken chain of calls " + "reaches call " +
+                       std::to_string(session.chain.last_sequence) + " (" +
                        session.chain.last_record_sha256.substr(0, 12) +
                        "): a call is missing, extra or changed");
       }
