@@ -7,7 +7,7 @@ finds it intact (also against the caller's own list of request digests and
 a count); then that it refuses a copy with one byte changed, one with a line
 dropped, one with a torn last line, and the intact bundle under another key,
 each with a reason; that a bundle signed again by the openssl command line
-verifies; that `replay` sends the runs and the session again and
+verifies; that two `run` processes appending at once lose nothing; that `replay` sends the runs and the session again and
 finds the same results (timing aside); and that `keygen` never overwrites.
 
     attest_cli_test.py PLIMSOLL_ATTEST PLIMSOLLD
@@ -153,6 +153,20 @@ def main():
         foreign = attest(binary, "verify", "--bundle", resigned_path, "--pubkey", openssl_pub)
         check(foreign.returncode == 0 and "bundle intact: 6 lines" in foreign.stdout,
               f"a bundle signed by openssl: {foreign.stdout}{foreign.stderr}")
+        # Two `run` processes appending to one bundle at once: nothing lost, every link holds.
+        shared = os.path.join(work, "shared.jsonl")
+        writers = [subprocess.Popen(
+            ["sh", "-c", " && ".join(
+                f"{binary} run --daemon {url} --key {key} --bundle {shared} -e 'console.log({w}{i})'"
+                for i in range(8))], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            for w in (1, 2)]
+        for writer in writers:
+            _, errors = writer.communicate(timeout=120)
+            check(writer.returncode == 0, f"a concurrent writer failed: {errors}")
+        both = attest(binary, "verify", "--bundle", shared, "--pubkey", pub, "--expect-count", "16")
+        check(both.returncode == 0 and "bundle intact: 16 lines, 16 runs" in both.stdout,
+              f"two writers: {both.stdout}")
+        print(f"[ report   ] two writers: {both.stdout.strip()}")
         replayed = attest(binary, "replay", "--daemon", url, "--bundle", bundle)
         check(replayed.returncode == 0 and "replayed 6 lines: 0 differing or failed" in replayed.stdout,
               f"replay: {replayed.stdout}{replayed.stderr}")
