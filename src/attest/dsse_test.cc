@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "attest/keys.h"
+#include "attest/test_support.h"
 #include "gtest/gtest.h"
 #include "wire/base64.h"
 
@@ -20,64 +21,15 @@ namespace plimsoll::attest {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::CommandResult;
+using testing::Quote;
+using testing::ReadFile;
+using testing::RequireCommand;
+using testing::RunShell;
+using testing::TempDir;
+using testing::WriteFile;
 
 // ---- helpers ----------------------------------------------------------------
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "attest-dsse-XXXXXX").string();
-    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ignored;
-    if (!path_.empty()) fs::remove_all(path_, ignored);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-void WriteFile(const fs::path& path, std::string_view bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;
-};
-
-// Runs `command` with sh; stdout and stderr together.
-CommandResult RunShell(const std::string& command) {
-  CommandResult result;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer{};
-  std::size_t got = 0;
-  while ((got = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    result.output.append(buffer.data(), got);
-  int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-bool HaveCommand(const std::string& name) {
-  return RunShell("command -v " + name + " >/dev/null").exit_code == 0;
-}
-
-std::string Quote(const fs::path& path) {
-  return "'" + path.string() + "'";
-}
 
 const SigningKey& TestKey() {
   static const SigningKey* key = [] {
@@ -387,12 +339,10 @@ TEST(DsseJsonTest, EveryCharacterOfTheJsonLineIsCovered) {
 class DsseInteropTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!HaveCommand("openssl")) GTEST_SKIP() << "the openssl command line is not installed.";
-    CommandResult help = RunShell("openssl pkeyutl -help");
-    if (help.output.find("-rawin") == std::string::npos) {
-      GTEST_SKIP() << "this openssl has no `pkeyutl -rawin` (OpenSSL 3 has): cannot sign or "
-                      "verify Ed25519 from the command line.";
-    }
+    ASSERT_TRUE(RequireCommand("openssl"));
+    // Ed25519 from the command line needs `pkeyutl -rawin` (OpenSSL 3; Debian 12 has 3.0).
+    ASSERT_NE(RunShell("openssl pkeyutl -help").output.find("-rawin"), std::string::npos)
+        << "this openssl cannot sign or verify Ed25519 from the command line";
     ASSERT_FALSE(dir_.path().empty());
   }
   fs::path File(const char* name) const { return dir_.path() / name; }
@@ -439,9 +389,6 @@ TEST_F(DsseInteropTest, OurSignatureVerifiesWithOpenssl) {
 // (b) An envelope built by the openssl command line and the shell (its own
 // key, its own PAE, its own base64 and JSON) verifies with VerifyEnvelope.
 TEST_F(DsseInteropTest, OpensslSignatureVerifiesWithOurs) {
-  if (!HaveCommand("base64") || !HaveCommand("sha256sum")) {
-    GTEST_SKIP() << "base64 or sha256sum is not installed.";
-  }
   const std::string script =
       "set -e; cd " + Quote(dir_.path()) +
       "\n"

@@ -16,12 +16,19 @@
 #include <sstream>
 #include <string>
 
+#include "attest/test_support.h"
 #include "gtest/gtest.h"
 
 namespace plimsoll::attest {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::CommandResult;
+using testing::ReadFile;
+using testing::RequireCommand;
+using testing::RunShell;
+using testing::TempDir;
+using testing::WriteFile;
 
 // RFC 8032 §7.1, TEST 1: secret key, public key and the signature of "".
 constexpr char kRfcPrivatePem[] =
@@ -48,63 +55,10 @@ std::string Hex(std::string_view bytes) {
   return out;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "attest-keys-XXXXXX").string();
-    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ignored;
-    if (!path_.empty()) fs::remove_all(path_, ignored);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-void WriteFile(const fs::path& path, std::string_view text, mode_t mode = 0600) {
-  std::ofstream(path, std::ios::binary) << text;
-  ASSERT_EQ(chmod(path.c_str(), mode), 0);
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 mode_t ModeOf(const fs::path& path) {
   struct stat info {};
   EXPECT_EQ(stat(path.c_str(), &info), 0);
   return info.st_mode & 07777;
-}
-
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;
-};
-
-// Runs `command` with sh; stdout and stderr together.
-CommandResult RunShell(const std::string& command) {
-  CommandResult result;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer{};
-  std::size_t got = 0;
-  while ((got = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    result.output.append(buffer.data(), got);
-  int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-bool HaveCommand(const std::string& name) {
-  return RunShell("command -v " + name + " >/dev/null").exit_code == 0;
 }
 
 // PEM of a key of another type (X25519: also 32-byte keys, another algorithm).
@@ -323,10 +277,7 @@ TEST(KeysTest, PublicKeyFileRoundTrip) {
 // The key ID is what the openssl command line computes, and openssl reads
 // our key files.
 TEST(KeysTest, KeyIdMatchesOpensslCommandLine) {
-  if (!HaveCommand("openssl") || !HaveCommand("sha256sum")) {
-    GTEST_SKIP() << "the openssl command line or sha256sum is not installed: nothing to compare "
-                    "the key ID with.";
-  }
+  ASSERT_TRUE(RequireCommand("openssl"));
   TempDir dir;
   fs::path key_path = dir.path() / "attest.key";
   fs::path public_path = dir.path() / "attest.pub";
@@ -345,7 +296,7 @@ TEST(KeysTest, KeyIdMatchesOpensslCommandLine) {
 }
 
 TEST(KeysTest, LoadsAKeyMadeByOpenssl) {
-  if (!HaveCommand("openssl")) GTEST_SKIP() << "the openssl command line is not installed.";
+  ASSERT_TRUE(RequireCommand("openssl"));
   TempDir dir;
   fs::path key_path = dir.path() / "openssl.key";
   CommandResult made =
