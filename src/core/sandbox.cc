@@ -240,15 +240,16 @@ Expected<Result> Sandbox::Run(const Request& request, GrantedCalls* grant) {
   RecordClock clock = RecordClock::Start();
   auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(validated->timeout_ms);
-  // A module run is dispatched as its project (wire/module_project.h); the
-  // record keeps the module the client sent.
-  Request dispatched = *validated;
-  if (dispatched.module) {
-    dispatched.project = wire::ModuleProject(*dispatched.module);
-    dispatched.module.reset();
+  // A module run is dispatched as its project (wire/module_project.h), in
+  // place: no copy of the request on any run. The record is made from
+  // `request`, the module the client sent; the result keeps its kind.
+  const PayloadKind kind = *validated->kind();
+  if (validated->module) {
+    validated->project = wire::ModuleProject(*validated->module);
+    validated->module.reset();
   }
-  auto result = grant != nullptr ? provider_->RunGranted(dispatched, deadline, *grant)
-                                 : provider_->Run(dispatched, deadline);
+  auto result = grant != nullptr ? provider_->RunGranted(*validated, deadline, *grant)
+                                 : provider_->Run(*validated, deadline);
   if (!result.ok()) return result.error();
   RecordClock::Span span = clock.Stop();
   if (grant != nullptr) {
@@ -257,7 +258,7 @@ Expected<Result> Sandbox::Run(const Request& request, GrantedCalls* grant) {
   }
 
   result->provider = std::string(provider_->name());
-  result->kind = *validated->kind();
+  result->kind = kind;
   // Honesty: the tier reported is the lesser of what the provider says this
   // run got and what the evidence proves. A run the provider could not place
   // (unknown, unset, none) stays unknown, which meets no floor.

@@ -5,7 +5,6 @@
 
 #include "guest/displays.h"
 #include "guest/protocol.h"
-#include "wire/module_project.h"
 
 namespace plimsoll::guest {
 namespace {
@@ -65,17 +64,18 @@ Expected<Job> JobFromRequest(const Request& request, const Limits& limits, std::
           request.timeout_ms > 0 ? request.timeout_ms : limits.snippet_timeout_default_ms;
       break;
     case PayloadKind::kProject:
-    case PayloadKind::kModule: {
-      // A module run is its project (Sandbox::Run dispatches it so already).
-      const ProjectPayload project =
-          *kind == PayloadKind::kModule ? wire::ModuleProject(*request.module) : *request.project;
-      job.files = project.files;
-      job.steps = project.steps;
-      job.artifacts = project.artifacts;
+      job.files = request.project->files;
+      job.steps = request.project->steps;
+      job.artifacts = request.project->artifacts;
       job.timeout_ms =
           request.timeout_ms > 0 ? request.timeout_ms : limits.project_timeout_default_ms;
       break;
-    }
+    case PayloadKind::kModule:
+      // Sandbox::Run dispatches a module as its project (wire/module_project.h):
+      // a module never reaches a provider.
+      return Failure(ErrorCode::kInternal,
+                     "A module payload reached the guest job builder; Sandbox::Run dispatches "
+                     "modules as projects.");
     case PayloadKind::kCell: {
       const CellPayload& cell = *request.cell;
       int64_t timeout =
