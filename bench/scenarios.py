@@ -5,6 +5,14 @@ objects `ldd` lists; see harness/fixtures.py), so rows differ only in how each t
 The JavaScript baselines (unshare-qjs, runc-qjs, at the end) run the guest image's qjs instead.
 Ratios are against the reference baseline `unshare` unless a scenario names another.
 
+Tiers and peers (issue 23): a peer (peer=True) is another project's tool doing the job plimsoll's
+rows do, a fresh sandbox running console.log(6*7), at one isolation tier: quickjs-emscripten on
+Node (process); unshare, bubblewrap, runc and crun running the guest image's static qjs
+(container); runsc running it (kernel); a raw QEMU microvm boot (vm under KVM, kernel under TCG: a
+lower bound, it boots but runs no JavaScript). Each of plimsoll's rows with a tier also reports its
+ratio to the best (lowest p50) peer of its tier measured in the same run (target_peer_ratio is a
+target on it). `--only` pulls in the peers of the selected rows' tiers.
+
 To add a scenario, add one `REGISTRY.add(command(...))` or `REGISTRY.add(sampler(...))`; see
 harness/scenario.py for the fields and README.md for examples.
 """
@@ -112,14 +120,36 @@ REGISTRY.add(command(
 ))
 
 
+# The process-tier peer (issue 23): quickjs-emscripten on Node, pinned by
+# bench/peers/quickjs-emscripten/package-lock.json and installed with npm ci into the bench's cache
+# on first use (fixture {quickjs_emscripten}; no npm or registry: skipped with the reason).
+REGISTRY.add(sampler(
+    "quickjs-emscripten",
+    ["node", "{bench}/peers/quickjs-emscripten/sampler.js", "--modules", "{quickjs_emscripten}",
+     "--scenario", "{scenario}", "--runs", "{runs}", "--warmup", "{warmup}"],
+    baseline=None, min_runs=1000, tier="process", peer=True, timeout_s=300.0,
+    probes=[needs_executable("node")], version=["node", "--version"],
+    description="Peer, process tier (issue 23): quickjs-emscripten 0.32.0 (QuickJS compiled to "
+                "wasm by emscripten, the release-sync variant getQuickJS() loads) in Node, "
+                "in-process. getQuickJS() (module load, wasm compile and instantiate) once, "
+                "untimed; each sample (process.hrtime.bigint()) is a fresh QuickJS runtime + "
+                "context, console.log defined on it (appending to a string), eval of "
+                "console.log(6*7), the output checked (\"42\"), context and runtime disposed. "
+                "Every runtime shares the module's one wasm instance and linear memory (plimsoll "
+                "gives each run its own). At least 1000 runs.",
+))
+
+
 # plimsoll's own rows. ----------------------------------------------------------------------------
 REGISTRY.add(command(
     "plimsoll-cli-embedded",
     ["{plimsoll_bin}/plimsoll", "run", "--provider", "embedded", "-e", "console.log(6*7)"],
-    baseline="host-exec",
+    baseline="host-exec", tier="process", target_p50_ms=10.0,
     description="The whole CLI process: `plimsoll run --provider embedded -e "
                 "\"console.log(6*7)\"` (start-up, a fresh embedded engine instance, evidence "
-                "collection and the run record, printing), against spawning /bin/true.",
+                "collection and the run record, printing), against spawning /bin/true. Target "
+                "(issue 23): p50 <= 10 ms. Its ×peer is to the process-tier peer's in-process "
+                "run (the peer's Node start-up is not in it).",
     probes=[needs_path("{plimsoll_bin}/plimsoll")],
 ))
 
@@ -141,10 +171,13 @@ REGISTRY.add(sampler(
 ))
 REGISTRY.add(sampler(
     "engine.instance_console_log", _ENGINE_ARGV, baseline="engine.native_console_log",
-    min_runs=1000, target_p50_ms=1.0, probes=_NEEDS_ENGINE_BENCH, timeout_s=300.0,
+    min_runs=1000, target_p50_ms=0.05, tier="process", target_peer_ratio=0.2,
+    probes=_NEEDS_ENGINE_BENCH, timeout_s=300.0,
     description="The embedded provider's engine (QuickJS -> wasm -> wasm2c): a fresh instance + "
                 "console.log(6*7) + teardown, in-process (engine_bench). At least 1000 runs. "
-                "Target (issue 3 a): p50 <= 1 ms; the ratio is to native QuickJS.",
+                "Targets (issue 23, replacing issue 3 a's p50 <= 1 ms): p50 <= 0.05 ms and <= "
+                "0.2x the process-tier peer (quickjs-emscripten: 5x ahead); the baseline ratio "
+                "is to native QuickJS.",
 ))
 REGISTRY.add(sampler(
     "engine.primes_200000_native", _ENGINE_ARGV, baseline=None, max_runs=30,
@@ -245,6 +278,24 @@ REGISTRY.add(command(
                 "opened untimed). The raw-namespace floor for the linux provider's JavaScript "
                 "row; the ratio is to `unshare` running /bin/true.",
     probes=[needs_executable("unshare"), _NEEDS_IMAGE_QJS], trial_skips=True,
+    tier="container", peer=True,
+))
+# Issue 23: bubblewrap running the same qjs, with the namespaces unshare-qjs builds (user, net,
+# pid, ipc, uts, mount; not --unshare-all, which adds a cgroup namespace) and a fresh /proc.
+REGISTRY.add(command(
+    "bwrap-qjs",
+    ["bwrap", "--unshare-user", "--unshare-net", "--unshare-pid", "--unshare-ipc",
+     "--unshare-uts", "--ro-bind", "{image_rootfs}", "/", "--proc", "/proc", "--",
+     "/usr/local/bin/qjs", "-"],
+    stdin="{qjs_script}", baseline="unshare-qjs", tier="container", peer=True,
+    description="Peer, container tier (issue 23): bubblewrap with the namespaces `unshare-qjs` "
+                "builds (user, net with lo, pid, ipc, uts, mount), pivot_root into a tmpfs, the "
+                "guest image rootfs bound read-only as /, a fresh /proc (no /dev: unshare-qjs "
+                "has none either), bwrap's init forking the image's static qjs on "
+                "console.log(6*7) from stdin (a file, opened untimed). No cgroups, no seccomp. "
+                "The ratio is to `unshare-qjs`.",
+    probes=[needs_executable("bwrap"), _NEEDS_IMAGE_QJS], trial_skips=True,
+    version=["bwrap", "--version"],
 ))
 # plimsoll-linux-latency prints percentiles only (no samples, no warm-up), so an adapter turns its
 # summary line into a sampler "summary" record; see bench/adapters/linux_latency.py.
@@ -254,7 +305,8 @@ REGISTRY.add(sampler(
     ["{python}", "{bench}/adapters/linux_latency.py", "--tool", _LINUX_LATENCY,
      "--image", "{image}", "--scenario", "{scenario}", "--runs", "{runs}",
      "--warmup", "{warmup}", "--code", "console.log(6*7)"],
-    baseline="unshare-qjs", target_p50_ms=15.0, target_ratio=1.5, timeout_s=600.0,
+    baseline="unshare-qjs", target_p50_ms=2.0, target_ratio=1.0, tier="container",
+    timeout_s=600.0,
     produces=["linux.js_console_log.vs_runc"],
     probes=[needs_root(), needs_path(_LINUX_LATENCY), _NEEDS_IMAGE_QJS],
     description="plimsoll's linux provider end to end, in one process (plimsoll-linux-latency): "
@@ -263,7 +315,8 @@ REGISTRY.add(sampler(
                 "guest image, seccomp, the guest agent, qjs, the result back). The tool reports "
                 "min/p50/p95/p99 only (no mean or max; n = 100k + 1 >= runs so its percentiles "
                 "equal linear interpolation) and its first, cold run is among the n. Targets "
-                "(issue 4): p50 <= 15 ms and <= 1.5x `unshare-qjs`.",
+                "(issue 23, replacing issue 4's 15 ms and 1.5x): p50 <= 2 ms and <= 1.00x "
+                "`unshare-qjs` (the same qjs in bare namespaces).",
 ))
 # runc-qjs runs after the linux row, not between it and its baseline: runc's namespaces and
 # cgroups are torn down by the kernel in the background for a while after the last run, and
@@ -276,7 +329,7 @@ REGISTRY.add(command(
                 "copies it through a pipe). The ratio is to `unshare-qjs`. "
                 + _OCI_NOTE.replace("the minimal rootfs", "the guest image rootfs"),
     probes=[needs_root(), needs_executable("runc"), _NEEDS_IMAGE_QJS], trial_skips=True,
-    version=["runc", "--version"],
+    version=["runc", "--version"], tier="container", peer=True,
 ))
 REGISTRY.add(produced(
     "linux.js_console_log.vs_runc", sample_name="linux.js_console_log",
@@ -304,6 +357,7 @@ REGISTRY.add(sampler(
     [_LATENCY_TOOL, "--provider", "embedded", "--scenario", "{scenario}", "--runs", "{runs}",
      "--warmup", "{warmup}", "--code", "console.log(6*7)"],
     baseline=None, min_runs=1000, probes=[needs_path(_LATENCY_TOOL)], timeout_s=300.0,
+    tier="process",
     description="The in-process baseline for the daemon rows (plimsoll-latency): "
                 "Sandbox::Open(\"embedded\") and its evidence once, then Sandbox::Run of "
                 "console.log(6*7) in a loop, exactly the call plimsolld's run handler makes on "
@@ -316,7 +370,7 @@ REGISTRY.add(sampler(
      "--runs", "{runs}", "--warmup", "{warmup}", "--code", "console.log(6*7)",
      "--", "--provider", "embedded", "--dev"],
     baseline="daemon.inprocess_console_log", min_runs=1000, target_added_p50_ms=0.5,
-    probes=_NEEDS_HTTP_BENCH, timeout_s=300.0,
+    probes=_NEEDS_HTTP_BENCH, timeout_s=300.0, tier="process",
     produces=["daemon.http_console_log.healthz", "daemon.http_console_log.client_cpu"],
     description="The same run through plimsolld (default flags: 2 I/O threads, 2 run "
                 "workers) on one keep-alive connection from a second process: POST /v1/runs "
@@ -344,7 +398,7 @@ REGISTRY.add(sampler(
      "--code", "console.log(6*7)",
      "--", "--provider", "embedded", "--dev", "--run-workers", "2", "--io-threads", "1",
      "--max-concurrent-runs", "32", "--run-queue", "32"],
-    baseline=None, max_runs=10, target_p50_ms=1.0, probes=_NEEDS_HTTP_BENCH, timeout_s=300.0,
+    baseline=None, max_runs=10, target_p50_ms=0.1, probes=_NEEDS_HTTP_BENCH, timeout_s=300.0,
     produces=["daemon.http_throughput.latency", "daemon.http_throughput.daemon_cpu",
               "daemon.http_throughput.client_cpu"],
     description="Throughput: 16 keep-alive connections from a second process (one epoll "
@@ -356,7 +410,9 @@ REGISTRY.add(sampler(
                 "16 in flight, so admission never sheds and a queued run is always ready for a "
                 "free worker). Two untimed 1-s windows, then at most 10 timed ones; each sample "
                 "is a window's wall ms per completed run (1000 / runs per second: 1.0 ms = "
-                "1000 runs/s). Target (issue 5 b): p50 <= 1 ms, i.e. >= 1000 runs/s.",
+                "1000 runs/s). Target (issue 23, replacing issue 5 b's 1 ms): p50 <= 0.1 ms, "
+                "i.e. >= 10 000 embedded runs/s with 16 keep-alive clients on the 2 cores. No "
+                "tier ratio: a peer's latency is not a throughput.",
 ))
 REGISTRY.add(produced(
     "daemon.http_throughput.latency", baseline=None,
@@ -426,10 +482,12 @@ REGISTRY.add(command(
     description="Raw `runc run` of the oci provider's runc bundle (user namespace, seccomp, "
                 "cgroup limits) running qjs. " + _OCI_RAW_NOTE,
     probes=_oci_probes("runc"), trial_skips=True, version=["runc", "--version"],
+    tier="container", peer=True,
 ))
 REGISTRY.add(sampler(
     "oci.runc.js_console_log.cold", _oci_driver("runc", 0),
     baseline="runc-qjs-equivalent", target_ratio=1.10, max_runs=50, timeout_s=600.0,
+    tier="container",
     probes=_oci_probes("runc", needs_path(_LATENCY_TOOL)),
     description="The oci provider on runc, pool off (SANDBOX_OCI_POOL_SIZE=0: every run starts "
                 "its own container). " + _OCI_DRIVER_NOTE.format(rt="runc") + " At most 50 "
@@ -438,6 +496,7 @@ REGISTRY.add(sampler(
 REGISTRY.add(sampler(
     "oci.runc.js_console_log.pool", _oci_driver("runc", 2, _POOL_INTERVAL_MS["runc"]),
     baseline="runc-qjs-equivalent", target_p50_ms=10.0, max_runs=50, timeout_s=600.0,
+    tier="container",
     probes=_oci_probes("runc", needs_path(_LATENCY_TOOL)),
     description="The oci provider on runc with a warm pool of 2 (the job goes to an agent "
                 "already waiting in a started container), paced: an untimed "
@@ -461,11 +520,12 @@ REGISTRY.add(command(
                 "crun (one execve of a small static binary more than the provider). "
                 + _OCI_RAW_NOTE,
     probes=_oci_probes("crun", needs_path(_HIDE_MOUNT)), trial_skips=True,
-    version=["crun", "--version"],
+    version=["crun", "--version"], tier="container", peer=True,
 ))
 REGISTRY.add(sampler(
     "oci.crun.js_console_log.cold", _oci_driver("crun", 0),
     baseline="crun-qjs-equivalent", target_ratio=1.10, max_runs=50, timeout_s=600.0,
+    tier="container",
     probes=_oci_probes("crun", needs_path(_LATENCY_TOOL)),
     description="The oci provider on crun, pool off (SANDBOX_OCI_POOL_SIZE=0). "
                 + _OCI_DRIVER_NOTE.format(rt="crun") + " At most 50 runs. Target (issue 6): "
@@ -474,6 +534,7 @@ REGISTRY.add(sampler(
 REGISTRY.add(sampler(
     "oci.crun.js_console_log.pool", _oci_driver("crun", 2, _POOL_INTERVAL_MS["crun"]),
     baseline="crun-qjs-equivalent", target_p50_ms=10.0, max_runs=50, timeout_s=600.0,
+    tier="container",
     probes=_oci_probes("crun", needs_path(_LATENCY_TOOL)),
     description="The oci provider on crun with a warm pool of 2, paced: an untimed "
                 + _POOL_INTERVAL_MS["crun"] + " ms sleep before every run. At most 50 runs. "
@@ -490,22 +551,24 @@ REGISTRY.add(command(
                 "bundle (no seccomp or user namespace: gVisor's kernel serves the calls; pids "
                 "limit with gVisor's headroom) running qjs. At most 20 runs. " + _OCI_RAW_NOTE,
     probes=_oci_probes("runsc"), trial_skips=True, version=["runsc", "--version"],
+    tier="kernel", peer=True,
 ))
 REGISTRY.add(sampler(
     "oci.runsc.js_console_log.cold", _oci_driver("runsc", 0),
-    baseline="runsc-qjs-equivalent", max_runs=20, timeout_s=600.0,
+    baseline="runsc-qjs-equivalent", max_runs=20, timeout_s=600.0, tier="kernel",
     probes=_oci_probes("runsc", needs_path(_LATENCY_TOOL)),
     description="The oci provider on runsc, pool off (for reference: no target). "
                 + _OCI_DRIVER_NOTE.format(rt="runsc") + " At most 20 runs.",
 ))
 REGISTRY.add(sampler(
     "oci.runsc.js_console_log.pool", _oci_driver("runsc", 2, _POOL_INTERVAL_MS["runsc"]),
-    baseline="runsc-qjs-equivalent", target_p50_ms=60.0, max_runs=20, timeout_s=600.0,
+    baseline="runsc-qjs-equivalent", target_p50_ms=5.0, max_runs=20, timeout_s=600.0,
+    tier="kernel",
     probes=_oci_probes("runsc", needs_path(_LATENCY_TOOL)),
     description="The oci provider on runsc with a warm pool of 2, paced: an untimed "
                 + _POOL_INTERVAL_MS["runsc"] + " ms sleep before every run, so each finds a "
                 "ready sandbox (a cold runsc start is several hundred ms here). At most 20 runs. "
-                "Target (issue 6): p50 <= 60 ms.",
+                "Target (issue 23, replacing issue 6's 60 ms): p50 <= 5 ms.",
 ))
 
 
@@ -553,7 +616,7 @@ REGISTRY.add(sampler(
     [_MICROVM_BOOT, "--artifacts", "{microvm_dir}", "--raw-initramfs", "{microvm_raw_initramfs}",
      "--accel", "{microvm_accel}", "--state", "{state}", "--raw-scenario", "{scenario}",
      "--agent-scenario", "microvm.boot_to_ready", "--runs", "{runs}", "--warmup", "1"],
-    baseline=None, max_runs=6, timeout_s=900.0,
+    baseline=None, max_runs=6, timeout_s=900.0, tier="{microvm_tier}", peer=True,
     produces=["microvm.boot_to_ready"],
     probes=[*_MICROVM_PROBES, needs_path(_MICROVM_BOOT)],
     version=["qemu-system-x86_64", "--version"],
@@ -569,7 +632,9 @@ REGISTRY.add(sampler(
                 "to its first userspace output. QEMU's exit (-no-reboot) is waited for, "
                 "untimed. One warm-up; at most 6 runs, alternating with "
                 "`microvm.boot_to_ready` in one process (plimsoll-microvm-boot), never two VMs "
-                "at once.",
+                "at once. Also the peer of its tier (issue 23: vm under kvm, kernel under tcg) "
+                "as a lower bound: any fresh-VM sandbox boots at least this far, and this one "
+                "runs no JavaScript.",
 ))
 REGISTRY.add(produced(
     "microvm.boot_to_ready", baseline="qemu-microvm-boot",
@@ -590,7 +655,7 @@ REGISTRY.add(produced(
 # raw boots do.
 REGISTRY.add(sampler(
     "microvm.js_console_log.cold", _microvm_driver(0, "1", "500"),
-    baseline="qemu-microvm-boot", max_runs=4, timeout_s=600.0,
+    baseline="qemu-microvm-boot", max_runs=4, timeout_s=600.0, tier="{microvm_tier}",
     probes=[*_MICROVM_PROBES, needs_path(_LATENCY_TOOL)],
     description="The microvm provider, pool off (SANDBOX_MICROVM_POOL_SIZE=0), in-process "
                 "(plimsoll-latency): Sandbox::Open(\"microvm\") and its evidence once (artifact "
@@ -605,6 +670,7 @@ REGISTRY.add(sampler(
     "microvm.js_console_log.pool",
     _microvm_driver(_MICROVM_POOL_SIZE, "2", _MICROVM_POOL_SETTLE_MS, _MICROVM_POOL_AWAIT_MS),
     baseline="qemu-microvm-boot", target_p50_ms=150.0, max_runs=15, timeout_s=600.0,
+    tier="{microvm_tier}",
     probes=[*_MICROVM_PROBES, needs_path(_LATENCY_TOOL)],
     description="The microvm provider with a warm pool of " + _MICROVM_POOL_SIZE + " "
                 "(SANDBOX_MICROVM_POOL_SIZE, the provider's default), paced: before every run "
@@ -652,7 +718,7 @@ _CELL_NOTE = ("One session opened (untimed) and kept; sample: the cell `x += 1; 
               "process, the interpreter stopped again, the sealed report and the chained record.")
 REGISTRY.add(sampler(
     "sessions.linux.js_run", _linux_session_tool("run", "javascript"),
-    baseline=None, max_runs=200, timeout_s=600.0, probes=_LINUX_PROBES,
+    baseline=None, max_runs=200, timeout_s=600.0, probes=_LINUX_PROBES, tier="container",
     description="The linux provider's one-shot run of console.log(6*7) through Sandbox::Run "
                 "(plimsoll-latency, in-process): a container made, the agent, qjs, the report, "
                 "the record. The baseline of the linux session rows. At most 200 runs.",

@@ -10,7 +10,7 @@ from typing import List, Optional
 
 from . import stats
 from .fixtures import FixtureError
-from .scenario import COMMAND, PRODUCED
+from .scenario import COMMAND, PRODUCED, TIERS
 from . import timing
 
 MEASURED = "measured"
@@ -51,6 +51,14 @@ class ScenarioResult:
     targets: Optional[List[dict]] = None   # one per target: what, limit, value, status, note
     # what the sampler says the row ran on, e.g. {"accelerator": "tcg", "tier": "kernel"}
     facts: Optional[dict] = None
+    # issue 23: the row's tier (declared, or the sampler's facts' tier for a plimsoll row), whether
+    # it is a peer of that tier, and for plimsoll's rows the best (lowest p50) peer of the tier
+    # measured in this run with the ratios to it, or why there is none (peer_note)
+    tier: Optional[str] = None
+    peer: bool = False
+    best_peer: Optional[str] = None
+    peer_ratios: Optional[dict] = None
+    peer_note: Optional[str] = None
     seconds: float = 0.0   # wall time this scenario took, probes and warm-ups included
 
     def to_json(self):
@@ -231,6 +239,18 @@ def _run_sampler(scenario, argv, runs, warmup, lines):
     return outcomes
 
 
+def _declared_tier(scenario, fixtures):
+    """The scenario's tier, a template formatted against the fixtures; None if it has none or
+    the template cannot be formatted (or does not name a tier)."""
+    if scenario.tier is None or "{" not in scenario.tier:
+        return scenario.tier
+    try:
+        tier = fixtures.format(scenario.tier)
+    except (FixtureError, KeyError):
+        return None
+    return tier if tier in TIERS else None
+
+
 def run_scenario(scenario, registry, fixtures, runs, warmup, products=None):
     """Probe, then measure one scenario. Never raises for problems of the scenario itself.
 
@@ -247,7 +267,8 @@ def run_scenario(scenario, registry, fixtures, runs, warmup, products=None):
         products = {}
     result = ScenarioResult(name=scenario.name, kind=scenario.kind, status=SKIPPED,
                             description=scenario.description,
-                            baseline=registry.baseline_of(scenario))
+                            baseline=registry.baseline_of(scenario),
+                            tier=_declared_tier(scenario, fixtures), peer=scenario.peer)
 
     def finish(status, reason=None, samples=(), unit="ms", summary=None, facts=None):
         result.status = status
@@ -255,6 +276,9 @@ def run_scenario(scenario, registry, fixtures, runs, warmup, products=None):
         result.samples = list(samples) if status == MEASURED else []
         result.unit = unit
         result.facts = facts if status == MEASURED and facts else None
+        if result.tier is not None and not result.peer and result.facts \
+                and result.facts.get("tier") in TIERS:
+            result.tier = result.facts["tier"]   # what the evidence says the run got
         if status == MEASURED and summary is not None:
             result.stats = {key: summary.get(key) for key in stats.SUMMARY_FIELDS}
             result.stats_from = "sampler summary"

@@ -22,7 +22,11 @@ hides it from crun), else "".
 The `microvm` rows use `{microvm_dir}` (the provider's guest artifacts: $PLIMSOLL_MICROVM_DIR, else
 <plimsoll_bin>/../microvm), `{microvm_accel}` (tcg or kvm: $SANDBOX_MICROVM_ACCEL, default tcg; the
 raw boot and the provider rows must use the same one) and `{microvm_raw_initramfs}` (a minimal
-initramfs written here from the host's static busybox; see initramfs.py).
+initramfs written here from the host's static busybox; see initramfs.py), and `{microvm_tier}` (vm
+under kvm, kernel under tcg: the tier of the raw QEMU boot as a peer).
+
+The process-tier peer uses `{quickjs_emscripten}`: bench/peers/quickjs-emscripten's pinned npm
+project installed with `npm ci` into the bench's cache on first use (npm_peer.py).
 """
 
 import json
@@ -295,6 +299,20 @@ class Fixtures:
             raise FixtureError(f"{busybox} is not static (install busybox-static)")
         return initramfs.write_marker_initramfs(
             os.path.join(self.workdir, "microvm-raw", "initramfs.cpio.gz"), busybox)
+
+    def _build_quickjs_emscripten(self):
+        """The process-tier peer (issue 23): bench/peers/quickjs-emscripten's lockfile installed
+        with npm ci into ${PLIMSOLL_CACHE:-~/.cache/plimsoll}/bench-peers/quickjs-emscripten
+        (once per lockfile; see npm_peer.py). The directory holding its node_modules."""
+        from . import npm_peer   # imports this module (FixtureError)
+        return npm_peer.install(os.path.join(BENCH_DIR, "peers", "quickjs-emscripten"),
+                                os.path.join(npm_peer.cache_root(), "quickjs-emscripten"),
+                                "node_modules/quickjs-emscripten/package.json")
+
+    def _build_microvm_tier(self):
+        """The tier a microvm runs at under {microvm_accel}: vm with kvm, kernel with tcg
+        (software emulation: the guest kernel is the wall, as with gVisor)."""
+        return "vm" if self._value("microvm_accel") == "kvm" else "kernel"
 
     def _build_python(self):
         return sys.executable

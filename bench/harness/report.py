@@ -36,6 +36,56 @@ def attach_ratios(results):
     return results
 
 
+def _p50(result):
+    return (result.stats or {}).get("p50")
+
+
+def attach_peers(results):
+    """Set best_peer and peer_ratios (or a peer_note) on every measured row that has a tier and
+    is not a peer itself: the ratios are to the peer of the same tier and unit with the lowest
+    p50 in this run. Peers skipped or failed in this run are named in the note when no peer of
+    the tier was measured."""
+    peers = {}
+    for result in results:
+        if result.peer and result.tier is not None:
+            peers.setdefault(result.tier, []).append(result)
+    for result in results:
+        if result.peer or result.tier is None or result.status != MEASURED:
+            continue
+        tier_peers = peers.get(result.tier, [])
+        candidates = [peer for peer in tier_peers if peer.status == MEASURED
+                      and peer.unit == result.unit and _p50(peer) is not None]
+        if not candidates:
+            if tier_peers:
+                why = "; ".join(f"{peer.name} {peer.status}" + (
+                    f" ({peer.unit}, not {result.unit})" if peer.status == MEASURED else "")
+                    for peer in tier_peers)
+                result.peer_note = f"no {result.tier}-tier peer measured: {why}"
+            else:
+                result.peer_note = f"no {result.tier}-tier peer in this run"
+            continue
+        best = min(candidates, key=_p50)
+        result.best_peer = best.name
+        result.peer_ratios = stats.ratios(result.stats, best.stats)
+    return results
+
+
+def peer_summary(results):
+    """{tier: {"best": name or None, "best_p50": ms or None, "peers": [{name, status, p50}]}}
+    for every tier with a peer in this run."""
+    summary = {}
+    for result in results:
+        if not result.peer or result.tier is None:
+            continue
+        entry = summary.setdefault(result.tier, {"best": None, "best_p50": None, "peers": []})
+        p50 = _p50(result) if result.status == MEASURED else None
+        entry["peers"].append({"name": result.name, "status": result.status, "unit": result.unit,
+                               "p50": p50, "reason": result.reason})
+        if p50 is not None and (entry["best_p50"] is None or p50 < entry["best_p50"]):
+            entry["best"], entry["best_p50"] = result.name, p50
+    return summary
+
+
 MET = "met"
 MISSED = "MISSED"
 NOT_EVALUATED = "n/a"
@@ -90,6 +140,18 @@ def attach_targets(results, registry):
                 target["value"] = result.stats["p50"] - base.stats["p50"]
                 target["status"] = MET if target["value"] <= target["limit"] else MISSED
             targets.append(target)
+        if scenario.target_peer_ratio is not None:
+            target = {"what": "peer_ratio_p50", "limit": scenario.target_peer_ratio,
+                      "peer": result.best_peer, "value": None, "status": NOT_EVALUATED,
+                      "note": None}
+            if result.status != MEASURED:
+                target["note"] = f"scenario {result.status}"
+            elif not result.peer_ratios or result.peer_ratios.get("p50") is None:
+                target["note"] = result.peer_note or "no peer ratio"
+            else:
+                target["value"] = result.peer_ratios["p50"]
+                target["status"] = MET if target["value"] <= target["limit"] else MISSED
+            targets.append(target)
         result.targets = targets or None
     return results
 
@@ -111,6 +173,8 @@ def _target_text(target, with_status=True):
         text = f"p50 ≤ {target['limit']:g} ms"
     elif target["what"] == "added_p50":
         text = f"+p50 ≤ {target['limit']:g} ms"
+    elif target["what"] == "peer_ratio_p50":
+        text = f"×peer p50 ≤ {target['limit']:.2f}"
     else:
         text = f"×p50 ≤ {target['limit']:.2f}"
     value = _target_value(target)
@@ -187,6 +251,7 @@ def build_document(results, reference, options, started_at, finished_at, host=No
         "percentile_method": "linear interpolation between closest ranks (numpy/R type 7)",
         "counts": counts,
         "scenarios": scenarios,
+        "peers": peer_summary(results),
         "targets": target_summary(scenarios),
     }
 
@@ -216,6 +281,19 @@ def _cell(text):
     return text
 
 
+def _peer_cells(row):
+    """The tier, best peer and ×peer cells of a row."""
+    tier = row.get("tier")
+    if not tier:
+        return ["—", "—", "—"]
+    if row.get("peer"):
+        return [f"{tier} (peer)", "—", "—"]
+    if row.get("best_peer"):
+        return [tier, f"`{row['best_peer']}`", _ratio((row.get("peer_ratios") or {}).get("p50"))]
+    note = row.get("peer_note")
+    return [tier, _cell(f"— ({note})") if note else "—", "—"]
+
+
 def markdown_table(document):
     """The results table (GitHub-flavoured Markdown) with its header and per-scenario notes."""
     host = document["host"]
@@ -235,11 +313,14 @@ def markdown_table(document):
         " each row's unit: ms = wall-clock milliseconds per invocation (or per in-process run),"
         " kB = memory size (1 kB = 1024 bytes, as /proc reports). Ratios divide a scenario's"
         " statistic by its baseline's (same unit), measured in this same run (reference baseline:"
-        f" `{document['reference']}`). Targets are reported, not enforced.",
+        f" `{document['reference']}`). Each row of plimsoll's with a tier is also divided by"
+        " the best (lowest p50) peer of its tier measured in this run: `best peer` and"
+        " `×peer` (p50 / p50); `—` when no peer of the tier was measured. Targets are reported,"
+        " not enforced.",
         "",
         "| scenario | status | n | unit | p50 | p95 | p99 | mean | min | max "
-        "| baseline | ×p50 | ×p95 | ×p99 | target |",
-        "|---|---|--:|---|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|---|",
+        "| baseline | ×p50 | ×p95 | ×p99 | tier | best peer | ×peer | target |",
+        "|---|---|--:|---|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|---|---|--:|---|",
     ]
     for row in document["scenarios"]:
         status = row["status"]
@@ -257,6 +338,7 @@ def markdown_table(document):
             *(_number(summary.get(key)) for key in ("p50", "p95", "p99", "mean", "min", "max")),
             _cell(baseline),
             *(_ratio(ratios.get(key)) for key in ("p50", "p95", "p99")),
+            *_peer_cells(row),
             _cell("; ".join(_target_text(t) for t in row.get("targets") or ()) or "—"),
         ]) + " |")
     targets = document.get("targets") or target_summary(document["scenarios"])

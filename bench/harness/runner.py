@@ -96,7 +96,9 @@ def main(argv=None, registry=None):
         for scenario in selected:
             base = registry.baseline_of(scenario)
             targets = scenario.targets_text()
-            print(f"{scenario.name:30} {scenario.kind:8} baseline={base or '-':24} "
+            tier = (f"[{scenario.tier} peer] " if scenario.peer else
+                    f"[tier {scenario.tier}] " if scenario.tier else "")
+            print(f"{scenario.name:30} {scenario.kind:8} baseline={base or '-':24} " + tier
                   + (f"[target {targets}] " if targets else "") + scenario.description)
         return 0
     if not selected:
@@ -123,6 +125,7 @@ def main(argv=None, registry=None):
     finished = _utc_now()
 
     report.attach_ratios(results)
+    report.attach_peers(results)
     report.attach_targets(results, registry)
     options = {"runs": args.runs, "warmup": args.warmup, "only": args.only, "quick": args.quick,
                "plimsoll_bin": plimsoll_bin}

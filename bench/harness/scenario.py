@@ -18,6 +18,15 @@ Targets (reported, never enforced: a missed target does not change the exit stat
   target_added_p50_ms  the scenario's p50 minus its baseline's p50 (both in ms, same run) must
                        be at most this many ms: what a layer adds on top of what it wraps
 
+Tiers and peers (issue 23): a scenario may name the isolation tier its row belongs to
+(process, container, kernel or vm; a template such as "{microvm_tier}" is formatted against the
+run's fixtures). A row with `peer=True` is a peer of its tier: another project's tool doing the
+same job (a fresh sandbox running console.log(6*7)). Every other row with a tier (plimsoll's own)
+also reports its ratio to the best (lowest p50) peer of its tier measured in the same run, or why
+there is none; a row whose sampler reports facts {"tier": ...} (the evidence's tier) is compared
+within that tier instead of the declared one. target_peer_ratio is a target on that ratio:
+  target_peer_ratio    the scenario's p50 divided by the best peer's p50 must be at most this
+
 Argv templates are formatted with str.format against the run's fixtures, e.g. "{rootfs}",
 "{bundle}", "{state}" (a private directory for this scenario), "{id}" (unique per invocation),
 "{runs}", "{warmup}", "{scenario}", "{python}", "{bench}", "{repo}", "{plimsoll_bin}"
@@ -41,6 +50,9 @@ COMMAND = "command"
 SAMPLER = "sampler"
 PRODUCED = "produced"
 KINDS = (COMMAND, SAMPLER, PRODUCED)
+
+# Isolation tiers (include/plimsoll/tier.h), weakest first.
+TIERS = ("process", "container", "kernel", "vm")
 
 # The baseline of a scenario that did not name one: the registry's reference scenario.
 REFERENCE = "@reference"
@@ -74,6 +86,11 @@ class Scenario:
     target_p50_ms: Optional[float] = None   # p50 <= this (ms rows only)
     target_ratio: Optional[float] = None    # p50 / baseline's p50 <= this (same unit)
     target_added_p50_ms: Optional[float] = None   # p50 - baseline's p50 <= this (ms rows)
+    # issue 23: the tier of the row (one of TIERS, or a template naming a fixture), whether the
+    # row is a peer of that tier, and a target on the ratio to the tier's best peer:
+    tier: Optional[str] = None
+    peer: bool = False
+    target_peer_ratio: Optional[float] = None   # p50 / best peer's p50 (same run) <= this
 
     def __post_init__(self):
         if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.:/+-]*", self.name):
@@ -95,7 +112,16 @@ class Scenario:
                              "for commands only")
         if self.kind != SAMPLER and self.produces:
             raise ValueError(f"scenario {self.name}: only a sampler produces other scenarios")
-        for field in ("target_p50_ms", "target_ratio", "target_added_p50_ms"):
+        if self.tier is not None and self.tier not in TIERS and "{" not in self.tier:
+            raise ValueError(f"scenario {self.name}: tier must be one of {TIERS} or a template, "
+                             f"got {self.tier!r}")
+        if self.peer and self.tier is None:
+            raise ValueError(f"scenario {self.name}: a peer needs a tier")
+        if self.target_peer_ratio is not None and (self.tier is None or self.peer):
+            raise ValueError(f"scenario {self.name}: target_peer_ratio needs a tier and is not "
+                             "for peers")
+        for field in ("target_p50_ms", "target_ratio", "target_added_p50_ms",
+                      "target_peer_ratio"):
             value = getattr(self, field)
             if value is not None and not value > 0:
                 raise ValueError(f"scenario {self.name}: {field} must be positive")
@@ -113,6 +139,8 @@ class Scenario:
             parts.append(f"×p50 ≤ {self.target_ratio:.2f}")
         if self.target_added_p50_ms is not None:
             parts.append(f"+p50 ≤ {self.target_added_p50_ms:g} ms")
+        if self.target_peer_ratio is not None:
+            parts.append(f"×peer p50 ≤ {self.target_peer_ratio:.2f}")
         return "; ".join(parts)
 
 
@@ -213,15 +241,25 @@ class Registry:
 
     def select(self, pattern=None):
         """Scenarios whose names match the regex (re.search) plus what they need, in registry
-        order: their baselines, the sampler producing them, and the other rows that sampler
-        produces (one invocation yields them all)."""
+        order: the peers of their tiers, their baselines, the sampler producing them, and the
+        other rows that sampler produces (one invocation yields them all)."""
         if pattern is None:
             return list(self)
         regex = re.compile(pattern)
         wanted = self._with_groups({s.name for s in self if regex.search(s.name)})
+        # The peers of the selected rows' tiers (issue 23: each row's ratio to its tier's best
+        # peer). A tier given as a template is only known once the run's fixtures format it, so
+        # such rows pull in no peers here.
+        tiers = {self._scenarios[name].tier for name in wanted
+                 if not self._scenarios[name].peer} - {None}
+        wanted |= self._with_groups({s.name for s in self if s.peer and s.tier in tiers})
         bases = {self.baseline_of(self._scenarios[name]) for name in wanted} - {None}
         wanted |= self._with_groups(bases)   # baselines are not transitive
         return [s for s in self if s.name in wanted]
+
+    def peers(self, tier=None):
+        """The peer scenarios (of one tier, if given), in registry order."""
+        return [s for s in self if s.peer and (tier is None or s.tier == tier)]
 
 
 # Probe helpers ------------------------------------------------------------------------------------
