@@ -11,7 +11,8 @@
 # host imports it calls are ordinary, sanitized, project code).
 #
 # Defines:
-#   plimsoll_quickjs_wasm2c   OBJECT library (the generated C)
+#   plimsoll_quickjs_wasm2c   OBJECT library (the generated C, compiled
+#                             through src/engine/quickjs_instance.c)
 #   PLIMSOLL_ENGINE_GENERATED_DIR  holds quickjs_wasm.h, engine_build_info.h
 #   plimsoll_strip_sanitizers(target)  helper also used for native QuickJS
 include_guard(GLOBAL)
@@ -111,7 +112,9 @@ function(plimsoll_strip_sanitizers target)
   target_compile_options(${target} PRIVATE -O2 -g0 -falign-functions=64)
 endfunction()
 
-add_library(plimsoll_quickjs_wasm2c OBJECT "${_wasm_c}")
+# Compiled through src/engine/quickjs_instance.c, which includes the
+# generated C and adds instantiation from a snapshot (engine/snapshot.h).
+add_library(plimsoll_quickjs_wasm2c OBJECT "${PROJECT_SOURCE_DIR}/src/engine/quickjs_instance.c")
 add_dependencies(plimsoll_quickjs_wasm2c plimsoll_quickjs_generated)
 plimsoll_strip_sanitizers(plimsoll_quickjs_wasm2c)
 target_compile_definitions(plimsoll_quickjs_wasm2c PRIVATE
@@ -119,4 +122,7 @@ target_compile_definitions(plimsoll_quickjs_wasm2c PRIVATE
 target_compile_options(plimsoll_quickjs_wasm2c PRIVATE
   -include "${PROJECT_SOURCE_DIR}/src/engine/runtime/wasm2c_prelude.h"
   -w)
-target_include_directories(plimsoll_quickjs_wasm2c PRIVATE "${PLIMSOLL_ENGINE_GENERATED_DIR}")
+target_include_directories(plimsoll_quickjs_wasm2c PRIVATE "${PLIMSOLL_ENGINE_GENERATED_DIR}"
+  "${PROJECT_SOURCE_DIR}/src")
+set_source_files_properties("${PROJECT_SOURCE_DIR}/src/engine/quickjs_instance.c" PROPERTIES
+  OBJECT_DEPENDS "${_wasm_c}")

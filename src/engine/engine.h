@@ -2,9 +2,11 @@
 // one wasm32-wasi module, translated to C by wasm2c and compiled into this
 // process, behind a wall of bounds-checked linear memory (guard pages).
 //
-// Every call gets a fresh module instance (fresh linear memory, fresh
-// QuickJS runtime) that is thrown away afterwards: nothing a script does
-// survives into the next run. A run is bounded by
+// Every call gets a fresh module instance (its own linear memory, a QuickJS
+// runtime no other run used) that is thrown away afterwards: nothing a script
+// does survives into the next run. The instance starts from the process's
+// snapshot of a freshly initialised one (snapshot.h: a sealed image mapped
+// copy-on-write), so a run does not pay for initialisation. A run is bounded by
 //   - memory twice: QuickJS's own allocation limit (memory_bytes) and the
 //     linear memory's maximum (memory_bytes plus a fixed allowance for the
 //     guest's stack and static data);
@@ -85,6 +87,11 @@ struct Limits {
   // false: only the language, console, timers and `host` (the benchmark's
   // baseline for the start-up cost of the web APIs). Runs always use true.
   bool web_apis = true;
+  // true: the instance starts from the process's snapshot (snapshot.h); the
+  // first run with these flags makes it. false: the module is instantiated
+  // and QuickJS initialised from scratch (the benchmark's comparison). The
+  // script sees the same fresh state either way (engine_test checks).
+  bool from_snapshot = true;
 };
 
 // The globals a script finds beyond the ECMAScript built-ins, in the order

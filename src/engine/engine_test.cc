@@ -521,6 +521,88 @@ TEST(EngineTest, NothingSurvivesIntoTheNextRun) {
   EXPECT_EQ(outcome.stdout_bytes, "undefined undefined false\n");
 }
 
+TEST(EngineTest, NoIntrinsicAnEarlierRunChangedIsChangedForTheNext) {
+  RunScript(
+      "Array.prototype.map = null; JSON.stringify = () => 'forged'; delete globalThis.console;"
+      "Object.freeze(Object.prototype); String.prototype.trim = undefined;"
+      "const hog = []; for (let i = 0; i < 1000; i++) hog.push('secret-' + i);");
+  Outcome outcome = RunScript(
+      "console.log(typeof [].map, JSON.stringify({a: 1}), Object.isFrozen(Object.prototype),"
+      " ' x '.trim(), typeof hog)");
+  EXPECT_EQ(outcome.stdout_bytes, "function {\"a\":1} false x undefined\n");
+}
+
+// Runs start from the process's snapshot (snapshot.h) unless told not to:
+// what a script sees and what it ends with must not depend on that.
+TEST(EngineTest, RunsFromTheSnapshotMatchFreshInstances) {
+  struct Case {
+    const char* code;
+    size_t memory_bytes;
+    std::chrono::milliseconds timeout;
+    bool compare_output;
+  };
+  const Case cases[] = {
+      {"console.log(6*7)", size_t{256} << 20, 5s, true},
+      {"console.log(typeof URL, new URL('https://a.example/x?y=1').host,"
+       " new TextEncoder().encode('h\u00e9').length, structuredClone({a: [1]}).a[0])",
+       size_t{256} << 20, 5s, true},
+      {"throw new TypeError('boom')", size_t{256} << 20, 5s, true},
+      {"let x = ;", size_t{256} << 20, 5s, true},
+      {"Promise.reject(new Error('late'))", size_t{256} << 20, 5s, true},
+      {"setTimeout(() => console.log('b'), 2); queueMicrotask(() => console.log('a'))",
+       size_t{256} << 20, 5s, true},
+      {"display('<b>x</b>', 'text/html'); console.error('e')", size_t{256} << 20, 5s, true},
+      {"console.log(Object.getOwnPropertyNames(globalThis).length)", size_t{256} << 20, 5s, true},
+      {"const a = []; for (;;) a.push(new Array(1 << 16).fill(1));", kMinimumMemoryBytes, 5s,
+       false},
+      {"for (;;) {}", size_t{256} << 20, 30ms, false},
+  };
+  for (const Case& c : cases) {
+    Outcome outcomes[2];
+    for (int from_snapshot = 0; from_snapshot < 2; from_snapshot++) {
+      Limits limits = WithTimeout(c.timeout);
+      limits.memory_bytes = c.memory_bytes;
+      limits.from_snapshot = from_snapshot == 1;
+      outcomes[from_snapshot] = RunScript(c.code, limits);
+    }
+    SCOPED_TRACE(c.code);
+    EXPECT_EQ(outcomes[0].exit_code, outcomes[1].exit_code);
+    EXPECT_EQ(outcomes[0].timed_out, outcomes[1].timed_out);
+    EXPECT_EQ(outcomes[0].out_of_memory, outcomes[1].out_of_memory);
+    if (c.compare_output) {
+      EXPECT_EQ(outcomes[0].stdout_bytes, outcomes[1].stdout_bytes);
+      EXPECT_EQ(outcomes[0].stderr_bytes, outcomes[1].stderr_bytes);
+      ASSERT_EQ(outcomes[0].displays.size(), outcomes[1].displays.size());
+    }
+  }
+}
+
+TEST(EngineTest, EachRunSeedsMathRandomAfresh) {
+  const char* code =
+      "const d = Object.getOwnPropertyDescriptor(Math, 'random');"
+      "const r = [Math.random(), Math.random()];"
+      "console.log(d.writable, d.enumerable, d.configurable, Math.random.name,"
+      " Math.random.length, r.every(x => x >= 0 && x < 1), r[0] !== r[1], r[0])";
+  const Outcome first = RunScript(code);
+  const Outcome second = RunScript(code);
+  EXPECT_THAT(first.stdout_bytes, StartsWith("true false true random 0 true true "));
+  EXPECT_THAT(second.stdout_bytes, StartsWith("true false true random 0 true true "));
+  EXPECT_NE(first.stdout_bytes, second.stdout_bytes);  // 2^-53 chance of a false alarm
+  // Spread over [0, 1): the mean of many draws is near 1/2.
+  const Outcome mean = RunScript(
+      "let s = 0; for (let i = 0; i < 100000; i++) s += Math.random();"
+      "console.log(Math.abs(s / 100000 - 0.5) < 0.01)");
+  EXPECT_EQ(mean.stdout_bytes, "true\n");
+}
+
+TEST(EngineTest, EachRunHasItsOwnTimeOrigin) {
+  RunScript("performance.now()");  // the snapshot exists from here on
+  std::this_thread::sleep_for(300ms);
+  const Outcome outcome = RunScript(
+      "console.log(performance.now() < 250, Math.abs(performance.timeOrigin - Date.now()) < 250)");
+  EXPECT_EQ(outcome.stdout_bytes, "true true\n");
+}
+
 TEST(EngineTest, ManyThreadsRunConcurrentlyWithoutMixing) {
   constexpr int kThreads = 8;
   constexpr int kRuns = 100;

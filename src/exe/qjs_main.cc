@@ -333,6 +333,8 @@ int main(int argc, char** argv) {
   }
   plimsoll::engine::Limits limits;
   limits.output_cap_bytes = size_t{16} << 20;
+  // One run per process: making the snapshot would cost more than it saves.
+  limits.from_snapshot = false;
   size_t timeout_ms = static_cast<size_t>(plimsoll::engine::kDefaultTimeout.count());
   std::string path = "-";
   for (int i = 1; i < argc; i++) {

@@ -8,6 +8,14 @@
  *   plimsoll_free(pointer): gives back what plimsoll_alloc returned.
  *   plimsoll_run(code, length, js_memory_limit, flags) -> exit code
  *       (PLIMSOLL_EXIT_*). `flags`: PLIMSOLL_RUN_* bits.
+ *   plimsoll_prepare(js_memory_limit, flags) -> exit code: makes a fresh
+ *       runtime and context with the globals (as plimsoll_run would) and
+ *       keeps it; 0 when it is ready. The host then captures the instance's
+ *       memory as an image (engine/snapshot.h) and never runs it again.
+ *   plimsoll_run_prepared(code, length, js_memory_limit) -> exit code: in an
+ *       instance started from that image, runs the script in the kept
+ *       context (this run's memory limit, stack top and time origin; Math.random
+ *       seeded afresh), as plimsoll_run. The instance is thrown away after.
  *   plimsoll_session_open(js_memory_limit, flags) -> exit code: makes the
  *       instance's one kept context (a session, SPEC §9); 0 when it is ready.
  *   plimsoll_session_cell(code, length) -> exit code: runs one cell in the

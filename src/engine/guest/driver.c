@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "abi.h"
@@ -163,6 +164,47 @@ static int check_rejections(JSContext* ctx) {
   if (g_rejection_count == 0) return -1;
   JSValue reason = JS_DupValue(ctx, g_rejections[0].reason);
   return driver_report_exception(ctx, reason, "Uncaught (in promise) ");
+}
+
+/* ---- Math.random ---------------------------------------------------- */
+
+/* QuickJS seeds Math.random from the time of day when a context is made. A
+ * run that starts from a snapshot (plimsoll_prepare) would then replay the
+ * snapshot's sequence, so Math.random is ours: the same generator kind
+ * (xorshift64*, 52 random bits in [0, 1)), seeded from the host's CSPRNG
+ * (WASI random_get) on its first call in each run. */
+static uint64_t g_random_state;
+static int g_random_seeded;
+
+static JSValue js_math_random(JSContext* ctx, JSValueConst this_value, int argc,
+                              JSValueConst* argv) {
+  (void)this_value;
+  (void)argc;
+  (void)argv;
+  if (!g_random_seeded) {
+    if (getentropy(&g_random_state, sizeof g_random_state) != 0) {
+      return JS_ThrowInternalError(ctx, "The host's random source failed.");
+    }
+    if (g_random_state == 0) g_random_state = 1; /* xorshift's one fixed point */
+    g_random_seeded = 1;
+  }
+  uint64_t x = g_random_state;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  g_random_state = x;
+  uint64_t bits = (x * UINT64_C(0x2545F4914F6CDD1D)) >> 11; /* 53 bits */
+  return JS_NewFloat64(ctx, (double)bits / 9007199254740992.0); /* / 2^53 */
+}
+
+static int install_math_random(JSContext* ctx, JSValueConst global) {
+  JSValue math = JS_GetPropertyStr(ctx, global, "Math");
+  if (JS_IsException(math)) return -1;
+  int result = JS_DefinePropertyValueStr(ctx, math, "random",
+                                         JS_NewCFunction(ctx, js_math_random, "random", 0),
+                                         JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE);
+  JS_FreeValue(ctx, math);
+  return result < 0 ? -1 : 0;
 }
 
 /* ---- host ------------------------------------------------------------ */
@@ -322,7 +364,8 @@ static const char kHostHelpers[] =
 
 static int install_globals(JSContext* ctx, uint32_t flags) {
   JSValue global = JS_GetGlobalObject(ctx);
-  int failed = driver_install_console(ctx, global) || driver_install_timers(ctx, global);
+  int failed = driver_install_console(ctx, global) || driver_install_timers(ctx, global) ||
+               install_math_random(ctx, global);
   if (!failed && !(flags & PLIMSOLL_RUN_NO_WEB_APIS)) failed = driver_install_web(ctx, global);
   JSValue host = JS_NewObject(ctx);
   JS_SetPropertyStr(ctx, host, "call", JS_NewCFunction(ctx, js_host_call, "call", 1));
@@ -445,7 +488,48 @@ int32_t plimsoll_run(const char* code, uint32_t length, uint32_t js_memory_limit
   JS_FreeContext(ctx);
   JS_FreeRuntime(rt);
   g_interrupted = 0;
+  g_random_seeded = 0;
 #endif
+  return exit_code == -1 ? PLIMSOLL_EXIT_OK : exit_code;
+}
+
+/* ---- snapshots: a context made once, runs started from its image ------ */
+
+/* The context plimsoll_prepare made. The host captures the instance's memory
+ * right after plimsoll_prepare returns and starts each later run from a
+ * private copy of that image (engine/snapshot.h); a run never sees another
+ * run's writes, only this freshly made context. */
+static JSContext* g_prepared;
+
+PLIMSOLL_EXPORT(plimsoll_prepare)
+int32_t plimsoll_prepare(uint32_t js_memory_limit, uint32_t flags) {
+  if (g_prepared) return PLIMSOLL_EXIT_UNCAUGHT;
+  JSContext* ctx;
+  int exit_code = new_context(js_memory_limit, flags, &ctx);
+  if (exit_code == -1) {
+    g_prepared = ctx;
+    return PLIMSOLL_EXIT_OK;
+  }
+  if (ctx) {
+    release_run_state(ctx);
+    JSRuntime* rt = JS_GetRuntime(ctx);
+    JS_FreeContext(ctx);
+    JS_FreeRuntime(rt);
+  }
+  return exit_code;
+}
+
+/* Runs one script in the prepared context of an instance started from the
+ * image: this run's memory limit and stack top, a time origin of now, then
+ * as plimsoll_run. The instance is thrown away afterwards. */
+PLIMSOLL_EXPORT(plimsoll_run_prepared)
+int32_t plimsoll_run_prepared(const char* code, uint32_t length, uint32_t js_memory_limit) {
+  if (!g_prepared) return PLIMSOLL_EXIT_UNCAUGHT;
+  JSRuntime* rt = JS_GetRuntime(g_prepared);
+  JS_SetMemoryLimit(rt, js_memory_limit);
+  JS_UpdateStackTop(rt);
+  driver_start_web_run();
+  int exit_code = evaluate(g_prepared, code, length, NULL);
   return exit_code == -1 ? PLIMSOLL_EXIT_OK : exit_code;
 }
 

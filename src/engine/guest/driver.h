@@ -52,6 +52,9 @@ void driver_release_timers(JSContext* ctx);
  * web.c) on `global`, most of them loaded on first use. 0, or -1 with an
  * exception pending. */
 int driver_install_web(JSContext* ctx, JSValueConst global);
+/* Sets the run's time origin (performance.now() and timeOrigin) to now:
+ * called by driver_install_web and when a run starts from a snapshot. */
+void driver_start_web_run(void);
 void driver_release_web(JSContext* ctx);
 
 /* Runs a script, or a session's cells (see abi.h); exported from the wasm
@@ -59,6 +62,8 @@ void driver_release_web(JSContext* ctx);
 void* plimsoll_alloc(uint32_t size);
 void plimsoll_free(void* pointer);
 int32_t plimsoll_run(const char* code, uint32_t length, uint32_t js_memory_limit, uint32_t flags);
+int32_t plimsoll_prepare(uint32_t js_memory_limit, uint32_t flags);
+int32_t plimsoll_run_prepared(const char* code, uint32_t length, uint32_t js_memory_limit);
 int32_t plimsoll_session_open(uint32_t js_memory_limit, uint32_t flags);
 int32_t plimsoll_session_cell(const char* code, uint32_t length);
 

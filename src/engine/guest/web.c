@@ -210,11 +210,15 @@ static JSValue js_console_table(JSContext* ctx, JSValueConst this_value, int arg
 
 #define WEB_GETSET(i) JS_CGETSET_MAGIC_DEF(NULL, web_global_get, web_global_set, i)
 
-int driver_install_web(JSContext* ctx, JSValueConst global) {
+void driver_start_web_run(void) {
   g_time_origin_monotonic_ms = driver_monotonic_ms();
   struct timeval now;
   gettimeofday(&now, NULL);
   g_time_origin_unix_ms = (double)now.tv_sec * 1e3 + (double)now.tv_usec / 1e3;
+}
+
+int driver_install_web(JSContext* ctx, JSValueConst global) {
+  driver_start_web_run();
 
   /* One static list: JS_SetPropertyFunctionList makes the accessors in one
    * pass (names filled in below: the entries need constant initialisers). */

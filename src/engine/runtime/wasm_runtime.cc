@@ -431,7 +431,12 @@ void* wasm_rt_exception(void) {
 
 // ---- memories --------------------------------------------------------------
 
-void wasm_rt_allocate_memory(wasm_rt_memory_t* memory, uint32_t initial_pages, uint32_t max_pages) {
+// Reserves a memory of `initial_pages` (at most `max_pages`, clamped by the
+// run's limit). With `image_fd` >= 0 the first `initial_pages` pages are a
+// private copy-on-write mapping of that file (a sealed MemoryImage); else
+// they are fresh zero pages. Traps on failure, with the errno kept.
+static void AllocateMemory(wasm_rt_memory_t* memory, uint32_t initial_pages, uint32_t max_pages,
+                           int image_fd) {
   *memory = {};
   wasm::ThreadState& state = wasm::t_state;
   {
@@ -445,10 +450,16 @@ void wasm_rt_allocate_memory(wasm_rt_memory_t* memory, uint32_t initial_pages, u
     } else {
       void* base = mmap(nullptr, wasm::kReservationBytes, PROT_NONE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      const uint64_t initial_bytes = uint64_t{initial_pages} * wasm::kPageSize;
       if (base == MAP_FAILED) {
         state.allocation_errno = errno;
-      } else if (initial_pages > 0 &&
-                 mprotect(base, initial_pages * wasm::kPageSize, PROT_READ | PROT_WRITE) != 0) {
+      } else if (initial_pages > 0 && image_fd >= 0 &&
+                 mmap(base, initial_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED,
+                      image_fd, 0) == MAP_FAILED) {
+        state.allocation_errno = errno;
+        munmap(base, wasm::kReservationBytes);
+      } else if (initial_pages > 0 && image_fd < 0 &&
+                 mprotect(base, initial_bytes, PROT_READ | PROT_WRITE) != 0) {
         state.allocation_errno = errno;
         munmap(base, wasm::kReservationBytes);
       } else {
@@ -457,11 +468,20 @@ void wasm_rt_allocate_memory(wasm_rt_memory_t* memory, uint32_t initial_pages, u
         memory->data = static_cast<uint8_t*>(base);
         memory->pages = initial_pages;
         memory->max_pages = limit;
-        memory->size = static_cast<uint32_t>(initial_pages * wasm::kPageSize);
+        memory->size = static_cast<uint32_t>(initial_bytes);
       }
     }
   }
   if (memory->data == nullptr) Trap(WASM_RT_TRAP_OOB);
+}
+
+void wasm_rt_allocate_memory(wasm_rt_memory_t* memory, uint32_t initial_pages, uint32_t max_pages) {
+  AllocateMemory(memory, initial_pages, max_pages, -1);
+}
+
+void plimsoll_wasm_rt_allocate_memory_from_image(wasm_rt_memory_t* memory, int image_fd,
+                                                 uint32_t image_pages, uint32_t max_pages) {
+  AllocateMemory(memory, image_pages, max_pages, image_fd);
 }
 
 uint32_t wasm_rt_grow_memory(wasm_rt_memory_t* memory, uint32_t delta) {
