@@ -86,6 +86,24 @@ def peer_summary(results):
     return summary
 
 
+def peer_summary_line(peers):
+    """One line: each tier's best peer and p50, and its other peers, e.g. "Peers in this run
+    (p50): container: best `unshare-qjs` 3.30 ms (`bwrap-qjs` 5.10 ms, `runc-qjs` skipped)."."""
+    parts = []
+    for tier in sorted(peers, key=lambda t: TIER_ORDER.get(t, len(TIER_ORDER))):
+        entry = peers[tier]
+        others = [f"`{p['name']}` " + (f"{_number(p['p50'])} {p['unit']}" if p["p50"] is not None
+                                       else p["status"])
+                  for p in entry["peers"] if p["name"] != entry["best"]]
+        best = [p for p in entry["peers"] if p["name"] == entry["best"]]
+        text = (f"best `{entry['best']}` {_number(entry['best_p50'])} {best[0]['unit']}"
+                if best else "none measured")
+        parts.append(f"{tier}: {text}" + (f" ({', '.join(others)})" if others else ""))
+    return "Peers in this run (p50): " + "; ".join(parts) + "."
+
+
+TIER_ORDER = {"process": 0, "container": 1, "kernel": 2, "vm": 3}
+
 MET = "met"
 MISSED = "MISSED"
 NOT_EVALUATED = "n/a"
@@ -341,6 +359,9 @@ def markdown_table(document):
             *_peer_cells(row),
             _cell("; ".join(_target_text(t) for t in row.get("targets") or ()) or "—"),
         ]) + " |")
+    peers = document.get("peers") or {}
+    if peers:
+        lines += ["", peer_summary_line(peers)]
     targets = document.get("targets") or target_summary(document["scenarios"])
     if targets[MET] or targets[MISSED] or targets[NOT_EVALUATED]:
         lines += ["", target_summary_line(targets)]

@@ -127,6 +127,9 @@ class AttachPeersTest(unittest.TestCase):
                          ("b", 2.0))
         self.assertEqual([p["name"] for p in summary["container"]["peers"]], ["a", "b", "c"])
         self.assertEqual(summary["container"]["peers"][2]["reason"], "no bwrap")
+        self.assertEqual(report.peer_summary_line(summary),
+                         "Peers in this run (p50): process: best `q` 0.200 ms; container: best "
+                         "`b` 2.00 ms (`a` 3.00 ms, `c` skipped).")
 
 
 class PeerTargetTest(unittest.TestCase):
@@ -220,6 +223,7 @@ class EndToEndTest(unittest.TestCase):
         self.assertIn("| kernel | — (no kernel-tier peer in this run) | — |",
                       lines["`kernel-row`"])
         self.assertIn("| — | — | — | — |", lines["`plain`"])
+        self.assertIn("Peers in this run (p50): process: best `peer` 2.00 ms.", table)
         rows = {r["name"]: r for r in document["scenarios"]}
         self.assertEqual((rows["ours"]["tier"], rows["ours"]["best_peer"]), ("process", "peer"))
         self.assertAlmostEqual(rows["ours"]["peer_ratios"]["p50"], 1.0)
