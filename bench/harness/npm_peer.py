@@ -32,6 +32,22 @@ def _digest(path):
         return hashlib.sha256(handle.read()).hexdigest()
 
 
+def _first_error(text, limit=300):
+    """npm's error in a line: its first few lines, without the stack ("npm error     at ...")."""
+    lines = []
+    for line in text.strip().splitlines():
+        line = line.strip()
+        body = line[len("npm error"):].strip() if line.startswith("npm error") else line
+        if body.startswith("at ") and lines:
+            break   # the stack trace: the message is above it
+        if body:
+            lines.append(body)
+        if len(lines) == 4:
+            break
+    text = "; ".join(lines)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def install(project, dest, check, npm="npm", timeout_s=NPM_TIMEOUT_S):
     """npm ci of project's lockfile into dest unless dest already holds it; returns dest.
 
@@ -75,9 +91,10 @@ def install(project, dest, check, npm="npm", timeout_s=NPM_TIMEOUT_S):
             raise FixtureError(f"npm ci of {lockfile} timed out after {timeout_s} s (is the npm "
                                "registry reachable?)") from error
         if out.returncode != 0:
-            detail = " ".join((out.stderr or out.stdout).strip().split())[-400:]
-            raise FixtureError(f"npm ci of {lockfile} into {dest} failed with status "
-                               f"{out.returncode} (is the npm registry reachable?): {detail}")
+            detail = _first_error(out.stderr or out.stdout)
+            raise FixtureError(f"npm ci failed with status {out.returncode} (is the npm "
+                               f"registry reachable?): {detail} (installing {lockfile} into "
+                               f"{dest})")
         if not os.path.exists(os.path.join(dest, check)):
             raise FixtureError(f"npm ci of {lockfile} left no {check} in {dest}")
         with open(os.path.join(dest, STAMP), "w", encoding="utf-8") as handle:
