@@ -6,6 +6,8 @@ Modules, one concern each:
   fixtures  the per-run work directory: minimal rootfs, OCI bundle, state dirs (built lazily)
   timing    the timed command loop (also run as a child process inside a namespace wrapper)
   execute   runs one scenario and returns a ScenarioResult (measured / skipped / failed)
+  peers     tiers and peers: each row's best peer of its tier and the ratio to it (issue 23)
+  npm_peer  installs a pinned npm peer (package-lock.json) into the bench's cache
   report    JSON and Markdown writers
 Standard library only.
 """

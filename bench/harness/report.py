@@ -4,8 +4,10 @@ import json
 import os
 import platform
 
+from . import peers as peer_rows
 from . import stats
 from .execute import FAILED, MEASURED
+from .scenario import TIERS
 
 SCHEMA = "plimsoll-bench/1"
 _TABLE_REASON_LIMIT = 140
@@ -36,61 +38,11 @@ def attach_ratios(results):
     return results
 
 
-def _p50(result):
-    return (result.stats or {}).get("p50")
-
-
-def attach_peers(results):
-    """Set best_peer and peer_ratios (or a peer_note) on every measured row that has a tier and
-    is not a peer itself: the ratios are to the peer of the same tier and unit with the lowest
-    p50 in this run. Peers skipped or failed in this run are named in the note when no peer of
-    the tier was measured."""
-    peers = {}
-    for result in results:
-        if result.peer and result.tier is not None:
-            peers.setdefault(result.tier, []).append(result)
-    for result in results:
-        if result.peer or result.tier is None or result.status != MEASURED:
-            continue
-        tier_peers = peers.get(result.tier, [])
-        candidates = [peer for peer in tier_peers if peer.status == MEASURED
-                      and peer.unit == result.unit and _p50(peer) is not None]
-        if not candidates:
-            if tier_peers:
-                why = "; ".join(f"{peer.name} {peer.status}" + (
-                    f" ({peer.unit}, not {result.unit})" if peer.status == MEASURED else "")
-                    for peer in tier_peers)
-                result.peer_note = f"no {result.tier}-tier peer measured: {why}"
-            else:
-                result.peer_note = f"no {result.tier}-tier peer in this run"
-            continue
-        best = min(candidates, key=_p50)
-        result.best_peer = best.name
-        result.peer_ratios = stats.ratios(result.stats, best.stats)
-    return results
-
-
-def peer_summary(results):
-    """{tier: {"best": name or None, "best_p50": ms or None, "peers": [{name, status, p50}]}}
-    for every tier with a peer in this run."""
-    summary = {}
-    for result in results:
-        if not result.peer or result.tier is None:
-            continue
-        entry = summary.setdefault(result.tier, {"best": None, "best_p50": None, "peers": []})
-        p50 = _p50(result) if result.status == MEASURED else None
-        entry["peers"].append({"name": result.name, "status": result.status, "unit": result.unit,
-                               "p50": p50, "reason": result.reason})
-        if p50 is not None and (entry["best_p50"] is None or p50 < entry["best_p50"]):
-            entry["best"], entry["best_p50"] = result.name, p50
-    return summary
-
-
 def peer_summary_line(peers):
     """One line: each tier's best peer and p50, and its other peers, e.g. "Peers in this run
     (p50): container: best `unshare-qjs` 3.30 ms (`bwrap-qjs` 5.10 ms, `runc-qjs` skipped)."."""
     parts = []
-    for tier in sorted(peers, key=lambda t: TIER_ORDER.get(t, len(TIER_ORDER))):
+    for tier in sorted(peers, key=lambda t: TIERS.index(t) if t in TIERS else len(TIERS)):
         entry = peers[tier]
         others = [f"`{p['name']}` " + (f"{_number(p['p50'])} {p['unit']}" if p["p50"] is not None
                                        else p["status"])
@@ -101,8 +53,6 @@ def peer_summary_line(peers):
         parts.append(f"{tier}: {text}" + (f" ({', '.join(others)})" if others else ""))
     return "Peers in this run (p50): " + "; ".join(parts) + "."
 
-
-TIER_ORDER = {"process": 0, "container": 1, "kernel": 2, "vm": 3}
 
 MET = "met"
 MISSED = "MISSED"
@@ -269,7 +219,7 @@ def build_document(results, reference, options, started_at, finished_at, host=No
         "percentile_method": "linear interpolation between closest ranks (numpy/R type 7)",
         "counts": counts,
         "scenarios": scenarios,
-        "peers": peer_summary(results),
+        "peers": peer_rows.peer_summary(results),
         "targets": target_summary(scenarios),
     }
 

@@ -7,7 +7,7 @@ import os
 import re
 import sys
 
-from . import report
+from . import peers, report
 from .execute import FAILED, MEASURED, run_scenario
 from .fixtures import BENCH_DIR, REPO_DIR, Fixtures
 
@@ -125,7 +125,7 @@ def main(argv=None, registry=None):
     finished = _utc_now()
 
     report.attach_ratios(results)
-    report.attach_peers(results)
+    peers.attach_peers(results)
     report.attach_targets(results, registry)
     options = {"runs": args.runs, "warmup": args.warmup, "only": args.only, "quick": args.quick,
                "plimsoll_bin": plimsoll_bin}

@@ -14,7 +14,7 @@ BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, BENCH)
 sys.path.insert(0, os.path.join(BENCH, "tests"))
 
-from harness import npm_peer, report, stats  # noqa: E402
+from harness import npm_peer, peers, report, stats  # noqa: E402
 from harness.execute import FAILED, MEASURED, SKIPPED, ScenarioResult, run_scenario  # noqa: E402
 from harness.fixtures import FixtureError, Fixtures  # noqa: E402
 from harness.runner import load_registry  # noqa: E402
@@ -68,7 +68,7 @@ class AttachPeersTest(unittest.TestCase):
                    row("bwrap-qjs", [2.0, 3.0, 4.0], "container", True),
                    row("qjs-peer", [0.2], "process", True),
                    row("linux", [1.5, 1.5, 1.5], "container")]
-        report.attach_peers(results)
+        peers.attach_peers(results)
         linux = results[-1]
         self.assertEqual(linux.best_peer, "bwrap-qjs")
         self.assertAlmostEqual(linux.peer_ratios["p50"], 0.5)
@@ -79,7 +79,7 @@ class AttachPeersTest(unittest.TestCase):
 
     def test_no_peer_of_the_tier_in_the_run(self):
         results = [row("qjs-peer", [0.2], "process", True), row("runsc-pool", [9.0], "kernel")]
-        report.attach_peers(results)
+        peers.attach_peers(results)
         self.assertIsNone(results[1].best_peer)
         self.assertIsNone(results[1].peer_ratios)
         self.assertEqual(results[1].peer_note, "no kernel-tier peer in this run")
@@ -89,7 +89,7 @@ class AttachPeersTest(unittest.TestCase):
                        reason="fixture unavailable: npm ci failed"),
                    row("other-peer", status=FAILED, tier="process", peer=True, reason="boom"),
                    row("engine", [0.05], "process")]
-        report.attach_peers(results)
+        peers.attach_peers(results)
         engine = results[-1]
         self.assertIsNone(engine.best_peer)
         self.assertEqual(engine.peer_note, "no process-tier peer measured: qjs-peer skipped; "
@@ -98,21 +98,21 @@ class AttachPeersTest(unittest.TestCase):
     def test_a_skipped_peer_leaves_the_measured_one_best(self):
         results = [row("bwrap-qjs", status=SKIPPED, tier="container", peer=True),
                    row("unshare-qjs", [4.0], "container", True), row("linux", [2.0], "container")]
-        report.attach_peers(results)
+        peers.attach_peers(results)
         self.assertEqual(results[-1].best_peer, "unshare-qjs")
         self.assertAlmostEqual(results[-1].peer_ratios["p50"], 0.5)
 
     def test_a_peer_in_another_unit_is_not_compared(self):
         results = [row("mem-peer", [1000.0], "process", True, unit="kB"),
                    row("engine", [0.05], "process")]
-        report.attach_peers(results)
+        peers.attach_peers(results)
         self.assertIsNone(results[-1].best_peer)
         self.assertIn("mem-peer measured (kB, not ms)", results[-1].peer_note)
 
     def test_rows_without_a_tier_or_not_measured_are_left_alone(self):
         results = [row("peer", [1.0], "process", True), row("plain", [1.0]),
                    row("engine", status=SKIPPED, tier="process")]
-        report.attach_peers(results)
+        peers.attach_peers(results)
         for result in results[1:]:
             self.assertIsNone(result.best_peer)
             self.assertIsNone(result.peer_note)
@@ -121,7 +121,7 @@ class AttachPeersTest(unittest.TestCase):
         results = [row("a", [3.0], "container", True), row("b", [2.0], "container", True),
                    row("c", status=SKIPPED, tier="container", peer=True, reason="no bwrap"),
                    row("q", [0.2], "process", True), row("ours", [1.0], "container")]
-        summary = report.peer_summary(results)
+        summary = peers.peer_summary(results)
         self.assertEqual(set(summary), {"container", "process"})
         self.assertEqual((summary["container"]["best"], summary["container"]["best_p50"]),
                          ("b", 2.0))
@@ -136,7 +136,7 @@ class PeerTargetTest(unittest.TestCase):
     def evaluate(self, results, scenario):
         registry = Registry()
         registry.add(scenario)
-        report.attach_peers(results)
+        peers.attach_peers(results)
         report.attach_targets(results, registry)
         return results[-1].targets[0]
 
