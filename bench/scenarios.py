@@ -128,7 +128,8 @@ REGISTRY.add(sampler(
     ["node", "{bench}/peers/quickjs-emscripten/sampler.js", "--modules", "{quickjs_emscripten}",
      "--scenario", "{scenario}", "--runs", "{runs}", "--warmup", "{warmup}"],
     baseline=None, min_runs=1000, tier="process", peer=True, timeout_s=300.0,
-    probes=[needs_executable("node")], version=["node", "--version"],
+    probes=[needs_executable("node")],
+    version=["node", "-e", "console.log('Node ' + process.version)"],
     description="Peer, process tier (issue 23): quickjs-emscripten 0.32.0 (QuickJS compiled to "
                 "wasm by emscripten, the release-sync variant getQuickJS() loads) in Node, "
                 "in-process. getQuickJS() (module load, wasm compile and instantiate) once, "
