@@ -1,4 +1,4 @@
-"""Tiers and peers (issue 23): each of plimsoll's rows with a tier against the best peer of its tier.
+"""Tiers and peers (issue 23): each of plimsoll's rows with a tier against its tier's best peer.
 
 A peer is another project's tool doing the job plimsoll's rows do (a fresh sandbox running
 console.log(6*7)) at one tier (scenario.py: `tier`, `peer`). After a run, attach_peers gives every
