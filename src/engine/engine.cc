@@ -16,27 +16,20 @@
 namespace plimsoll::engine {
 namespace {
 
-// Everything the guarded call needs, kept in memory (not registers) so it is
-// intact after a trap's longjmp.
-struct RunState {
-  Z_quickjs_instance_t instance;
-  Z_plimsoll_instance_t plimsoll_imports;
-  Z_wasi_snapshot_preview1_instance_t wasi_imports;
-  HostContext* context;
-  const Snapshot* snapshot;  // null: instantiate and initialise afresh
-  const char* code;
-  u32 code_length;
-  u32 js_memory_limit;
-  u32 flags;
-  int exit_code;
-  bool script_copied;
-};
+void AppendCapped(HostContext& context, int stream, std::string_view text) {
+  std::string& sink = context.output[stream];
+  size_t room = context.output_cap_bytes > sink.size() ? context.output_cap_bytes - sink.size() : 0;
+  if (text.size() > room) context.truncated[stream] = true;
+  sink.append(text.substr(0, room));
+}
+
+}  // namespace
 
 void RunInGuest(void* argument) {
   RunState& run = *static_cast<RunState*>(argument);
   if (run.snapshot != nullptr) {
-    Z_quickjs_instantiate_from_image(&run.instance, &run.snapshot->prepared,
-                                     run.snapshot->memory.fd(), run.snapshot->memory.pages(),
+    const plimsoll_wasm_image image = run.snapshot->memory.View();
+    Z_quickjs_instantiate_from_image(&run.instance, &run.snapshot->prepared, &image,
                                      &run.plimsoll_imports, &run.wasi_imports);
     run.context->memory = Z_quickjsZ_memory(&run.instance);
   } else {
@@ -62,15 +55,6 @@ void RunInGuest(void* argument) {
           : Z_quickjsZ_plimsoll_run(&run.instance, address, run.code_length, run.js_memory_limit,
                                     run.flags);
 }
-
-void AppendCapped(HostContext& context, int stream, std::string_view text) {
-  std::string& sink = context.output[stream];
-  size_t room = context.output_cap_bytes > sink.size() ? context.output_cap_bytes - sink.size() : 0;
-  if (text.size() > room) context.truncated[stream] = true;
-  sink.append(text.substr(0, room));
-}
-
-}  // namespace
 
 Status EnsureModuleInitialized() {
   static std::once_flag once;

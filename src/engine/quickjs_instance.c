@@ -14,8 +14,8 @@
 #include "engine/quickjs_instance.h"
 
 void Z_quickjs_instantiate_from_image(Z_quickjs_instance_t* instance,
-                                      const Z_quickjs_instance_t* prepared, int image_fd,
-                                      uint32_t image_pages,
+                                      const Z_quickjs_instance_t* prepared,
+                                      const plimsoll_wasm_image* image,
                                       struct Z_plimsoll_instance_t* Z_plimsoll_instance,
                                       struct Z_wasi_snapshot_preview1_instance_t*
                                           Z_wasi_snapshot_preview1_instance) {
@@ -25,7 +25,7 @@ void Z_quickjs_instantiate_from_image(Z_quickjs_instance_t* instance,
   instance->w2c_memory = (wasm_rt_memory_t){0};
   instance->w2c_T0 = (wasm_rt_funcref_table_t){0};
   init_instance_import(instance, Z_plimsoll_instance, Z_wasi_snapshot_preview1_instance);
-  plimsoll_wasm_rt_allocate_memory_from_image(&instance->w2c_memory, image_fd, image_pages,
+  plimsoll_wasm_rt_allocate_memory_from_image(&instance->w2c_memory, image,
                                               prepared->w2c_memory.max_pages);
   init_tables(instance);
   init_data_instances(instance);

@@ -12,16 +12,19 @@
 //
 // Usage:
 //   auto image = MemoryImage::Capture(memory.data, memory.pages);
-//   ... per run: plimsoll_wasm_rt_allocate_memory_from_image(&m, image->fd(),
-//                                                          image->pages(), max);
+//   image->SetHotPages(...);   // optional: what calibration runs all wrote
+//   ... per run: plimsoll_wasm_image view = image->View();
+//                plimsoll_wasm_rt_allocate_memory_from_image(&m, &view, max);
 //
 // Thread-safety: immutable after Capture; fd() may be mapped from any thread.
 #ifndef PLIMSOLL_ENGINE_RUNTIME_MEMORY_IMAGE_H_
 #define PLIMSOLL_ENGINE_RUNTIME_MEMORY_IMAGE_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "base/unique_fd.h"
+#include "engine/runtime/wasm_image.h"
 #include "plimsoll/error.h"
 
 namespace plimsoll::engine::wasm {
@@ -39,11 +42,28 @@ class MemoryImage {
   int fd() const { return fd_.get(); }
   uint32_t pages() const { return pages_; }
 
+  // The 4 KiB pages (indexes from the start) that an instance made from
+  // this image has written since it was mapped at `mapped` (still mapped,
+  // in this process): the pages that are its own now rather than the
+  // file's, as /proc/self/pagemap tells. Empty when pagemap cannot be read.
+  std::vector<uint32_t> WrittenPages(const uint8_t* mapped) const;
+
+  // The pages every instance writes (sorted 4 KiB page indexes, e.g. what
+  // several calibration runs all wrote): later instances copy them in up
+  // front (wasm_image.h). Set once, before the image is shared.
+  void SetHotPages(const std::vector<uint32_t>& pages);
+  size_t hot_page_count() const;
+
+  // The view plimsoll_wasm_rt_allocate_memory_from_image takes; valid while
+  // this image lives and its hot pages are not set again.
+  plimsoll_wasm_image View() const;
+
  private:
   MemoryImage(base::UniqueFd fd, uint32_t pages) : fd_(std::move(fd)), pages_(pages) {}
 
   base::UniqueFd fd_;
   uint32_t pages_ = 0;
+  std::vector<plimsoll_wasm_page_range> hot_;  // contiguous runs of hot pages
 };
 
 }  // namespace plimsoll::engine::wasm

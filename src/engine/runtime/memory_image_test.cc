@@ -38,8 +38,8 @@ int GuardedMap(wasm_rt_memory_t* memory, const MemoryImage& image, uint32_t max_
   return RunGuarded(
       +[](void* p) {
         auto* a = static_cast<FromImage*>(p);
-        plimsoll_wasm_rt_allocate_memory_from_image(a->memory, a->image->fd(), a->image->pages(),
-                                                    a->max_pages);
+        const plimsoll_wasm_image view = a->image->View();
+        plimsoll_wasm_rt_allocate_memory_from_image(a->memory, &view, a->max_pages);
       },
       &args);
 }
@@ -127,6 +127,37 @@ TEST_F(MemoryImageTest, BeyondTheImageIsOutOfBounds) {
       },
       &access);
   EXPECT_EQ(trap, WASM_RT_TRAP_OOB);
+  wasm_rt_free_memory(&memory);
+}
+
+TEST_F(MemoryImageTest, WrittenPagesAreTheOnesThisInstanceCopied) {
+  const std::vector<uint8_t> original = Pattern(1, 4);  // sixteen 4 KiB pages
+  auto image = MemoryImage::Capture(original.data(), 1);
+  ASSERT_TRUE(image.ok());
+  RunScope scope({});
+  wasm_rt_memory_t memory;
+  ASSERT_EQ(GuardedMap(&memory, *image, kMaxPages), 0);
+  volatile uint8_t sink = memory.data[3 * 4096];  // read only: still the file's page
+  (void)sink;
+  memory.data[2 * 4096 + 5] = 1;
+  memory.data[9 * 4096] = 1;
+  EXPECT_EQ(image->WrittenPages(memory.data), (std::vector<uint32_t>{2, 9}));
+  wasm_rt_free_memory(&memory);
+}
+
+TEST_F(MemoryImageTest, HotPagesAreCopiedInUpFrontWithTheImagesBytes) {
+  const std::vector<uint8_t> original = Pattern(1, 5);
+  auto image = MemoryImage::Capture(original.data(), 1);
+  ASSERT_TRUE(image.ok());
+  image->SetHotPages({1, 2, 3, 7});
+  EXPECT_EQ(image->hot_page_count(), 4u);
+  EXPECT_EQ(image->View().hot_count, 2u);  // two runs: 1-3 and 7
+  RunScope scope({});
+  wasm_rt_memory_t memory;
+  ASSERT_EQ(GuardedMap(&memory, *image, kMaxPages), 0);
+  // Already this instance's own pages before anything wrote them (Linux 5.14+).
+  EXPECT_EQ(image->WrittenPages(memory.data), (std::vector<uint32_t>{1, 2, 3, 7}));
+  EXPECT_EQ(std::memcmp(memory.data, original.data(), original.size()), 0);
   wasm_rt_free_memory(&memory);
 }
 

@@ -23,6 +23,8 @@
 #include <mutex>
 #include <vector>
 
+#include "engine/runtime/wasm_image.h"
+
 extern "C" {
 // wasm2c's call-depth counter, per thread (see wasm2c_prelude.h).
 __thread uint32_t plimsoll_wasm_call_depth __attribute__((tls_model("initial-exec"))) = 0;
@@ -431,12 +433,31 @@ void* wasm_rt_exception(void) {
 
 // ---- memories --------------------------------------------------------------
 
+// Copies the image's hot pages into a fresh private mapping at `base` (see
+// wasm_image.h). Best effort: pages it could not copy fault in as usual.
+static void PopulateHotPages(uint8_t* base, const plimsoll_wasm_image& image) {
+  static std::atomic<bool> unsupported{false};
+  if (unsupported.load(std::memory_order_relaxed)) return;
+  const uint64_t image_bytes = uint64_t{image.pages} * wasm::kPageSize;
+  for (uint32_t i = 0; i < image.hot_count; i++) {
+    const uint64_t offset = uint64_t{image.hot[i].first} * 4096;
+    const uint64_t length = uint64_t{image.hot[i].count} * 4096;
+    if (offset + length > image_bytes) continue;
+    if (madvise(base + offset, length, MADV_POPULATE_WRITE) != 0 && errno == EINVAL) {
+      unsupported.store(true, std::memory_order_relaxed);  // before Linux 5.14
+      return;
+    }
+  }
+}
+
 // Reserves a memory of `initial_pages` (at most `max_pages`, clamped by the
-// run's limit). With `image_fd` >= 0 the first `initial_pages` pages are a
-// private copy-on-write mapping of that file (a sealed MemoryImage); else
-// they are fresh zero pages. Traps on failure, with the errno kept.
+// run's limit). With an `image` the first `initial_pages` pages are a
+// private copy-on-write mapping of its file (a sealed MemoryImage) and its
+// hot pages are copied in up front; else they are fresh zero pages. Traps
+// on failure, with the errno kept.
 static void AllocateMemory(wasm_rt_memory_t* memory, uint32_t initial_pages, uint32_t max_pages,
-                           int image_fd) {
+                           const plimsoll_wasm_image* image) {
+  const int image_fd = image != nullptr ? image->fd : -1;
   *memory = {};
   wasm::ThreadState& state = wasm::t_state;
   {
@@ -463,6 +484,7 @@ static void AllocateMemory(wasm_rt_memory_t* memory, uint32_t initial_pages, uin
         state.allocation_errno = errno;
         munmap(base, wasm::kReservationBytes);
       } else {
+        if (image != nullptr) PopulateHotPages(static_cast<uint8_t*>(base), *image);
         uintptr_t begin = reinterpret_cast<uintptr_t>(base);
         state.reservations[state.reservation_count++] = {begin, begin + wasm::kReservationBytes};
         memory->data = static_cast<uint8_t*>(base);
@@ -476,12 +498,13 @@ static void AllocateMemory(wasm_rt_memory_t* memory, uint32_t initial_pages, uin
 }
 
 void wasm_rt_allocate_memory(wasm_rt_memory_t* memory, uint32_t initial_pages, uint32_t max_pages) {
-  AllocateMemory(memory, initial_pages, max_pages, -1);
+  AllocateMemory(memory, initial_pages, max_pages, nullptr);
 }
 
-void plimsoll_wasm_rt_allocate_memory_from_image(wasm_rt_memory_t* memory, int image_fd,
-                                                 uint32_t image_pages, uint32_t max_pages) {
-  AllocateMemory(memory, image_pages, max_pages, image_fd);
+void plimsoll_wasm_rt_allocate_memory_from_image(wasm_rt_memory_t* memory,
+                                                 const plimsoll_wasm_image* image,
+                                                 uint32_t max_pages) {
+  AllocateMemory(memory, image->pages, max_pages, image);
 }
 
 uint32_t wasm_rt_grow_memory(wasm_rt_memory_t* memory, uint32_t delta) {
