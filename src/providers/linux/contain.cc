@@ -268,6 +268,17 @@ Status Container::Kill() {
   return removed;
 }
 
+bool Container::Exited() const {
+  if (pid_ <= 0 || reaped_ || pidfd_ < 0) return true;
+  // A pidfd polls readable once its process has exited.
+  pollfd entry{pidfd_, POLLIN, 0};
+  int ready;
+  do {
+    ready = poll(&entry, 1, 0);
+  } while (ready < 0 && errno == EINTR);
+  return ready != 0;
+}
+
 std::string Container::Diagnostics() {
   std::string text;
   if (diagnostics_ < 0) return text;

@@ -120,6 +120,9 @@ class Container {
   Status Kill();
   // Whatever the agent wrote on its stderr (at most 4 KiB), without blocking.
   std::string Diagnostics();
+  // Whether the init has exited (or was never started), without reaping or
+  // blocking: the warm pool's health check (warm_sandbox.h).
+  bool Exited() const;
 
  private:
   friend Expected<Container> Contain(const ContainConfig& config, Deadline deadline);

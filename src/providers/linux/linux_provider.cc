@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -28,6 +30,8 @@
 #include "providers/linux/contain.h"
 #include "providers/linux/netns_pool.h"
 #include "providers/linux/teardown.h"
+#include "providers/linux/warm_sandbox.h"
+#include "providers/pool/warm_pool.h"
 
 namespace plimsoll {
 namespace {
@@ -48,6 +52,33 @@ constexpr auto kSetupBudget = std::chrono::seconds(10);
 constexpr size_t kSpareNetworkNamespaces = 2;
 // Finished sandboxes waiting to be reaped before runs pay for their own.
 constexpr size_t kMaxPendingTeardowns = 32;
+// Sandboxes built ahead (SANDBOX_LINUX_POOL_SIZE; docs/linux-provider.md):
+// two, like the oci pool: a run on each core finds one ready.
+constexpr size_t kDefaultPoolSize = 2;
+constexpr size_t kMaxPoolSize = 64;
+
+// SANDBOX_LINUX_POOL_SIZE, or the default; `error` set when it is invalid
+// (the provider then refuses its preflight and smoke test: nothing serves).
+struct PoolSetting {
+  size_t size = kDefaultPoolSize;
+  std::string error;
+};
+
+PoolSetting PoolSettingFromEnvironment() {
+  PoolSetting setting;
+  const char* text = std::getenv("SANDBOX_LINUX_POOL_SIZE");
+  if (text == nullptr || *text == '\0') return setting;
+  std::string_view value(text);
+  size_t size = 0;
+  auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), size);
+  if (error != std::errc() || end != value.data() + value.size() || size > kMaxPoolSize) {
+    setting.error = "SANDBOX_LINUX_POOL_SIZE must be a whole number from 0 to " +
+                    std::to_string(kMaxPoolSize) + " (it is \"" + std::string(value) + "\").";
+    return setting;
+  }
+  setting.size = size;
+  return setting;
+}
 
 int64_t MillisecondsSince(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
@@ -218,8 +249,19 @@ class LinuxSession final : public ProviderSession {
 
 class LinuxProvider final : public Provider {
  public:
-  LinuxProvider(const Limits& limits, std::string image_directory)
-      : limits_(limits), image_directory_(std::move(image_directory)) {}
+  LinuxProvider(const Limits& limits, std::string image_directory, PoolSetting pool)
+      : limits_(limits),
+        image_directory_(std::move(image_directory)),
+        pool_error_(std::move(pool.error)),
+        pool_(
+            pool.size, [this](uint64_t generation) { return StartPooled(generation); },
+            [this](std::unique_ptr<WarmSandbox> sandbox) {
+              teardown_.Finish(sandbox->Release());
+            }) {}
+
+  // The pool goes first (its idle sandboxes to the teardown), then the
+  // teardown finishes every sandbox (members in reverse order).
+  ~LinuxProvider() override { pool_.Disable(); }
 
   std::string_view name() const override { return "linux"; }
 
@@ -240,6 +282,8 @@ class LinuxProvider final : public Provider {
             ? "made ahead (" + std::to_string(networks_.Ready()) + " of " +
                   std::to_string(kSpareNetworkNamespaces) + " ready)"
             : "made by each run's clone (making them ahead failed: " + pool_error + ")");
+    description.details.emplace_back("pool", pool_.Describe());
+    description.pool = pool_.State();
     if (auto serving = generations_.Serving()) {
       const Prepared& prepared = *serving.config;
       description.environment = prepared.image->identity();
@@ -264,12 +308,74 @@ class LinuxProvider final : public Provider {
 
   // Read-only: what a smoke test would prepare, prepared and dropped.
   Status Preflight() override {
+    if (!pool_error_.empty()) return EnvironmentRefusal(pool_error_);
     auto prepared = PrepareFromHost();
     if (!prepared.ok()) return prepared.error();
     return Status::Ok();
   }
 
+  // The pool follows the evidence: it serves (and refills with) the
+  // generation that serves after a smoke test whose every check passed, and
+  // is disabled, every idle sandbox destroyed, by any other answer.
   Expected<Evidence> SmokeTest(Deadline deadline) override {
+    auto evidence = CollectEvidence(deadline);
+    if (evidence.ok() && evidence->AllChecksPassed()) {
+      pool_.Enable(generations_.Serving().number);
+    } else {
+      pool_.Disable();
+    }
+    return evidence;
+  }
+
+  Expected<Result> Run(const Request& request, Deadline deadline) override {
+    return RunServing(request, deadline, nullptr);
+  }
+
+  // The guest reaches `calls` through the agent's relay socket, the agent
+  // through its channel (guest/host_calls.h).
+  Expected<Result> RunGranted(const Request& request, Deadline deadline,
+                              GrantedCalls& calls) override {
+    return RunServing(request, deadline, &calls);
+  }
+
+  // A run in the serving configuration; `calls` (a granted run) or null.
+  Expected<Result> RunServing(const Request& request, Deadline deadline, GrantedCalls* calls) {
+    if (request.cell) {
+      return Refusal(NotDispatched::kUnsupported, "A cell runs only inside a session.");
+    }
+    auto serving = generations_.Serving();
+    PLIMSOLL_RETURN_IF_ERROR(CheckServingEnvironment(
+        static_cast<bool>(serving), "linux", serving ? serving.config->image->identity() : "",
+        request.environment));
+    if (serving.config->image->Removed()) return RemovedImageRefusal();
+    // A granted run's sandbox differs (its /run tmpfs): never a pooled one.
+    return RunJob(*serving.config, request, deadline, nullptr, calls,
+                  /*pool_generation=*/calls == nullptr ? serving.number : 0);
+  }
+
+  Expected<std::unique_ptr<ProviderSession>> OpenSession(const SessionSpec& spec,
+                                                         Deadline deadline) override {
+    auto serving = generations_.Serving();
+    PLIMSOLL_RETURN_IF_ERROR(CheckServingEnvironment(
+        static_cast<bool>(serving), "linux", serving ? serving.config->image->identity() : "",
+        spec.environment));
+    if (serving.config->image->Removed()) return RemovedImageRefusal();
+    ContainConfig config = SandboxConfig(*serving.config);
+    config.argv.push_back("--session");
+    config.agent_capabilities = os::SessionAgentCapabilities();
+    config.host_calls = true;  // any call may name a grant (/run, mount.h)
+    auto container = Contain(config, std::min(deadline, Clock::now() + kSetupBudget));
+    if (!container.ok()) return container.error();
+    return std::unique_ptr<ProviderSession>(
+        std::make_unique<LinuxSession>(serving.config, std::move(*container), limits_));
+  }
+
+ private:
+  // The smoke test proper: a fresh configuration from the host, checked
+  // inside throwaway sandboxes built cold (never the pool's), promoted when
+  // every check passed.
+  Expected<Evidence> CollectEvidence(Deadline deadline) {
+    if (!pool_error_.empty()) return EnvironmentRefusal(pool_error_);
     auto fresh = PrepareFromHost();
     if (!fresh.ok()) return fresh.error();
     if (Status parents = os::EnsureCgroupParents((*fresh)->cgroups); !parents.ok()) {
@@ -345,48 +451,6 @@ class LinuxProvider final : public Provider {
     return evidence;
   }
 
-  Expected<Result> Run(const Request& request, Deadline deadline) override {
-    return RunServing(request, deadline, nullptr);
-  }
-
-  // The guest reaches `calls` through the agent's relay socket, the agent
-  // through its channel (guest/host_calls.h).
-  Expected<Result> RunGranted(const Request& request, Deadline deadline,
-                              GrantedCalls& calls) override {
-    return RunServing(request, deadline, &calls);
-  }
-
-  // A run in the serving configuration; `calls` (a granted run) or null.
-  Expected<Result> RunServing(const Request& request, Deadline deadline, GrantedCalls* calls) {
-    if (request.cell) {
-      return Refusal(NotDispatched::kUnsupported, "A cell runs only inside a session.");
-    }
-    auto serving = generations_.Serving();
-    PLIMSOLL_RETURN_IF_ERROR(CheckServingEnvironment(
-        static_cast<bool>(serving), "linux", serving ? serving.config->image->identity() : "",
-        request.environment));
-    if (serving.config->image->Removed()) return RemovedImageRefusal();
-    return RunJob(*serving.config, request, deadline, nullptr, calls);
-  }
-
-  Expected<std::unique_ptr<ProviderSession>> OpenSession(const SessionSpec& spec,
-                                                         Deadline deadline) override {
-    auto serving = generations_.Serving();
-    PLIMSOLL_RETURN_IF_ERROR(CheckServingEnvironment(
-        static_cast<bool>(serving), "linux", serving ? serving.config->image->identity() : "",
-        spec.environment));
-    if (serving.config->image->Removed()) return RemovedImageRefusal();
-    ContainConfig config = SandboxConfig(*serving.config);
-    config.argv.push_back("--session");
-    config.agent_capabilities = os::SessionAgentCapabilities();
-    config.host_calls = true;  // any call may name a grant (/run, mount.h)
-    auto container = Contain(config, std::min(deadline, Clock::now() + kSetupBudget));
-    if (!container.ok()) return container.error();
-    return std::unique_ptr<ProviderSession>(
-        std::make_unique<LinuxSession>(serving.config, std::move(*container), limits_));
-  }
-
- private:
   static constexpr const char* kWall =
       "namespaces (user, pid, mount, net, ipc, uts, cgroup), read-only root, tmpfs /tmp and /work, "
       "seccomp deny-by-default, cgroup memory/pids/cpu limits, no capabilities for guest code";
@@ -440,12 +504,26 @@ class LinuxProvider final : public Provider {
     return config;
   }
 
-  // One job in one fresh sandbox. `cgroup_values`, when given, receives the
-  // limits the kernel holds for the run's cgroup.
+  // The pool's factory: a sandbox of the serving generation, if that is
+  // still `generation` (the pool drops it otherwise anyway).
+  Expected<std::unique_ptr<WarmSandbox>> StartPooled(uint64_t generation) {
+    auto serving = generations_.Serving();
+    if (!serving || serving.number != generation) {
+      return EnvironmentRefusal("The configuration the pool was filling for no longer serves.");
+    }
+    if (serving.config->image->Removed()) return RemovedImageRefusal();
+    return WarmSandbox::Build(SandboxConfig(*serving.config), serving.config,
+                              Clock::now() + kSetupBudget);
+  }
+
+  // One job in one fresh sandbox: one the pool built ahead for
+  // `pool_generation` (the number of `prepared`) when it has one ready, else
+  // one built now; 0: always built now. `cgroup_values`, when given,
+  // receives the limits the kernel holds for the run's cgroup.
   // With `calls` (a granted run) the agent's relay serves them.
   Expected<Result> RunJob(const Prepared& prepared, const Request& request, Deadline deadline,
                           std::vector<std::pair<std::string, std::string>>* cgroup_values,
-                          GrantedCalls* calls = nullptr) {
+                          GrantedCalls* calls = nullptr, uint64_t pool_generation = 0) {
     Clock::time_point start = Clock::now();
     std::string key(guest::kReportKeyBytes, '\0');
     if (getrandom(key.data(), key.size(), 0) != static_cast<ssize_t>(key.size())) {
@@ -455,11 +533,20 @@ class LinuxProvider final : public Provider {
     if (!job.ok()) return job.error();
     job->host_calls = calls != nullptr;
 
-    ContainConfig config = SandboxConfig(prepared);
-    config.host_calls = calls != nullptr;
-    auto container =
-        Contain(config, std::min(deadline + kReportGrace, Clock::now() + kSetupBudget));
-    if (!container.ok()) return container.error();
+    std::optional<Container> container;
+    if (pool_generation != 0) {
+      if (std::unique_ptr<WarmSandbox> warm = pool_.Take(pool_generation)) {
+        container.emplace(warm->Release());
+      }
+    }
+    if (!container) {
+      ContainConfig config = SandboxConfig(prepared);
+      config.host_calls = calls != nullptr;
+      auto built =
+          Contain(config, std::min(deadline + kReportGrace, Clock::now() + kSetupBudget));
+      if (!built.ok()) return built.error();
+      container.emplace(std::move(*built));
+    }
     if (cgroup_values) *cgroup_values = container->cgroup().ReadLimits();
 
     Result result;
@@ -489,14 +576,19 @@ class LinuxProvider final : public Provider {
   const std::string image_directory_;  // "" = image::LocateDefaultImage()
   Generations<Prepared> generations_;
   NetnsPool networks_{kSpareNetworkNamespaces};
-  // Last, so it is destroyed first: every sandbox is gone before the rest.
+  const std::string pool_error_;  // SANDBOX_LINUX_POOL_SIZE invalid: nothing serves
+  // Destroyed in reverse order: the pool first (its worker stops, its idle
+  // sandboxes go to the teardown), then the teardown, which finishes every
+  // sandbox before the rest goes.
   Teardown teardown_{kMaxPendingTeardowns};
+  pool::WarmPool<WarmSandbox> pool_;
 };
 
 }  // namespace
 
 std::unique_ptr<Provider> MakeLinuxProvider(const Limits& limits, std::string image_directory) {
-  return std::make_unique<LinuxProvider>(limits, std::move(image_directory));
+  return std::make_unique<LinuxProvider>(limits, std::move(image_directory),
+                                         PoolSettingFromEnvironment());
 }
 
 }  // namespace plimsoll

@@ -36,8 +36,13 @@
 namespace plimsoll {
 namespace {
 
+// Without a warm pool: the tests that judge leftovers while it is open see
+// only their own runs' sandboxes (the pool's tests open their own).
 Sandbox& SharedSandbox() {
-  static Sandbox sandbox = std::move(*Sandbox::Open("linux"));
+  static Sandbox sandbox = [] {
+    testing::ScopedEnv pool("SANDBOX_LINUX_POOL_SIZE", "0");
+    return std::move(*Sandbox::Open("linux"));
+  }();
   return sandbox;
 }
 
@@ -859,6 +864,154 @@ TEST_F(LinuxProviderTest, ASessionWhoseInitDiedEndsBoundaryFailedAndRunsNothing)
   ASSERT_FALSE(refused.ok());
   EXPECT_TRUE(NotDispatchedReason(refused.error()).has_value()) << refused.error().ToString();
   EXPECT_EQ((*session)->Info().ended, SessionEndReason::kBoundaryFailed);
+}
+
+// The warm pool (warm_sandbox.h, SANDBOX_LINUX_POOL_SIZE): sandboxes built
+// ahead, each used for one run and torn down after it.
+
+// A linux sandbox whose pool holds `size`, its evidence collected.
+std::optional<Sandbox> WithPool(const std::string& size) {
+  testing::ScopedEnv pool("SANDBOX_LINUX_POOL_SIZE", size);
+  auto sandbox = Sandbox::Open("linux");
+  if (!sandbox.ok()) {
+    ADD_FAILURE() << sandbox.error().ToString();
+    return std::nullopt;
+  }
+  auto evidence = sandbox->CollectEvidence();
+  if (!evidence.ok()) {
+    ADD_FAILURE() << evidence.error().ToString();
+    return std::nullopt;
+  }
+  return std::move(*sandbox);
+}
+
+PoolState PoolOf(const Sandbox& sandbox) {
+  std::optional<PoolState> pool = sandbox.Describe().pool;
+  EXPECT_TRUE(pool.has_value()) << "the linux provider reports no pool";
+  return pool.value_or(PoolState{});
+}
+
+// Waits (at most 10 s) until the pool has `ready` sandboxes waiting.
+bool AwaitPool(const Sandbox& sandbox, size_t ready) {
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (PoolOf(sandbox).ready < ready) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+TEST_F(LinuxProviderTest, APooledRunAnswersAsAColdOneAndNeverSharesItsSandbox) {
+  auto pooled = WithPool("1");
+  ASSERT_TRUE(pooled.has_value());
+  Request js;
+  js.javascript = JavascriptPayload{"console.log(6*7)"};
+  ASSERT_TRUE(AwaitPool(*pooled, 1));
+  Result warm = MustRun(*pooled, js);
+  EXPECT_EQ(PoolOf(*pooled).handed_out, 1u);
+  Result cold = MustRun(js);  // the shared sandbox has no pool
+  EXPECT_EQ(warm.stdout_bytes, "42\n") << warm.stderr_bytes;
+  EXPECT_EQ(warm.stdout_bytes, cold.stdout_bytes);
+  EXPECT_EQ(warm.stderr_bytes, cold.stderr_bytes);
+  EXPECT_EQ(warm.exit_code, cold.exit_code);
+  EXPECT_EQ(warm.isolation, cold.isolation);
+  EXPECT_EQ(warm.environment, cold.environment);
+  EXPECT_EQ(warm.record.environment, cold.record.environment);
+
+  // Each run finds fresh /tmp, /work and pid namespace: nothing of the last.
+  Request probe;
+  probe.python = PythonPayload{
+      "import os\n"
+      "print(os.path.exists('/tmp/mark'), os.path.exists('/work/mark'),\n"
+      "      os.readlink('/proc/self/ns/pid'))\n"
+      "open('/tmp/mark', 'w').write('x'); open('/work/mark', 'w').write('x')"};
+  probe.timeout_ms = 20'000;
+  std::set<std::string> namespaces;
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(AwaitPool(*pooled, 1));
+    Result run = MustRun(*pooled, probe);
+    EXPECT_EQ(run.exit_code, 0) << run.stderr_bytes;
+    EXPECT_EQ(run.stdout_bytes.rfind("False False pid:[", 0), 0u) << run.stdout_bytes;
+    namespaces.insert(run.stdout_bytes);
+  }
+  EXPECT_EQ(namespaces.size(), 2u) << "two runs shared a pid namespace";
+  EXPECT_EQ(PoolOf(*pooled).handed_out, 3u);
+}
+
+// Issue 23 point 5: a pooled sandbox serves only the generation it was built
+// under. After a swapped tree's smoke test the pool's old sandboxes are
+// destroyed, never used; until then they serve the old, tested tree.
+TEST_F(LinuxProviderTest, APooledSandboxServesOnlyTheGenerationItWasBuiltUnder) {
+  auto real = image::LocateDefaultImage();
+  ASSERT_TRUE(real.ok()) << real.error().ToString();
+  std::filesystem::path parent =
+      real->directory.parent_path() / ("pool-swap-test-linux-" + std::to_string(getpid()));
+  auto image = image::testing::SwappableImage::Make(*real, parent);
+  ASSERT_TRUE(image.has_value());
+  {
+    testing::ScopedEnv variable("PLIMSOLL_IMAGE", image->directory().string());
+    auto sandbox = WithPool("2");
+    ASSERT_TRUE(sandbox.has_value());
+    ASSERT_TRUE(AwaitPool(*sandbox, 2));
+    ASSERT_TRUE(image->SwapIn("B"));
+    // Built under A and A still serves: A, and from the pool.
+    Result held = MustRun(*sandbox, ReadTreeMarker());
+    EXPECT_EQ(held.stdout_bytes, "A\n") << held.stderr_bytes;
+    EXPECT_EQ(held.environment, image->identity("A"));
+    EXPECT_EQ(PoolOf(*sandbox).handed_out, 1u);
+    ASSERT_TRUE(AwaitPool(*sandbox, 2));  // refilled, still with A
+
+    auto evidence = sandbox->CollectEvidence();
+    ASSERT_TRUE(evidence.ok()) << evidence.error().ToString();
+    EXPECT_EQ(evidence->environment, image->identity("B"));
+    // Whatever the pool holds now (nothing yet, or B's), a run sees B.
+    for (int i = 0; i < 3; ++i) {
+      Result after = MustRun(*sandbox, ReadTreeMarker());
+      EXPECT_EQ(after.stdout_bytes, "B\n") << after.stderr_bytes;
+      EXPECT_EQ(after.environment, image->identity("B"));
+      EXPECT_EQ(after.record.environment, image->identity("B"));
+      if (i == 1) ASSERT_TRUE(AwaitPool(*sandbox, 2));  // the last one from B's pool
+    }
+    PoolState pool = PoolOf(*sandbox);
+    EXPECT_GE(pool.handed_out, 2u);
+    EXPECT_EQ(pool.handed_out + pool.found_empty, 4u);
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(parent, ignored);
+}
+
+TEST_F(LinuxProviderTest, APoolOffOrEmptyBuildsColdAndAClosedPoolLeavesNothing) {
+  int before = QuietSandboxProcesses();
+  Request js;
+  js.javascript = JavascriptPayload{"console.log(1)"};
+  {
+    auto off = WithPool("0");
+    ASSERT_TRUE(off.has_value());
+    EXPECT_EQ(PoolOf(*off).size, 0u);
+    EXPECT_EQ(MustRun(*off, js).stdout_bytes, "1\n");
+    EXPECT_EQ(PoolOf(*off).handed_out, 0u);
+  }
+  {
+    // Right after the evidence the pool is still building its first
+    // sandbox: the first runs find it empty and build their own.
+    auto on = WithPool("1");
+    ASSERT_TRUE(on.has_value());
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(MustRun(*on, js).stdout_bytes, "1\n");
+    PoolState pool = PoolOf(*on);
+    EXPECT_GE(pool.found_empty, 1u);
+    EXPECT_EQ(pool.handed_out + pool.found_empty, 3u);
+    ASSERT_TRUE(AwaitPool(*on, 1));
+  }  // closing destroys the idle sandbox and finishes every teardown
+  EXPECT_EQ(OwnRunCgroups(), std::vector<std::string>{});
+  EXPECT_EQ(SandboxProcesses(), before);
+
+  testing::ScopedEnv invalid("SANDBOX_LINUX_POOL_SIZE", "lots");
+  auto refused = Sandbox::Open("linux");
+  ASSERT_TRUE(refused.ok());
+  auto evidence = refused->CollectEvidence();
+  ASSERT_FALSE(evidence.ok());
+  EXPECT_EQ(NotDispatchedReason(evidence.error()), NotDispatched::kEnvironment)
+      << evidence.error().ToString();
 }
 
 }  // namespace
