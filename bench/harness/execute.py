@@ -56,6 +56,7 @@ class ScenarioResult:
     # measured in this run with the ratios to it, or why there is none (peer_note)
     tier: Optional[str] = None
     peer: bool = False
+    whole_process: bool = False   # compared only with whole-process peers (and vice versa)
     best_peer: Optional[str] = None
     peer_ratios: Optional[dict] = None
     peer_note: Optional[str] = None
@@ -268,7 +269,8 @@ def run_scenario(scenario, registry, fixtures, runs, warmup, products=None):
     result = ScenarioResult(name=scenario.name, kind=scenario.kind, status=SKIPPED,
                             description=scenario.description,
                             baseline=registry.baseline_of(scenario),
-                            tier=_declared_tier(scenario, fixtures), peer=scenario.peer)
+                            tier=_declared_tier(scenario, fixtures), peer=scenario.peer,
+                            whole_process=scenario.whole_process)
 
     def finish(status, reason=None, samples=(), unit="ms", summary=None, facts=None):
         result.status = status

@@ -4,6 +4,8 @@ A peer is another project's tool doing the job plimsoll's rows do (a fresh sandb
 console.log(6*7)) at one tier (scenario.py: `tier`, `peer`). After a run, attach_peers gives every
 measured non-peer row with a tier its best peer (the lowest p50 among the peers of that tier
 measured in this run, in the same unit) and the ratios to it, or a note saying why there is none.
+A whole-process row (a CLI: start-up in every sample) is compared only with whole-process peers,
+an in-process row only with in-process peers.
 """
 
 from . import stats
@@ -22,11 +24,12 @@ def attach_peers(results):
     peers = {}
     for result in results:
         if result.peer and result.tier is not None:
-            peers.setdefault(result.tier, []).append(result)
+            peers.setdefault((result.tier, result.whole_process), []).append(result)
     for result in results:
         if result.peer or result.tier is None or result.status != MEASURED:
             continue
-        tier_peers = peers.get(result.tier, [])
+        tier_peers = peers.get((result.tier, result.whole_process), [])
+        kind = f"{result.tier}-tier" + (" whole-process" if result.whole_process else "")
         candidates = [peer for peer in tier_peers if peer.status == MEASURED
                       and peer.unit == result.unit and _p50(peer) is not None]
         if not candidates:
@@ -34,9 +37,9 @@ def attach_peers(results):
                 why = "; ".join(f"{peer.name} {peer.status}" + (
                     f" ({peer.unit}, not {result.unit})" if peer.status == MEASURED else "")
                     for peer in tier_peers)
-                result.peer_note = f"no {result.tier}-tier peer measured: {why}"
+                result.peer_note = f"no {kind} peer measured: {why}"
             else:
-                result.peer_note = f"no {result.tier}-tier peer in this run"
+                result.peer_note = f"no {kind} peer in this run"
             continue
         best = min(candidates, key=_p50)
         result.best_peer = best.name
@@ -46,12 +49,13 @@ def attach_peers(results):
 
 def peer_summary(results):
     """{tier: {"best": name or None, "best_p50": ms or None, "peers": [{name, status, p50}]}}
-    for every tier with a peer in this run."""
+    for every tier with a peer in this run; whole-process peers under "<tier> (whole process)"."""
     summary = {}
     for result in results:
         if not result.peer or result.tier is None:
             continue
-        entry = summary.setdefault(result.tier, {"best": None, "best_p50": None, "peers": []})
+        key = result.tier + (" (whole process)" if result.whole_process else "")
+        entry = summary.setdefault(key, {"best": None, "best_p50": None, "peers": []})
         p50 = _p50(result) if result.status == MEASURED else None
         entry["peers"].append({"name": result.name, "status": result.status, "unit": result.unit,
                                "p50": p50, "reason": result.reason})

@@ -42,7 +42,11 @@ def peer_summary_line(peers):
     """One line: each tier's best peer and p50, and its other peers, e.g. "Peers in this run
     (p50): container: best `unshare-qjs` 3.30 ms (`bwrap-qjs` 5.10 ms, `runc-qjs` skipped)."."""
     parts = []
-    for tier in sorted(peers, key=lambda t: TIERS.index(t) if t in TIERS else len(TIERS)):
+    def order(key):
+        tier = key.split(" ")[0]
+        return (TIERS.index(tier) if tier in TIERS else len(TIERS), key)
+
+    for tier in sorted(peers, key=order):
         entry = peers[tier]
         others = [f"`{p['name']}` " + (f"{_number(p['p50'])} {p['unit']}" if p["p50"] is not None
                                        else p["status"])
@@ -254,6 +258,8 @@ def _peer_cells(row):
     tier = row.get("tier")
     if not tier:
         return ["—", "—", "—"]
+    if row.get("whole_process"):
+        tier += ", whole process"
     if row.get("peer"):
         return [f"{tier} (peer)", "—", "—"]
     if row.get("best_peer"):

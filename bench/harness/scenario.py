@@ -24,7 +24,9 @@ run's fixtures). A row with `peer=True` is a peer of its tier: another project's
 same job (a fresh sandbox running console.log(6*7)). Every other row with a tier (plimsoll's own)
 also reports its ratio to the best (lowest p50) peer of its tier measured in the same run, or why
 there is none; a row whose sampler reports facts {"tier": ...} (the evidence's tier) is compared
-within that tier instead of the declared one. target_peer_ratio is a target on that ratio:
+within that tier instead of the declared one. A row timing a whole OS process per sample (a CLI)
+sets `whole_process=True` and is compared only with peers that do the same (and vice versa).
+target_peer_ratio is a target on that ratio:
   target_peer_ratio    the scenario's p50 divided by the best peer's p50 must be at most this
 
 Argv templates are formatted with str.format against the run's fixtures, e.g. "{rootfs}",
@@ -90,6 +92,7 @@ class Scenario:
     # row is a peer of that tier, and a target on the ratio to the tier's best peer:
     tier: Optional[str] = None
     peer: bool = False
+    whole_process: bool = False   # a sample is a whole OS process (start-up included)
     target_peer_ratio: Optional[float] = None   # p50 / best peer's p50 (same run) <= this
 
     def __post_init__(self):
@@ -115,8 +118,8 @@ class Scenario:
         if self.tier is not None and self.tier not in TIERS and "{" not in self.tier:
             raise ValueError(f"scenario {self.name}: tier must be one of {TIERS} or a template, "
                              f"got {self.tier!r}")
-        if self.peer and self.tier is None:
-            raise ValueError(f"scenario {self.name}: a peer needs a tier")
+        if (self.peer or self.whole_process) and self.tier is None:
+            raise ValueError(f"scenario {self.name}: a peer or a whole-process row needs a tier")
         if self.target_peer_ratio is not None and (self.tier is None or self.peer):
             raise ValueError(f"scenario {self.name}: target_peer_ratio needs a tier and is not "
                              "for peers")
@@ -250,9 +253,11 @@ class Registry:
         # The peers of the selected rows' tiers (issue 23: each row's ratio to its tier's best
         # peer). A tier given as a template is only known once the run's fixtures format it, so
         # such rows pull in no peers here.
-        tiers = {self._scenarios[name].tier for name in wanted
-                 if not self._scenarios[name].peer} - {None}
-        wanted |= self._with_groups({s.name for s in self if s.peer and s.tier in tiers})
+        kinds = {(self._scenarios[name].tier, self._scenarios[name].whole_process)
+                 for name in wanted if not self._scenarios[name].peer
+                 and self._scenarios[name].tier is not None}
+        wanted |= self._with_groups({s.name for s in self
+                                     if s.peer and (s.tier, s.whole_process) in kinds})
         bases = {self.baseline_of(self._scenarios[name]) for name in wanted} - {None}
         wanted |= self._with_groups(bases)   # baselines are not transitive
         return [s for s in self if s.name in wanted]

@@ -30,10 +30,17 @@ def row(name, samples=None, tier=None, peer=False, status=MEASURED, unit="ms", r
                           stats=stats.summarize(samples) if samples else None)
 
 
+def wp(result):
+    result.whole_process = True
+    return result
+
+
 class ScenarioFieldsTest(unittest.TestCase):
     def test_a_peer_needs_a_tier(self):
         with self.assertRaises(ValueError):
             command("p", ["true"], peer=True)
+        with self.assertRaises(ValueError):
+            command("p", ["true"], whole_process=True)
 
     def test_tier_is_a_known_tier_or_a_template(self):
         with self.assertRaises(ValueError):
@@ -55,11 +62,13 @@ class ScenarioFieldsTest(unittest.TestCase):
         registry.add(command("peer-vm", ["true"], tier="{microvm_tier}", peer=True,
                              baseline=None))
         registry.add(command("ours", ["true"], tier="container", baseline=None))
+        registry.add(command("peer-cli", ["true"], tier="container", peer=True,
+                             whole_process=True, baseline=None))
         registry.add(command("other", ["true"], baseline=None))
         self.assertEqual([s.name for s in registry.select("^ours$")], ["peer-a", "ours"])
         self.assertEqual([s.name for s in registry.select("^other$")], ["other"])
         self.assertEqual([s.name for s in registry.select("^peer-b$")], ["peer-b"])
-        self.assertEqual([s.name for s in registry.peers("container")], ["peer-a"])
+        self.assertEqual([s.name for s in registry.peers("container")], ["peer-a", "peer-cli"])
 
 
 class AttachPeersTest(unittest.TestCase):
@@ -101,6 +110,24 @@ class AttachPeersTest(unittest.TestCase):
         peers.attach_peers(results)
         self.assertEqual(results[-1].best_peer, "unshare-qjs")
         self.assertAlmostEqual(results[-1].peer_ratios["p50"], 0.5)
+
+    def test_whole_process_rows_meet_only_whole_process_peers(self):
+        results = [row("lib", [0.2], "process", True),
+                   wp(row("node-once", [200.0], "process", True)),
+                   wp(row("cli", [10.0], "process")), row("engine", [0.1], "process")]
+        peers.attach_peers(results)
+        self.assertEqual((results[2].best_peer, results[3].best_peer), ("node-once", "lib"))
+        self.assertAlmostEqual(results[2].peer_ratios["p50"], 0.05)
+        self.assertAlmostEqual(results[3].peer_ratios["p50"], 0.5)
+        summary = peers.peer_summary(results)
+        self.assertEqual(summary["process (whole process)"]["best"], "node-once")
+        self.assertEqual(summary["process"]["best"], "lib")
+
+    def test_no_whole_process_peer(self):
+        results = [row("lib", [0.2], "process", True), wp(row("cli", [10.0], "process"))]
+        peers.attach_peers(results)
+        self.assertIsNone(results[1].best_peer)
+        self.assertEqual(results[1].peer_note, "no process-tier whole-process peer in this run")
 
     def test_a_peer_in_another_unit_is_not_compared(self):
         results = [row("mem-peer", [1000.0], "process", True, unit="kB"),
@@ -348,6 +375,23 @@ class SamplerScriptTest(unittest.TestCase):
         self.assertEqual(record["scenario"], "qjs")
         self.assertIn("cannot load from", record["skipped"])
 
+    def test_once_fails_without_the_library(self):
+        with tempfile.TemporaryDirectory() as empty:
+            out = subprocess.run(["node", os.path.join(PEER_DIR, "sampler.js"), "--modules",
+                                  empty, "--once"], capture_output=True, text=True, timeout=120,
+                                 check=False)
+        self.assertNotEqual(out.returncode, 0)
+        self.assertEqual(out.stdout, "")
+
+    def test_once_prints_42(self):
+        modules = os.path.join(npm_peer.cache_root(), "quickjs-emscripten")
+        if not os.path.exists(os.path.join(modules, CHECK)):
+            self.skipTest(f"the peer is not installed in {modules} (a bench run installs it)")
+        out = subprocess.run(["node", os.path.join(PEER_DIR, "sampler.js"), "--modules",
+                              modules, "--once"], capture_output=True, text=True, timeout=120,
+                             check=False)
+        self.assertEqual((out.returncode, out.stdout), (0, "42\n"), out.stderr)
+
     def test_a_real_run_prints_samples(self):
         modules = os.path.join(npm_peer.cache_root(), "quickjs-emscripten")
         if not os.path.exists(os.path.join(modules, CHECK)):
@@ -368,7 +412,7 @@ class DefaultRegistryPeersTest(unittest.TestCase):
         for scenario in self.registry.peers():
             peers.setdefault(scenario.tier, []).append(scenario.name)
         self.assertEqual(peers, {
-            "process": ["quickjs-emscripten"],
+            "process": ["quickjs-emscripten", "quickjs-emscripten.process"],
             "container": ["unshare-qjs", "bwrap-qjs", "runc-qjs", "runc-qjs-equivalent",
                           "crun-qjs-equivalent"],
             "kernel": ["runsc-qjs-equivalent"],
@@ -415,6 +459,17 @@ class DefaultRegistryPeersTest(unittest.TestCase):
         names = [s.name for s in self.registry.select("^engine.instance_console_log$")]
         self.assertEqual(names, ["quickjs-emscripten", "engine.native_console_log",
                                  "engine.instance_console_log"])
+        names = [s.name for s in self.registry.select("^plimsoll-cli-embedded$")]
+        self.assertEqual(names, ["host-exec", "quickjs-emscripten.process",
+                                 "plimsoll-cli-embedded"])
+
+    def test_the_cli_is_compared_with_the_whole_process_peer(self):
+        cli, peer = (self.registry.get(n) for n in ("plimsoll-cli-embedded",
+                                                     "quickjs-emscripten.process"))
+        self.assertTrue(cli.whole_process and peer.whole_process and peer.peer)
+        self.assertEqual(list(peer.argv[-1:]), ["--once"])
+        self.assertFalse(self.registry.get("quickjs-emscripten").whole_process)
+        self.assertFalse(self.registry.get("engine.instance_console_log").whole_process)
 
 
 class PeerProjectTest(unittest.TestCase):

@@ -4,6 +4,7 @@
 // "sampler scenarios").
 //
 //   node sampler.js --modules DIR --scenario NAME --runs N --warmup N
+//   node sampler.js --modules DIR --once
 //
 // DIR is the npm ci of this directory's package-lock.json (the bench installs it into its cache,
 // never into the source tree; harness/npm_peer.py). Untimed, once: the module is loaded and its
@@ -13,6 +14,9 @@
 // disposed. This is what engine_bench's engine.instance_console_log does on plimsoll's engine,
 // except that every run there also gets a fresh wasm instance and linear memory; here all
 // runtimes share the module's one instance and memory.
+//
+// --once is the whole-process peer (the bench times the process from outside, as it times
+// `plimsoll run`): load the module, one run, print its output; exit 0 only if it was "42\n".
 "use strict";
 
 const path = require("path");
@@ -22,9 +26,14 @@ const SNIPPET = "console.log(6*7)";
 const EXPECTED = "42\n";
 
 function parseArgs(argv) {
-  const args = { modules: null, scenario: "quickjs-emscripten", runs: 100, warmup: 5 };
+  const args = { modules: null, scenario: "quickjs-emscripten", runs: 100, warmup: 5, once: false };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i];
+    if (key === "--once") {
+      args.once = true;
+      i -= 1;
+      continue;
+    }
     const value = argv[i + 1];
     if (value === undefined) throw new Error(`${key} needs a value`);
     if (key === "--modules") args.modules = value;
@@ -73,6 +82,19 @@ function runOnce(QuickJS) {
   return output;
 }
 
+// --once: the library loaded and one run made in this fresh process; the output to stdout.
+async function runWholeProcess(modules) {
+  const requireFromInstall = createRequire(path.join(path.resolve(modules), "package.json"));
+  const QuickJS = await requireFromInstall("quickjs-emscripten").getQuickJS();
+  const output = runOnce(QuickJS);
+  process.stdout.write(output);
+  if (output !== EXPECTED) {
+    process.stderr.write(`sampler.js: printed ${JSON.stringify(output)}, not ${JSON.stringify(EXPECTED)}\n`);
+    return 1;
+  }
+  return 0;
+}
+
 async function main() {
   let args;
   try {
@@ -81,6 +103,7 @@ async function main() {
     process.stderr.write(`sampler.js: ${error.message}\n`);
     return 2;
   }
+  if (args.once) return runWholeProcess(args.modules);
   let QuickJS;
   let version;
   try {
