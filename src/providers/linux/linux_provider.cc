@@ -152,6 +152,18 @@ std::string SeccompMode(pid_t pid) {
   return "";
 }
 
+// Ends a run's hold on the warm pool's refill (WarmPool::Take with
+// hold_refill) when the run returns, on every path.
+struct RefillHold {
+  pool::WarmPool<WarmSandbox>* pool = nullptr;
+  RefillHold() = default;
+  RefillHold(const RefillHold&) = delete;
+  RefillHold& operator=(const RefillHold&) = delete;
+  ~RefillHold() {
+    if (pool != nullptr) pool->ReleaseRefill();
+  }
+};
+
 // A kept sandbox (SPEC §9): one container whose agent runs with --session,
 // talked to job by job over its channel; /work and the interpreters live
 // as long as it does.
@@ -534,9 +546,14 @@ class LinuxProvider final : public Provider {
     job->host_calls = calls != nullptr;
 
     std::optional<Container> container;
+    // A pooled sandbox's run holds the pool's refill until it returns, so
+    // that building the next sandbox does not compete with it for the CPU
+    // (warm_pool.h; an empty pool refills regardless).
+    RefillHold hold;
     if (pool_generation != 0) {
-      if (std::unique_ptr<WarmSandbox> warm = pool_.Take(pool_generation)) {
+      if (std::unique_ptr<WarmSandbox> warm = pool_.Take(pool_generation, /*hold_refill=*/true)) {
         container.emplace(warm->Release());
+        hold.pool = &pool_;
       }
     }
     if (!container) {

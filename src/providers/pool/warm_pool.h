@@ -18,7 +18,13 @@
 //  - an empty pool (exhausted, refilling, disabled or failing) makes Take()
 //    return nullptr at once: the caller starts a sandbox itself within its
 //    own deadline. The pool never sheds a run; the daemon's admission does;
-//  - start failures back off from 0.5 s to 30 s; the last error is kept.
+//  - start failures back off from 0.5 s to 30 s; the last error is kept;
+//  - a run may hold the refill its take calls for (Take(generation,
+//    /*hold_refill=*/true) ... ReleaseRefill() once it answered), so that
+//    building the next sandbox does not compete with the run for the CPU
+//    (the linux provider, whose runs are a few milliseconds). While any
+//    hold is open the pool refills only when it is empty, so a busy pool
+//    never leaves the next run without a sandbox just to keep the CPU quiet.
 // Destroyer: one background thread; with `max_pending` waiting, Add()
 // destroys the sandbox itself (callers slow down instead of sandboxes piling
 // up); the destructor destroys everything still queued.
@@ -193,7 +199,12 @@ class WarmPool {
   }
 
   // A healthy sandbox started for `generation`, or nullptr at once.
-  std::unique_ptr<T> Take(uint64_t generation) {
+  std::unique_ptr<T> Take(uint64_t generation) { return Take(generation, false); }
+
+  // The same; with `hold_refill` and a sandbox handed out, the refill waits
+  // (while any sandbox is still ready) until ReleaseRefill(), which the
+  // caller must then call exactly once, when its run has answered.
+  std::unique_ptr<T> Take(uint64_t generation, bool hold_refill) {
     std::vector<std::unique_ptr<T>> unfit;
     std::unique_ptr<T> taken;
     {
@@ -210,10 +221,20 @@ class WarmPool {
       }
       stats_.ready = ready_.size();
       ++(taken ? stats_.handed_out : stats_.empty);
+      if (taken && hold_refill) ++holds_;
     }
     changed_.notify_all();  // time to refill
     for (auto& item : unfit) disposer_(std::move(item));
     return taken;
+  }
+
+  // Ends one hold of Take(generation, true): the refill may start.
+  void ReleaseRefill() {
+    {
+      std::lock_guard lock(mutex_);
+      if (holds_ > 0) --holds_;
+    }
+    changed_.notify_all();
   }
 
   Stats stats() const {
@@ -280,7 +301,7 @@ class WarmPool {
         lock.lock();
         continue;
       }
-      if (!stats_.enabled || ready_.size() >= size_) {
+      if (!stats_.enabled || ready_.size() >= size_ || (holds_ > 0 && !ready_.empty())) {
         changed_.wait_for(lock, std::chrono::seconds(1));
         continue;
       }
@@ -318,6 +339,7 @@ class WarmPool {
   std::condition_variable changed_;
   std::deque<std::unique_ptr<T>> ready_;
   Stats stats_;
+  size_t holds_ = 0;  // runs that took a sandbox and hold the refill
   bool stopping_ = false;
   std::thread worker_;
 };

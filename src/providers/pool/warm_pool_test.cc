@@ -88,5 +88,29 @@ TEST(WarmPoolTest, EvidenceOfAGenerationServesIt) {
   EXPECT_EQ(fixture.pool.Take(3), nullptr);
 }
 
+// A run may hold the refill its take calls for until it answered; an
+// empty pool refills regardless.
+TEST(WarmPoolTest, AHeldRefillWaitsForItsReleaseUnlessThePoolIsEmpty) {
+  PoolFixture fixture;
+  fixture.pool.Enable(1);
+  ASSERT_TRUE(fixture.WaitForReady(2));
+  auto first = fixture.pool.Take(1, /*hold_refill=*/true);
+  ASSERT_NE(first, nullptr);
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(fixture.started, 2) << "refilled while a run held it";
+  fixture.pool.ReleaseRefill();
+  ASSERT_TRUE(fixture.WaitForReady(2));
+  EXPECT_EQ(fixture.started, 3);
+  // Both taken under holds: the pool is empty, so it refills at once.
+  auto second = fixture.pool.Take(1, true);
+  auto third = fixture.pool.Take(1, true);
+  ASSERT_NE(second, nullptr);
+  ASSERT_NE(third, nullptr);
+  ASSERT_TRUE(fixture.WaitForReady(1));
+  fixture.pool.ReleaseRefill();
+  fixture.pool.ReleaseRefill();
+  ASSERT_TRUE(fixture.WaitForReady(2));
+}
+
 }  // namespace
 }  // namespace plimsoll
