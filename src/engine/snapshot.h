@@ -8,9 +8,9 @@
 // or another run; it only skips the initialisation every run would repeat
 // bit for bit.
 //
-// Two calibration runs from the image (snapshot.cc) learn which pages every
-// run writes; later runs copy those in with one madvise per range instead of
-// a fault per page (wasm_image.h). The calibration runs are ordinary runs
+// Two calibration runs from the image (snapshot.cc) learn which pages a run
+// writes; later runs copy those in with one madvise per range instead of a
+// fault per page (wasm_image.h). The calibration runs are ordinary runs
 // from the image, thrown away like any other.
 //
 // What the prepared context holds that a run must not inherit is reset when

@@ -8,7 +8,7 @@
  *   first image->pages pages map image->fd (a sealed memfd of exactly that
  *   many 64 KiB pages) MAP_PRIVATE: reads see the image, writes go to this
  *   instance's own pages, nothing reaches the file. The pages of
- *   image->hot (ranges of 4 KiB pages that every run writes) are copied in
+ *   image->hot (ranges of 4 KiB pages a run is likely to write) are copied in
  *   up front, one madvise(MADV_POPULATE_WRITE) per range instead of one
  *   fault per page (and no TLB shootdown for a read-then-written page); a
  *   kernel without it (before 5.14) leaves them to fault as usual. The rest
