@@ -56,24 +56,31 @@ Status WaitReady(int fd, short events, Clock::time_point deadline, std::string_v
   }
 }
 
-ssize_t WriteSome(int fd, const char* data, size_t size) {
-  // send() with MSG_NOSIGNAL keeps a closed peer from raising SIGPIPE; a pipe
-  // or a character device (virtio-serial) is not a socket, so fall back.
-  ssize_t written = send(fd, data, size, MSG_NOSIGNAL | MSG_DONTWAIT);
-  if (written < 0 && errno == ENOTSOCK) {
-    // A blocking pipe that polled writable takes at least PIPE_BUF bytes
-    // without blocking; more could block past the deadline.
-    written = write(fd, data, std::min<size_t>(size, PIPE_BUF));
-  }
-  return written;
-}
-
+// A socket is written first and polled only when it is full (send() with
+// MSG_DONTWAIT never blocks, MSG_NOSIGNAL keeps a closed peer from raising
+// SIGPIPE): one call less per frame, which counts under gVisor's ptrace
+// platform. A pipe or a character device (virtio-serial) is not a socket: it
+// is polled first, then given at most PIPE_BUF bytes, which a blocking one
+// that polled writable takes without blocking (more could block past the
+// deadline).
 Status WriteAll(int fd, std::string_view bytes, Clock::time_point deadline) {
+  bool socket = true;
   while (!bytes.empty()) {
-    PLIMSOLL_RETURN_IF_ERROR(WaitReady(fd, POLLOUT, deadline, "writing a frame"));
-    ssize_t written = WriteSome(fd, bytes.data(), bytes.size());
+    ssize_t written = -1;
+    if (socket) {
+      written = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (written < 0 && errno == ENOTSOCK) socket = false;
+    }
+    if (!socket) {
+      PLIMSOLL_RETURN_IF_ERROR(WaitReady(fd, POLLOUT, deadline, "writing a frame"));
+      written = write(fd, bytes.data(), std::min<size_t>(bytes.size(), PIPE_BUF));
+    }
     if (written < 0) {
-      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        PLIMSOLL_RETURN_IF_ERROR(WaitReady(fd, POLLOUT, deadline, "writing a frame"));
+        continue;
+      }
       return SystemError("writing a frame on the agent channel", errno);
     }
     bytes.remove_prefix(static_cast<size_t>(written));
@@ -99,6 +106,22 @@ Status ReadExactly(int fd, char* out, size_t size, Clock::time_point deadline,
     }
     done += static_cast<size_t>(got);
   }
+  return Status::Ok();
+}
+
+// Appends one frame (header and bytes) to `out`.
+Status AppendFrame(std::string_view bytes, std::string* out) {
+  if (bytes.size() > kMaxFrameBytes) {
+    return Failure(ErrorCode::kResourceExhausted, "A frame of " + std::to_string(bytes.size()) +
+                                                      " bytes exceeds the limit of " +
+                                                      std::to_string(kMaxFrameBytes) + " bytes.");
+  }
+  auto size = static_cast<uint32_t>(bytes.size());
+  out->push_back(static_cast<char>((size >> 24) & 0xff));
+  out->push_back(static_cast<char>((size >> 16) & 0xff));
+  out->push_back(static_cast<char>((size >> 8) & 0xff));
+  out->push_back(static_cast<char>(size & 0xff));
+  out->append(bytes);
   return Status::Ok();
 }
 
@@ -144,20 +167,19 @@ std::string Seal(std::string_view key, std::string_view bytes) {
 }
 
 Status WriteFrame(int fd, std::string_view bytes, Clock::time_point deadline) {
-  if (bytes.size() > kMaxFrameBytes) {
-    return Failure(ErrorCode::kResourceExhausted, "A frame of " + std::to_string(bytes.size()) +
-                                                      " bytes exceeds the limit of " +
-                                                      std::to_string(kMaxFrameBytes) + " bytes.");
-  }
-  auto size = static_cast<uint32_t>(bytes.size());
   std::string frame;
   frame.reserve(4 + bytes.size());
-  frame.push_back(static_cast<char>((size >> 24) & 0xff));
-  frame.push_back(static_cast<char>((size >> 16) & 0xff));
-  frame.push_back(static_cast<char>((size >> 8) & 0xff));
-  frame.push_back(static_cast<char>(size & 0xff));
-  frame.append(bytes);
+  PLIMSOLL_RETURN_IF_ERROR(AppendFrame(bytes, &frame));
   return WriteAll(fd, frame, deadline);
+}
+
+Status WriteFrames(int fd, std::string_view first, std::string_view second,
+                   Clock::time_point deadline) {
+  std::string frames;
+  frames.reserve(8 + first.size() + second.size());
+  PLIMSOLL_RETURN_IF_ERROR(AppendFrame(first, &frames));
+  PLIMSOLL_RETURN_IF_ERROR(AppendFrame(second, &frames));
+  return WriteAll(fd, frames, deadline);
 }
 
 Expected<std::string> ReadFrame(int fd, Clock::time_point deadline) {

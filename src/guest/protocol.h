@@ -214,6 +214,10 @@ std::string Seal(std::string_view key, std::string_view bytes);
 // refuses a frame above it (kResourceExhausted). Writes to a socket never
 // raise SIGPIPE; on a pipe the caller must ignore SIGPIPE.
 Status WriteFrame(int fd, std::string_view bytes, std::chrono::steady_clock::time_point deadline);
+// Two frames back to back in as few writes as the descriptor takes (the
+// agent's Report and Seal: one call instead of two on the report's path).
+Status WriteFrames(int fd, std::string_view first, std::string_view second,
+                   std::chrono::steady_clock::time_point deadline);
 Expected<std::string> ReadFrame(int fd, std::chrono::steady_clock::time_point deadline);
 
 // Reads the Report frame and the Seal frame and checks the seal in constant

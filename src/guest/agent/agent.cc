@@ -38,7 +38,28 @@ void SessionState::FreezeAll() {
   for (auto& [language, interpreter] : interpreters) interpreter->Freeze();
 }
 
-Report RunJob(const Job& job, const AgentOptions& options, SessionState* session) {
+StepOptions StepOptionsFor(const Job& job, const AgentOptions& options, bool displays) {
+  StepOptions step_options;
+  step_options.work_directory = options.work_directory;
+  step_options.change_identity = options.change_identity;
+  step_options.uid = options.uid;
+  step_options.gid = options.gid;
+  step_options.nofile = job.nofile;
+  step_options.fsize_bytes = job.fsize_bytes;
+  step_options.nproc = job.nproc;
+  step_options.seccomp_filter = job.seccomp_filter;
+  step_options.environment = StepEnvironment(job.environment, options.work_directory);
+  if (displays) {
+    step_options.environment.push_back(std::string(kDisplaysEnvironment) + "=" +
+                                       options.displays_directory);
+  }
+  step_options.sweep_scope =
+      options.owns_pid_namespace ? SweepScope::kWholeNamespace : SweepScope::kDescendants;
+  return step_options;
+}
+
+Report RunJob(const Job& job, const AgentOptions& options, SessionState* session,
+              PrestartedStep* prestarted) {
   Report report;
   Owner owner{options.change_identity, options.uid, options.gid};
   auto work = OpenWorkDirectory(options.work_directory, owner);
@@ -68,24 +89,13 @@ Report RunJob(const Job& job, const AgentOptions& options, SessionState* session
     }
   }
 
-  StepOptions step_options;
-  step_options.work_directory = options.work_directory;
-  step_options.change_identity = options.change_identity;
-  step_options.uid = options.uid;
-  step_options.gid = options.gid;
-  step_options.nofile = job.nofile;
-  step_options.fsize_bytes = job.fsize_bytes;
-  step_options.nproc = job.nproc;
-  step_options.seccomp_filter = job.seccomp_filter;
-  step_options.environment = StepEnvironment(job.environment, options.work_directory);
-  if (displays) {
-    step_options.environment.push_back(std::string(kDisplaysEnvironment) + "=" +
-                                       options.displays_directory);
-  }
-  step_options.sweep_scope =
-      options.owns_pid_namespace ? SweepScope::kWholeNamespace : SweepScope::kDescendants;
-
+  StepOptions step_options = StepOptionsFor(job, options, displays);
   if (session) step_options.spared = session->Spared();
+  // A step started before the job (prestart.h) runs it only when it is
+  // exactly the one this job would start; otherwise it goes first.
+  bool use_prestarted =
+      prestarted != nullptr && session == nullptr && prestarted->Fits(job, step_options);
+  if (prestarted != nullptr && !use_prestarted) prestarted->Discard();
 
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(job.timeout_ms);
   // Every sweep and drain ends by then, so the report leaves in time.
@@ -104,12 +114,17 @@ Report RunJob(const Job& job, const AgentOptions& options, SessionState* session
     }
   }
   int64_t output_left = kTotalOutputBytes;
+  bool nothing_left = false;  // after the last step's own sweep
   for (size_t i = 0; i < job.steps.size(); ++i) {
     step_options.output_cap_bytes = std::min(job.output_cap_bytes, output_left / 2);
-    StepRun run = RunStep(job.steps[i], step_options, deadline, wrap_up);
+    StepRun run = i == 0 && use_prestarted
+                      ? RunStep(job.steps[i], step_options, deadline, wrap_up,
+                                &prestarted->launched(), job.files.front().content)
+                      : RunStep(job.steps[i], step_options, deadline, wrap_up);
     output_left -=
         static_cast<int64_t>(run.result.stdout_bytes.size() + run.result.stderr_bytes.size());
     report.steps.push_back(std::move(run.result));
+    nothing_left = run.nothing_left;
     if (run.end == StepEnd::kTimedOut) {
       report.outcome = ProjectOutcome::kTimedOut;
       report.detail += "Step " + std::to_string(i + 1) + " was killed at the deadline (" +
@@ -131,7 +146,11 @@ Report RunJob(const Job& job, const AgentOptions& options, SessionState* session
     session->FreezeAll();
     step_options.spared = session->Spared();
   }
-  KillAndReapAll(-1, step_options.sweep_scope, SweepUntil(wrap_up), step_options.spared);
+  // (Not when the last step's sweep left the agent without a child: nothing
+  // has run since.)
+  if (session != nullptr || job.cell || !nothing_left) {
+    KillAndReapAll(-1, step_options.sweep_scope, SweepUntil(wrap_up), step_options.spared);
+  }
   // Killing a member of a stopped interpreter's orphaned process group may
   // have continued it (SIGCONT, as gVisor sends): stop it again. Only then
   // is it known which interpreters live on.

@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "guest/agent/kept_interpreter.h"
+#include "guest/agent/prestart.h"
+#include "guest/agent/step_runner.h"
 #include "guest/displays.h"
 #include "guest/protocol.h"
 
@@ -50,11 +52,18 @@ struct SessionState {
   void FreezeAll();
 };
 
+// The options a job's steps start with (`displays`: the displays directory
+// is ready, so the steps get its variable).
+StepOptions StepOptionsFor(const Job& job, const AgentOptions& options, bool displays);
+
 // Runs one job. With `session` (a session agent) the job's files replace
 // what /work holds, a cell runs in the session's interpreter for its
 // language, every sweep spares the (stopped) interpreters and the report
 // lists the ones alive. A cell without a session is a setup failure.
-Report RunJob(const Job& job, const AgentOptions& options, SessionState* session = nullptr);
+// `prestarted` (one-shot agents of a warm pool, prestart.h): runs the first
+// step when it Fits, else is discarded before any step runs.
+Report RunJob(const Job& job, const AgentOptions& options, SessionState* session = nullptr,
+              PrestartedStep* prestarted = nullptr);
 
 // Makes EncodeReport(*report) fit in kMaxFrameBytes: empties artifact
 // contents (last first), then step outputs (first step first), flagging each

@@ -88,6 +88,8 @@ struct Mode {
   // --host-call-socket, and what answers the relay's calls (a granted job).
   std::string host_call_socket = "";
   GrantedCalls* calls = nullptr;
+  // More arguments for the agent (e.g. --prestart-job).
+  std::vector<std::string> extra_args = {};
 };
 
 // The shell command that mounts the hidden /proc and starts "$@" without
@@ -147,6 +149,7 @@ AgentRun RunAgent(const Job& job, const TempDir& work, Mode mode = {}) {
   } else {
     args.push_back("--no-setuid");
   }
+  args.insert(args.end(), mode.extra_args.begin(), mode.extra_args.end());
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -776,6 +779,66 @@ TEST(GuestAgent, InitModeRefusesToRunAnywhereButAsPidOne) {
   int status = std::system(command.c_str());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 2);  // usage: no kill(-1) outside a namespace of its own
+}
+
+// A step that says whether it was prestarted (its file argument is "-") and
+// prints its file, which a prestarted one reads from stdin: `cat` of the
+// file or of "-" gives the same bytes, as qjs does (prestart.h).
+Job PrestartableJob(const std::string& marker) {
+  Job job = BaseJob();
+  job.files = {{"main.txt", "the file's content\n"}};
+  job.steps = {{"/bin/sh", "-c",
+                ": " + marker + "; [ \"$0\" = - ] && echo prestarted; cat -- \"$0\"", "main.txt"}};
+  return job;
+}
+
+TEST(GuestAgent, APrestartedStepRunsTheJobThatAsksForExactlyIt) {
+  for (Mode mode : Modes()) {
+    TempDir work;
+    Job job = PrestartableJob("fits");
+    mode.extra_args = {"--prestart-job", EncodeJob(job)};
+    AgentRun run = RunAgent(job, work, mode);
+    ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+    ASSERT_EQ(run.report->steps.size(), 1u);
+    EXPECT_EQ(run.report->steps[0].command, job.steps[0]);
+    EXPECT_EQ(run.report->steps[0].stdout_bytes, "prestarted\nthe file's content\n");
+    EXPECT_EQ(run.report->steps[0].exit_code, 0);
+    EXPECT_EQ(work.Read("main.txt"), "the file's content\n");  // /work as without it
+  }
+}
+
+TEST(GuestAgent, APrestartedStepThatDoesNotFitTheJobIsKilledAndTheJobRunsAsUsual) {
+  TempDir work;
+  Job prestart = PrestartableJob("plimsoll-prestart-unfit-" + std::to_string(getpid()));
+  Job job = PrestartableJob("another");
+  job.nofile = prestart.nofile + 1;  // any option of the process differs: not it
+  // (The bracket keeps the pattern from matching this step's own command; the
+  // anchor, from matching the agent, whose argv carries the template.)
+  job.steps[0][2] +=
+      "; pgrep -f '^/bin/sh -c : plimsoll-prestart-unfi[t]-' >/dev/null && echo left running";
+  Mode mode;
+  mode.extra_args = {"--prestart-job", EncodeJob(prestart)};
+  AgentRun run = RunAgent(job, work, mode);
+  ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+  ASSERT_EQ(run.report->steps.size(), 1u);
+  EXPECT_EQ(run.report->steps[0].stdout_bytes, "the file's content\n");
+}
+
+TEST(GuestAgent, APrestartTemplateMustBeAOneStepJobNamingItsFileAndNotForSessions) {
+  TempDir work;
+  Job no_file = PrestartableJob("x");
+  no_file.steps[0].back() = "other.txt";
+  for (const std::string& extra :
+       {"--prestart-job '" + EncodeJob(no_file) + "'", std::string("--prestart-job '{'"),
+        "--session --prestart-job '" + EncodeJob(PrestartableJob("x")) + "'"}) {
+    std::string command = std::string(PLIMSOLL_GUEST_BINARY) + " --channel 3 --work " +
+                          work.path() + " --no-setuid " + extra + " 3</dev/null 2>/dev/null";
+    int status = std::system(command.c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    // A template it cannot start is said on stderr; the agent goes on (and
+    // finds no job on /dev/null: 3). The others are usage errors.
+    EXPECT_EQ(WEXITSTATUS(status), extra.find("other.txt") != std::string::npos ? 3 : 2) << extra;
+  }
 }
 
 // Answers the relay's calls as a broker would, and remembers them.

@@ -25,8 +25,15 @@ Lifeline::Lifeline(int channel, SweepScope scope, int exit_code)
     : channel_(channel),
       scope_(scope),
       exit_code_(exit_code),
-      wake_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
-      watcher_([this] { Watch(); }) {}
+      wake_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  // Without a thread the job runs unwatched (as it would to its deadline).
+  watching_ = pthread_create(&watcher_, nullptr, &Lifeline::RunWatcher, this) == 0;
+}
+
+void* Lifeline::RunWatcher(void* self) {
+  static_cast<Lifeline*>(self)->Watch();
+  return nullptr;
+}
 
 Lifeline::~Lifeline() {
   Stop();
@@ -38,7 +45,10 @@ void Lifeline::Stop() {
     uint64_t one = 1;
     (void)!write(wake_.get(), &one, sizeof one);
   }
-  if (watcher_.joinable()) watcher_.join();
+  if (watching_) {
+    pthread_join(watcher_, nullptr);
+    watching_ = false;
+  }
 }
 
 void Lifeline::Watch() {

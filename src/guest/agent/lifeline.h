@@ -12,15 +12,23 @@
 // whose peer closed (linux, oci, gVisor), a virtio-serial port whose host
 // side disconnected (microvm). Data alone (POLLIN) is never taken for one.
 //
+// A warm pool's agent starts its first job's lifeline while it waits for the
+// job (a hang-up then ends it as a failed read would), so that the thread
+// start is not on the run's path. The watcher is a bare pthread: a
+// std::thread frees its state on the new thread, and that first free()
+// makes glibc set up a malloc arena there (four more system calls, costly
+// under gVisor's ptrace platform).
+//
 // Usage (main.cc):
-//   Lifeline lifeline(channel, scope, kExitNoJob);   // after the job is read
+//   Lifeline lifeline(channel, scope, kExitNoJob);   // before or after the job is read
 //   Report report = RunJob(...);
 //   lifeline.Stop();                                 // before the report is sent
 #ifndef PLIMSOLL_GUEST_AGENT_LIFELINE_H_
 #define PLIMSOLL_GUEST_AGENT_LIFELINE_H_
 
+#include <pthread.h>
+
 #include <atomic>
-#include <thread>
 
 #include "base/unique_fd.h"
 #include "guest/agent/reaper.h"
@@ -40,6 +48,7 @@ class Lifeline {
 
  private:
   void Watch();
+  static void* RunWatcher(void* self);
 
   const int channel_;
   const SweepScope scope_;
@@ -48,7 +57,8 @@ class Lifeline {
   // when no eventfd could be made: the watcher then wakes every kPollMs).
   base::UniqueFd wake_;
   std::atomic<bool> stopping_{false};
-  std::thread watcher_;  // last: started once the members above exist
+  pthread_t watcher_{};  // started last, once the members above exist
+  bool watching_ = false;
 };
 
 }  // namespace plimsoll::guest::agent

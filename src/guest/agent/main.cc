@@ -3,6 +3,7 @@
 //
 //   plimsoll-guest [--init] [--channel FD] [--announce] [--session] [--job-wait-ms N]
 //                  [--await-hangup] [--work DIR] [--no-setuid] [--uid N] [--gid N]
+//                  [--prestart-job JSON]
 //
 // --init: this process is pid 1 of the sandbox's fresh pid namespace; it
 // stays there as a tiny init and forks the agent as pid 2, which owns the
@@ -18,6 +19,13 @@
 //
 // Reads one Job frame from FD (default 3), runs it (agent.h), writes the
 // Report frame and its Seal frame back on FD, and exits 0.
+//
+// --prestart-job JSON: a warm pool's one-shot agent starts the step of the
+// job its provider's JavaScript snippets have (an EncodeJob'd template)
+// before it announces itself, and runs a job that asks for exactly that step
+// in it (prestart.h); any other job discards it first. A template that
+// cannot be prestarted is a usage error; a start that fails is said on
+// stderr and the agent goes on without.
 //
 // --await-hangup: after the last report, wait (at most 10 s) for the host to
 // hang up the channel before exiting. A VM's init reboots as soon as the
@@ -39,8 +47,8 @@
 // a forged result, because the key is only in the agent's memory and the
 // agent is not dumpable).
 #include <fcntl.h>
-#include <poll.h>
 #include <openssl/crypto.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -51,6 +59,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -59,6 +68,7 @@
 #include "guest/agent/init.h"
 #include "guest/agent/lifeline.h"
 #include "guest/agent/reaper.h"
+#include "guest/agent/step_runner.h"
 #include "guest/host_calls.h"
 #include "guest/protocol.h"
 
@@ -73,12 +83,13 @@ constexpr auto kReportWait = std::chrono::seconds(60);
 constexpr int kHangupWaitMs = 10'000;
 
 int Usage(const char* message) {
-  std::fprintf(stderr,
-               "plimsoll-guest: %s\nusage: plimsoll-guest [--init] [--channel FD] "
-               "[--announce] [--session] [--job-wait-ms N] [--await-hangup] [--work DIR] [--displays DIR] "
-               "[--host-call-socket PATH] [--no-setuid] "
-               "[--uid N] [--gid N]\n",
-               message);
+  std::fprintf(
+      stderr,
+      "plimsoll-guest: %s\nusage: plimsoll-guest [--init] [--channel FD] "
+      "[--announce] [--session] [--job-wait-ms N] [--await-hangup] [--work DIR] [--displays DIR] "
+      "[--host-call-socket PATH] [--no-setuid] "
+      "[--uid N] [--gid N] [--prestart-job JSON]\n",
+      message);
   return kExitUsage;
 }
 
@@ -140,6 +151,7 @@ int main(int argc, char** argv) {
   // Where a granted job's relay listens (host_relay.h); tests move it.
   std::string host_call_socket = plimsoll::guest::kHostCallSocket;
   AgentOptions options;
+  std::optional<plimsoll::guest::Job> prestart_template;
   for (int i = 1; i < argc; ++i) {
     std::string_view argument = argv[i];
     bool has_value = i + 1 < argc;
@@ -160,6 +172,11 @@ int main(int argc, char** argv) {
     } else if (argument == "--host-call-socket") {
       if (!has_value) return Usage("--host-call-socket needs a path");
       host_call_socket = argv[++i];
+    } else if (argument == "--prestart-job") {
+      if (!has_value) return Usage("--prestart-job needs a job (JSON)");
+      auto decoded = plimsoll::guest::DecodeJob(argv[++i]);
+      if (!decoded.ok()) return Usage("--prestart-job needs a valid job (JSON)");
+      prestart_template = std::move(*decoded);
     } else if (argument == "--announce") {
       announce = true;
     } else if (argument == "--session") {
@@ -190,9 +207,26 @@ int main(int argc, char** argv) {
   }
   // Orphans of the steps come to the agent (pid 1 is a subreaper anyway).
   plimsoll::guest::agent::BecomeSubreaper();
+  // The dispositions are final now: each step's child resets just these.
+  plimsoll::guest::agent::PrepareStepLaunches();
   if (fcntl(channel, F_SETFD, FD_CLOEXEC) != 0) {
     std::perror("plimsoll-guest: the channel descriptor");
     return kExitNoJob;
+  }
+
+  if (prestart_template && session) return Usage("--prestart-job is for one-shot agents");
+  // Started before the ready frame: a pooled sandbox is ready with it.
+  std::unique_ptr<plimsoll::guest::agent::PrestartedStep> prestarted;
+  if (prestart_template) {
+    std::string problem;
+    prestarted = plimsoll::guest::agent::PrestartedStep::Start(
+        *prestart_template,
+        plimsoll::guest::agent::StepOptionsFor(*prestart_template, options,
+                                               !options.displays_directory.empty()),
+        &problem);
+    if (!prestarted)
+      std::fprintf(stderr, "plimsoll-guest: no prestarted step: %s\n", problem.c_str());
+    OPENSSL_cleanse(prestart_template->report_key.data(), prestart_template->report_key.size());
   }
 
   if (announce) {
@@ -209,6 +243,17 @@ int main(int argc, char** argv) {
   // A session agent keeps its interpreters (and /work) from job to job; it
   // waits for each next job as long as the host keeps the channel open.
   plimsoll::guest::agent::SessionState session_state;
+  const auto sweep_scope = options.owns_pid_namespace
+                               ? plimsoll::guest::agent::SweepScope::kWholeNamespace
+                               : plimsoll::guest::agent::SweepScope::kDescendants;
+  // A warm pool's agent (prestarting) has its first job's lifeline running
+  // while it waits: a thread start less on the job's path. A hang-up while
+  // waiting ends the agent as a failed read would (kExitNoJob).
+  std::unique_ptr<plimsoll::guest::agent::Lifeline> waiting_lifeline;
+  if (prestarted) {
+    waiting_lifeline =
+        std::make_unique<plimsoll::guest::agent::Lifeline>(channel, sweep_scope, kExitNoJob);
+  }
   for (bool first = true;; first = false) {
     auto frame = plimsoll::guest::ReadFrame(
         channel, first ? job_deadline : std::chrono::steady_clock::time_point::max());
@@ -226,11 +271,11 @@ int main(int argc, char** argv) {
     }
 
     // A provider that hangs up now (it crashed) ends the job at once.
-    plimsoll::guest::agent::Lifeline lifeline(
-        channel,
-        options.owns_pid_namespace ? plimsoll::guest::agent::SweepScope::kWholeNamespace
-                                   : plimsoll::guest::agent::SweepScope::kDescendants,
-        kExitNoJob);
+    std::unique_ptr<plimsoll::guest::agent::Lifeline> lifeline = std::move(waiting_lifeline);
+    if (!lifeline) {
+      lifeline =
+          std::make_unique<plimsoll::guest::agent::Lifeline>(channel, sweep_scope, kExitNoJob);
+    }
     // A granted job's guest code reaches the broker through the relay's
     // socket, and only while the job runs; a job without a grant has none.
     std::unique_ptr<plimsoll::guest::agent::HostRelay> relay;
@@ -245,18 +290,17 @@ int main(int argc, char** argv) {
         relay_problem = started.error().message();
       }
     }
-    plimsoll::guest::Report report =
-        plimsoll::guest::agent::RunJob(*job, options, session ? &session_state : nullptr);
+    plimsoll::guest::Report report = plimsoll::guest::agent::RunJob(
+        *job, options, session ? &session_state : nullptr, prestarted.get());
     relay.reset();  // no call is waiting once it returns: the report may go
     if (!relay_problem.empty()) report.detail += relay_problem + "\n";
-    lifeline.Stop();
+    lifeline->Stop();
     std::string bytes = plimsoll::guest::EncodeReport(report);
     std::string seal = plimsoll::guest::Seal(job->report_key, bytes);
     OPENSSL_cleanse(job->report_key.data(), job->report_key.size());
 
     auto deadline = std::chrono::steady_clock::now() + kReportWait;
-    auto sent = plimsoll::guest::WriteFrame(channel, bytes, deadline);
-    if (sent.ok()) sent = plimsoll::guest::WriteFrame(channel, seal, deadline);
+    auto sent = plimsoll::guest::WriteFrames(channel, bytes, seal, deadline);
     if (!sent.ok()) {
       std::fprintf(stderr, "plimsoll-guest: %s\n", sent.error().ToString().c_str());
       return kExitNoJob;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/close_range.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstring>
 #include <string>
@@ -76,6 +78,15 @@ struct ChildPlan {
   size_t inherit_count = 0;
   // The job's seccomp filter (StepOptions::seccomp_filter); len 0: none.
   sock_fprog seccomp{};
+  // The limits to set, already capped at the agent's hard limits.
+  struct Limit {
+    int resource;
+    rlimit value;
+  };
+  Limit limits[4] = {};
+  size_t limit_count = 0;
+  // The signals whose disposition is not SIG_DFL in the agent.
+  const std::vector<int>* reset_signals = nullptr;
 };
 
 [[noreturn]] void ChildFail(int fd, Stage stage, What what, int error) {
@@ -86,16 +97,36 @@ struct ChildPlan {
                                                                      : int{kExitCannotExecute});
 }
 
-// Sets both limits to `value`, never above the current hard limit (an agent
-// without privilege can only lower it).
-bool SetLimit(int resource, int64_t value) {
-  rlimit limit{};
-  if (getrlimit(resource, &limit) != 0) return false;
+// Under gVisor's ptrace platform every system call of the guest costs tens
+// of microseconds (measured: ~50 us on our 2-core host, docs/oci-provider.md
+// "Time budget of a pooled runsc run"), and the child between vfork and exec
+// is on every run's path: what can be known before the fork is computed
+// once, in the agent, and the child makes only the calls that change it.
+
+// The agent's hard limits, read once: the agent never changes its own
+// limits (only the child does) and, without CAP_SYS_RESOURCE, could not
+// raise them. A limit is set to `value` for both soft and hard, never above
+// the hard one (an agent without privilege can only lower it).
+constexpr int kStepLimits[] = {RLIMIT_CORE, RLIMIT_NOFILE, RLIMIT_FSIZE, RLIMIT_NPROC};
+
+const std::array<rlim_t, RLIM_NLIMITS>& AgentHardLimits() {
+  static const auto hard = [] {
+    std::array<rlim_t, RLIM_NLIMITS> limits{};
+    limits.fill(RLIM_INFINITY);
+    for (int resource : kStepLimits) {
+      rlimit limit{};
+      if (getrlimit(resource, &limit) == 0) limits[resource] = limit.rlim_max;
+    }
+    return limits;
+  }();
+  return hard;
+}
+
+rlimit CappedLimit(int resource, int64_t value) {
+  rlim_t hard = AgentHardLimits()[resource];
   auto want = static_cast<rlim_t>(value);
-  if (limit.rlim_max != RLIM_INFINITY && want > limit.rlim_max) want = limit.rlim_max;
-  limit.rlim_cur = want;
-  limit.rlim_max = want;
-  return setrlimit(resource, &limit) == 0;
+  if (hard != RLIM_INFINITY && want > hard) want = hard;
+  return rlimit{want, want};
 }
 
 // Room for LaunchStep's inherited descriptors while they are moved.
@@ -121,13 +152,16 @@ constexpr int kParkedDescriptors = 300;
   }
 
   // Signal state survives exec: the agent ignores SIGPIPE, the step must not.
+  // Only the signals the agent does not leave at SIG_DFL need a call
+  // (AgentSignalsToReset); a handler would be reset by exec anyway, but must
+  // not run in this child, which shares the agent's memory.
   sigset_t all;
   sigemptyset(&all);
   sigprocmask(SIG_SETMASK, &all, nullptr);
   struct sigaction default_action {};
   default_action.sa_handler = SIG_DFL;
-  for (int signal_number = 1; signal_number < NSIG; ++signal_number) {
-    sigaction(signal_number, &default_action, nullptr);  // KILL/STOP/invalid fail harmlessly
+  for (int signal_number : *plan.reset_signals) {
+    sigaction(signal_number, &default_action, nullptr);
   }
   if (options.ignore_hangup) {
     struct sigaction ignore {};
@@ -155,21 +189,30 @@ constexpr int kParkedDescriptors = 300;
   }
   // Everything above 2 (or above the inherited ones) goes at exec, the agent
   // channel first among them. The failure pipe is already close-on-exec, so
-  // it survives until exec.
-  os::MarkCloseOnExecFrom(3 + static_cast<int>(plan.inherit_count));
+  // it survives until exec. One close_range call: gVisor (2022-12) refuses
+  // an upper bound above INT_MAX (~0U: EINVAL, and then the /proc walk of
+  // MarkCloseOnExecFrom costs a dozen calls more).
+  if (syscall(SYS_close_range, static_cast<unsigned>(3 + plan.inherit_count),
+              static_cast<unsigned>(INT_MAX), CLOSE_RANGE_CLOEXEC) != 0) {
+    os::MarkCloseOnExecFrom(3 + static_cast<int>(plan.inherit_count));
+  }
   umask(022);
-  if (!SetLimit(RLIMIT_CORE, 0) || !SetLimit(RLIMIT_NOFILE, options.nofile) ||
-      (options.fsize_bytes > 0 && !SetLimit(RLIMIT_FSIZE, options.fsize_bytes)) ||
-      (options.nproc > 0 && !SetLimit(RLIMIT_NPROC, options.nproc))) {
-    ChildFail(fail, kStageSetup, kWhatRlimit, errno);
+  for (size_t i = 0; i < plan.limit_count; ++i) {
+    if (setrlimit(plan.limits[i].resource, &plan.limits[i].value) != 0) {
+      ChildFail(fail, kStageSetup, kWhatRlimit, errno);
+    }
   }
   if (chdir(options.work_directory.c_str()) != 0) ChildFail(fail, kStageSetup, kWhatChdir, errno);
   if (options.change_identity) {
-    if (setgroups(0, nullptr) != 0) ChildFail(fail, kStageSetup, kWhatSetgroups, errno);
-    if (setresgid(options.gid, options.gid, options.gid) != 0) {
+    // The raw calls: this child is a process of its own with one thread,
+    // while glibc's wrappers would broadcast the change to the threads of
+    // the agent it was forked from (three more calls each).
+    if (syscall(SYS_setgroups, 0, nullptr) != 0)
+      ChildFail(fail, kStageSetup, kWhatSetgroups, errno);
+    if (syscall(SYS_setresgid, options.gid, options.gid, options.gid) != 0) {
       ChildFail(fail, kStageSetup, kWhatSetgid, errno);
     }
-    if (setresuid(options.uid, options.uid, options.uid) != 0) {
+    if (syscall(SYS_setresuid, options.uid, options.uid, options.uid) != 0) {
       ChildFail(fail, kStageSetup, kWhatSetuid, errno);
     }
     uid_t real = 0, effective = 0, saved = 0;
@@ -300,8 +343,29 @@ std::vector<std::string> StepEnvironment(const std::vector<std::string>& extra,
   return environment;
 }
 
+void PrepareStepLaunches() {
+  (void)AgentSignalsToReset();
+  (void)AgentHardLimits();
+}
+
+const std::vector<int>& AgentSignalsToReset() {
+  static const std::vector<int> signals = [] {
+    std::vector<int> found;
+    for (int signal_number = 1; signal_number < NSIG; ++signal_number) {
+      struct sigaction current {};
+      if (sigaction(signal_number, nullptr, &current) != 0) continue;  // invalid or glibc's own
+      if (signal_number == SIGKILL || signal_number == SIGSTOP) continue;
+      if ((current.sa_flags & SA_SIGINFO) != 0 || current.sa_handler != SIG_DFL) {
+        found.push_back(signal_number);
+      }
+    }
+    return found;
+  }();
+  return signals;
+}
+
 Launched LaunchStep(const std::vector<std::string>& argv, const StepOptions& options,
-                    const std::vector<int>& inherit) {
+                    const std::vector<int>& inherit, bool stdin_pipe) {
   Launched launched;
   auto fail = [&](int64_t exit_code, std::string message) {
     launched.exit_code = exit_code;
@@ -322,6 +386,14 @@ Launched LaunchStep(const std::vector<std::string>& argv, const StepOptions& opt
   plan.candidates = Candidates(argv.front(), path);
   plan.options = &options;
   plan.agent = getpid();
+  plan.reset_signals = &AgentSignalsToReset();
+  auto add_limit = [&](int resource, int64_t value) {
+    plan.limits[plan.limit_count++] = {resource, CappedLimit(resource, value)};
+  };
+  add_limit(RLIMIT_CORE, 0);
+  add_limit(RLIMIT_NOFILE, options.nofile);
+  if (options.fsize_bytes > 0) add_limit(RLIMIT_FSIZE, options.fsize_bytes);
+  if (options.nproc > 0) add_limit(RLIMIT_NPROC, options.nproc);
   plan.inherit = inherit.data();
   plan.inherit_count = inherit.size();
   if (!options.seccomp_filter.empty()) {
@@ -344,11 +416,22 @@ Launched LaunchStep(const std::vector<std::string>& argv, const StepOptions& opt
     return fail(kExitCannotExecute, std::string("pipe: ") + std::strerror(errno));
   }
   base::UniqueFd fail_read(fail_pipe[0]), fail_write(fail_pipe[1]);
-  base::UniqueFd devnull(open("/dev/null", O_RDWR | O_CLOEXEC));
-  if (!devnull.valid()) {
+  // /dev/null is opened once and kept (close-on-exec) for every step.
+  static const int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (devnull < 0) {
     return fail(kExitCannotExecute, std::string("open /dev/null: ") + std::strerror(errno));
   }
-  plan.devnull = devnull.get();
+  plan.devnull = devnull;
+  base::UniqueFd in_read, in_write;
+  if (stdin_pipe) {
+    int in_pipe[2];
+    if (pipe2(in_pipe, O_CLOEXEC) != 0) {
+      return fail(kExitCannotExecute, std::string("pipe: ") + std::strerror(errno));
+    }
+    in_read.Reset(in_pipe[0]);
+    in_write.Reset(in_pipe[1]);
+    plan.devnull = in_read.get();  // the child's stdin
+  }
   plan.stdout_write = out_write.get();
   plan.stderr_write = err_write.get();
   plan.failure_write = fail_write.get();
@@ -365,7 +448,7 @@ Launched LaunchStep(const std::vector<std::string>& argv, const StepOptions& opt
   out_write.Reset();
   err_write.Reset();
   fail_write.Reset();
-  devnull.Reset();
+  in_read.Reset();
 
   // Exec succeeded when the failure pipe closes empty.
   ChildFailure failure{};
@@ -388,16 +471,20 @@ Launched LaunchStep(const std::vector<std::string>& argv, const StepOptions& opt
             : kExitCannotExecute;
     return fail(code, DescribeFailure(failure, argv.front(), path));
   }
-  fcntl(out_read.get(), F_SETFL, fcntl(out_read.get(), F_GETFL) | O_NONBLOCK);
-  fcntl(err_read.get(), F_SETFL, fcntl(err_read.get(), F_GETFL) | O_NONBLOCK);
+  // A fresh pipe's read end has no other status flag to keep.
+  fcntl(out_read.get(), F_SETFL, O_NONBLOCK);
+  fcntl(err_read.get(), F_SETFL, O_NONBLOCK);
+  if (in_write.valid()) fcntl(in_write.get(), F_SETFL, O_NONBLOCK);
   launched.pid = pid;
   launched.stdout_read = std::move(out_read);
   launched.stderr_read = std::move(err_read);
+  launched.stdin_write = std::move(in_write);
   return launched;
 }
 
 StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options,
-                Clock::time_point deadline, Clock::time_point wrap_up) {
+                Clock::time_point deadline, Clock::time_point wrap_up, Launched* prelaunched,
+                std::string_view stdin_bytes) {
   StepRun run;
   run.result.command = argv;
   auto started = Clock::now();
@@ -408,7 +495,9 @@ StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options
     run.result.exit_code = kExitTimedOut;
     return run;
   }
-  Launched launched = LaunchStep(argv, options, {});
+  Launched launched =
+      prelaunched != nullptr ? std::move(*prelaunched) : LaunchStep(argv, options, {});
+  if (prelaunched != nullptr) prelaunched->pid = -1;  // ours now: its owner must not kill it
   if (launched.pid < 0) {
     run.result.duration_ms = Milliseconds(Clock::now() - started);
     return CannotStart(run, launched.exit_code, launched.failure);
@@ -416,6 +505,26 @@ StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options
   pid_t pid = launched.pid;
   base::UniqueFd out_read = std::move(launched.stdout_read);
   base::UniqueFd err_read = std::move(launched.stderr_read);
+  // A prestarted step's input goes in as the step runs (it reads until the
+  // end of it); a step that stops reading only loses its own input.
+  base::UniqueFd in_write = std::move(launched.stdin_write);
+  std::string_view input = stdin_bytes;
+  auto feed = [&] {
+    while (in_write.valid() && !input.empty()) {
+      ssize_t written = write(in_write.get(), input.data(), input.size());
+      if (written > 0) {
+        input.remove_prefix(static_cast<size_t>(written));
+      } else if (written < 0 && errno == EINTR) {
+        continue;
+      } else if (written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        return;
+      } else {
+        break;  // EPIPE: the step is gone or closed its stdin
+      }
+    }
+    in_write.Reset();
+  };
+  feed();
   base::UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
   OutputCapture out{options.output_cap_bytes, {}, false};
   OutputCapture err{options.output_cap_bytes, {}, false};
@@ -424,14 +533,17 @@ StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options
   bool timed_out = false;
   int status = 0;
   while (!exited) {
-    pollfd fds[3] = {
-        {out_read.get(), POLLIN, 0}, {err_read.get(), POLLIN, 0}, {pidfd.get(), POLLIN, 0}};
+    pollfd fds[4] = {{out_read.get(), POLLIN, 0},
+                     {err_read.get(), POLLIN, 0},
+                     {pidfd.get(), POLLIN, 0},
+                     {in_write.get(), POLLOUT, 0}};
     auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
     // Without a pidfd, wake often to notice the exit; with one, still wake
     // now and then to reap orphans (the agent may be pid 1).
     int64_t tick = pidfd.valid() ? 100 : 10;
     int timeout = static_cast<int>(std::clamp<int64_t>(left, 0, tick));
-    poll(fds, 3, timeout);  // an error (EINTR) just means another round
+    poll(fds, 4, timeout);  // an error (EINTR) just means another round
+    if (in_write.valid() && fds[3].revents != 0) feed();
     if (out_read.valid()) Drain(out_read, out);
     if (err_read.valid()) Drain(err_read, err);
     ReapAvailable(pid, &status, &exited);
@@ -439,9 +551,12 @@ StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options
     if (timed_out) break;
   }
   run.result.duration_ms = Milliseconds(Clock::now() - started);
+  in_write.Reset();
 
   // Whatever the step left running goes now, so the pipes reach EOF.
-  KillAndReapAll(pid, options.sweep_scope, SweepUntil(wrap_up), options.spared);
+  run.nothing_left =
+      KillAndReapAll(pid, options.sweep_scope, SweepUntil(wrap_up), options.spared) &&
+      options.spared.empty();
   auto drain_until = std::min(Clock::now() + std::chrono::milliseconds(500), wrap_up);
   while ((out_read.valid() || err_read.valid()) && Clock::now() < drain_until) {
     pollfd fds[2] = {{out_read.get(), POLLIN, 0}, {err_read.get(), POLLIN, 0}};

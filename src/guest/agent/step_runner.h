@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/unique_fd.h"
@@ -61,6 +62,9 @@ enum class StepEnd {
 struct StepRun {
   StepResult result;
   StepEnd end = StepEnd::kExited;
+  // The sweep after the step found the agent without any child: nothing
+  // the step started is left (the agent is a subreaper).
+  bool nothing_left = false;
 };
 
 // The environment steps get: PATH=/usr/local/bin:/usr/bin:/bin, HOME=`home`
@@ -70,26 +74,47 @@ struct StepRun {
 std::vector<std::string> StepEnvironment(const std::vector<std::string>& extra,
                                          const std::string& home);
 
-StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options,
-                std::chrono::steady_clock::time_point deadline,
-                std::chrono::steady_clock::time_point wrap_up);
-
 // A process started as a step is (identity, limits, seccomp, its own
-// session, cwd, environment, stdin /dev/null), not waited for.
+// session, cwd, environment, stdin /dev/null or a pipe), not waited for.
 struct Launched {
-  pid_t pid = -1;  // -1: it could not start; exit_code and failure say why
+  pid_t pid = -1;              // -1: it could not start; exit_code and failure say why
   base::UniqueFd stdout_read;  // non-blocking read ends of its stdout ...
   base::UniqueFd stderr_read;  // ... and stderr
+  base::UniqueFd stdin_write;  // non-blocking write end of its stdin (stdin_pipe only)
   int64_t exit_code = 0;       // kExitNotFound or kExitCannotExecute
   std::string failure;         // one sentence
 };
 
+// Runs `argv` as a step (LaunchStep without descriptors to hand on), waits
+// for it until `deadline`, captures its output and sweeps what it left.
+//
+// `launched` (optional): the step's process, started earlier by
+// LaunchStep(..., stdin_pipe = true) with these `options` (a prestarted
+// step, prestart.h); RunStep then starts nothing, writes `stdin_bytes` to
+// its stdin and closes it, and otherwise treats it exactly as a process it
+// started itself. `argv` is what the result names.
+StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options,
+                std::chrono::steady_clock::time_point deadline,
+                std::chrono::steady_clock::time_point wrap_up, Launched* launched = nullptr,
+                std::string_view stdin_bytes = {});
+
+// The signals whose disposition in the agent is not SIG_DFL (ignored or
+// handled), read at the first call and kept: the agent sets its dispositions
+// once at startup. Each step's child resets just these to SIG_DFL instead of
+// all 64 (each call is costly under gVisor's ptrace platform). The agent's
+// hard limits (which it never changes) are read once the same way.
+const std::vector<int>& AgentSignalsToReset();
+// Reads both now (main.cc, right after the dispositions are set: a pooled
+// agent then has them before its job).
+void PrepareStepLaunches();
+
 // Starts `argv` with `inherit` (at most 4 descriptors) as its 3, 4, ...;
 // every other descriptor above 2 is closed at exec. RunStep is this plus
 // the wait, the capture and the sweep. The caller owns the child: it must
-// reap it.
+// reap it. `stdin_pipe`: the child's stdin is a pipe whose write end
+// (non-blocking) is Launched::stdin_write, instead of /dev/null.
 Launched LaunchStep(const std::vector<std::string>& argv, const StepOptions& options,
-                    const std::vector<int>& inherit);
+                    const std::vector<int>& inherit, bool stdin_pipe = false);
 
 // A stream captured up to a cap; bytes beyond it are read and dropped.
 struct OutputCapture {
