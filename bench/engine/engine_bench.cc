@@ -5,6 +5,9 @@
 //
 // Scenarios (--scenario NAME, repeatable; default: all of them, in this order):
 //   engine.instance_console_log   fresh instance + console.log(6*7) + teardown
+//                                 (started from the process's snapshot)
+//   engine.fresh_instance_console_log  the same, instantiated and initialised
+//                                 from scratch (Limits::from_snapshot = false)
 //   engine.native_console_log     the same on native QuickJS (same driver)
 //   engine.primes_200000_wasm     CPU-bound: count primes below 200000
 //   engine.primes_200000_native   the same on native QuickJS
@@ -131,9 +134,11 @@ void Expect(std::string_view got, std::string_view want) {
   }
 }
 
-plimsoll::engine::Outcome Embedded(std::string_view code, bool web_apis = true) {
+plimsoll::engine::Outcome Embedded(std::string_view code, bool web_apis = true,
+                                   bool from_snapshot = true) {
   plimsoll::engine::Limits limits;
   limits.web_apis = web_apis;
+  limits.from_snapshot = from_snapshot;
   limits.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   auto outcome = plimsoll::engine::EvaluateJavascript(code, limits);
   if (!outcome.ok() || outcome->exit_code != 0) {
@@ -292,6 +297,7 @@ int main(int argc, char** argv) {
                                            "engine.vmsize_after_100",
                                            "engine.vmsize_after_" + last};
   const std::vector<std::string> all = {"engine.instance_console_log",
+                                        "engine.fresh_instance_console_log",
                                         "engine.native_console_log",
                                         "engine.primes_200000_wasm",
                                         "engine.primes_200000_native",
@@ -323,6 +329,10 @@ int main(int argc, char** argv) {
       Expect(Embedded("console.log(6*7)").stdout_bytes, "42\n");  // one-time initialisation
       Print(name, "ms",
             Sample(instance.warmup, instance.runs, [] { Embedded("console.log(6*7)"); }));
+    } else if (name == "engine.fresh_instance_console_log") {
+      auto fresh = [] { return Embedded("console.log(6*7)", true, false); };
+      Expect(fresh().stdout_bytes, "42\n");
+      Print(name, "ms", Sample(instance.warmup, instance.runs, [&fresh] { fresh(); }));
     } else if (name == "engine.native_console_log") {
       Expect(plimsoll::bench::RunNative("console.log(6*7)").stdout_bytes, "42\n");
       Print(name, "ms", Sample(instance.warmup, instance.runs, [] {
