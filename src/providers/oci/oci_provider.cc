@@ -129,9 +129,13 @@ struct Prepared {
   std::string template_digest;  // of config.json with the image's own path
   std::string config_digest;    // of config.json as the containers get it
   std::string seccomp_source;   // where the policy text came from
+  // runsc: the job a JavaScript snippet with the default timeout becomes
+  // (EncodeJob, report key zeroed), whose step a pooled container's agent
+  // starts ahead (--prestart-job, src/guest/agent/prestart.h); "" for none.
+  std::string prestart_job;
 
   std::string Key() const {
-    return image->Key() + "\n" + runtime.Describe() + "\n" + template_digest;
+    return image->Key() + "\n" + runtime.Describe() + "\n" + template_digest + "\n" + prestart_job;
   }
 };
 
@@ -267,6 +271,10 @@ class OciProvider final : public Provider {
         description.details.emplace_back("platform", prepared.runtime.platform());
       }
       description.details.emplace_back("config_sha256", prepared.config_digest);
+      if (!prepared.prestart_job.empty()) {
+        description.details.emplace_back("pool_prestart",
+                                         "qjs of JavaScript snippets with the default timeout");
+      }
       description.details.emplace_back("rootfs", prepared.image->image().rootfs.string() +
                                                      " (bound at " + prepared.bind->path() + ")");
     } else if (auto located = image::LocateImage(settings_.image_directory); located.ok()) {
@@ -488,6 +496,7 @@ class OciProvider final : public Provider {
     }
     config.seccomp = std::move(*policy);
     fresh_prepared->seccomp_source = source;
+    fresh_prepared->prestart_job = PrestartJob();
     if (settings_.runtime != RuntimeKind::kRunsc) {
       // runc and crun: the host kernel serves the guest, so a user namespace
       // (capabilities only inside it) is part of the wall.
@@ -502,6 +511,37 @@ class OciProvider final : public Provider {
     return fresh_prepared;
   }
 
+  // The job `request` becomes in our containers.
+  Expected<guest::Job> JobFor(const Request& request, std::string key, bool host_calls) const {
+    auto job = guest::JobFromRequest(request, limits_, std::move(key));
+    if (!job.ok()) return job.error();
+    if (settings_.runtime == RuntimeKind::kRunsc) {
+      // The cgroup's pids limit has room for gVisor's own threads, so the
+      // guest's process limit is enforced inside, by gVisor's kernel.
+      job->nproc = limits_.pids;
+    }
+    job->host_calls = host_calls;
+    return job;
+  }
+
+  // runsc: what a JavaScript snippet with the default timeout becomes (as
+  // Sandbox::Run validates it and RunJob builds it), for the pooled agents
+  // to start its qjs ahead: under gVisor's ptrace platform the vfork and
+  // execve of a step are most of a pooled run (docs/oci-provider.md, "Time
+  // budget of a pooled runsc run"). The agent runs a job in it only when the
+  // job asks for exactly that process (same argv, limits, environment);
+  // any other job discards it first. "" for runc and crun (an exec costs
+  // ~1 ms there) and when the template cannot be built.
+  std::string PrestartJob() const {
+    if (settings_.runtime != RuntimeKind::kRunsc) return "";
+    Request request;
+    request.javascript = JavascriptPayload{""};
+    auto validated = ValidateRequest(request, limits_);
+    if (!validated.ok()) return "";
+    auto job = JobFor(*validated, std::string(guest::kReportKeyBytes, '\0'), false);
+    return job.ok() ? guest::EncodeJob(*job) : "";
+  }
+
   // The pool's factory: a container of the serving generation, if that is
   // still `generation` (the pool drops it otherwise anyway).
   Expected<std::unique_ptr<OciSandbox>> StartPooled(uint64_t generation) {
@@ -511,7 +551,8 @@ class OciProvider final : public Provider {
                      "The configuration the pool was filling for no longer serves.");
     }
     return OciSandbox::Start(RuntimeOf(serving.config), serving.config->config, /*pooled=*/true,
-                             Clock::now() + kSetupBudget);
+                             Clock::now() + kSetupBudget, /*session=*/false,
+                             serving.config->prestart_job);
   }
 
   // One job in one container: a pooled one when the pool has one (and
@@ -526,14 +567,8 @@ class OciProvider final : public Provider {
     if (getrandom(key.data(), key.size(), 0) != static_cast<ssize_t>(key.size())) {
       return Refusal(NotDispatched::kEnvironment, "No randomness for the report key.");
     }
-    auto job = guest::JobFromRequest(request, limits_, key);
+    auto job = JobFor(request, key, calls != nullptr);
     if (!job.ok()) return job.error();
-    if (settings_.runtime == RuntimeKind::kRunsc) {
-      // The cgroup's pids limit has room for gVisor's own threads, so the
-      // guest's process limit is enforced inside, by gVisor's kernel.
-      job->nproc = limits_.pids;
-    }
-    job->host_calls = calls != nullptr;
 
     std::unique_ptr<OciSandbox> sandbox = use_pool ? pool_.Take(generation) : nullptr;
     if (!sandbox) {

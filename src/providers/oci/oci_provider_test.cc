@@ -338,6 +338,41 @@ TEST_P(OciProviderTest, PoolFillsAfterTheSmokeTestAndServesRuns) {
   EXPECT_EQ(Left(15s), "");
 }
 
+// A pooled run answers exactly as a cold one: under runsc the pooled agent
+// runs a default-timeout snippet in the qjs it started ahead (prestart.h),
+// and discards it for any other job; the result (and the tier) is the same.
+TEST_P(OciProviderTest, APooledRunAnswersExactlyAsAColdOne) {
+  auto pooled = Make(1);
+  auto cold = Make(0);
+  MustSmokeTest(*pooled);
+  MustSmokeTest(*cold);
+  std::string detail;
+  bool prestarts = false;
+  for (const auto& [key, value] : pooled->Describe().details) {
+    if (key == "pool_prestart") prestarts = true;
+  }
+  EXPECT_EQ(prestarts, kind_ == RuntimeKind::kRunsc);
+  for (const Request& request : {Javascript("console.log(6*7)", 0),
+                                 Javascript("console.error('e'); throw new Error('boom')", 0),
+                                 Javascript("console.log('own timeout')", 3'000)}) {
+    ASSERT_TRUE(WaitForPool(
+        *pooled, 60s, [](const PoolCounts& c) { return c.ready == 1; }, &detail))
+        << detail;
+    Result from_pool = MustRun(*pooled, request);
+    Result started = MustRun(*cold, request);
+    EXPECT_EQ(from_pool.exit_code, started.exit_code) << request.javascript->code;
+    EXPECT_EQ(from_pool.stdout_bytes, started.stdout_bytes) << request.javascript->code;
+    EXPECT_EQ(from_pool.stderr_bytes, started.stderr_bytes) << request.javascript->code;
+    EXPECT_EQ(from_pool.timed_out, started.timed_out);
+    EXPECT_EQ(from_pool.isolation, started.isolation);
+    EXPECT_EQ(from_pool.environment, started.environment);
+  }
+  EXPECT_EQ(ParsePool(PoolDetail(*pooled)).handed_out, 3) << PoolDetail(*pooled);
+  pooled.reset();
+  cold.reset();
+  EXPECT_EQ(Left(15s), "");
+}
+
 // The chosen behaviour when the pool is empty: a run starts its own
 // container (a cold start, within the request's deadline) and is never shed
 // by the pool; shedding for capacity is the daemon's admission limit.

@@ -63,7 +63,8 @@ pid_t ParentOf(pid_t pid) {
 
 Expected<std::unique_ptr<OciSandbox>> OciSandbox::Start(std::shared_ptr<const Runtime> kept,
                                                         BundleConfig config, bool pooled,
-                                                        Deadline deadline, bool session) {
+                                                        Deadline deadline, bool session,
+                                                        const std::string& prestart_job) {
   const Runtime& runtime = *kept;
   auto id = NewContainerId();
   if (!id.ok()) return id.error();
@@ -72,6 +73,9 @@ Expected<std::unique_ptr<OciSandbox>> OciSandbox::Start(std::shared_ptr<const Ru
   // A session's agent waits for each next job as long as the channel is open.
   config.args = runtime.AgentArgv(pooled || session);
   if (session) config.args.push_back("--session");
+  if (pooled && !session && !prestart_job.empty()) {
+    config.args.insert(config.args.end(), {"--prestart-job", prestart_job});
+  }
   config.cgroups_path = cgroup_path;
   // From here on the destructor cleans up whatever exists.
   std::unique_ptr<OciSandbox> sandbox(new OciSandbox(std::move(kept), *id, bundle, cgroup_path));

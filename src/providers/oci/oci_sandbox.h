@@ -46,9 +46,13 @@ class OciSandbox {
   // background, can outlive the configuration generation that made it, so
   // give a pointer that owns that generation (an aliasing shared_ptr into
   // it), which is then released only with its last container.
+  // `prestart_job` (pooled only; "" for none): an EncodeJob'd template the
+  // agent starts the step of before it announces itself
+  // (src/guest/agent/prestart.h).
   static Expected<std::unique_ptr<OciSandbox>> Start(std::shared_ptr<const Runtime> runtime,
                                                      BundleConfig config, bool pooled,
-                                                     Deadline deadline, bool session = false);
+                                                     Deadline deadline, bool session = false,
+                                                     const std::string& prestart_job = "");
   OciSandbox(const OciSandbox&) = delete;
   OciSandbox& operator=(const OciSandbox&) = delete;
   ~OciSandbox();
