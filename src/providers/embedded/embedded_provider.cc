@@ -248,6 +248,10 @@ class EmbeddedProvider final : public Provider {
             {"wasm_sha256", identity_.wasm_sha256},
             {"wasm2c_sha256", identity_.wasm2c_sha256},
             {"wall", identity_.wall},
+            {"instances",
+             "one per run, thrown away after: its own memory, started from a sealed "
+             "copy-on-write snapshot of an instance prepared once per process "
+             "(src/engine/snapshot.h)"},
             {"exams",
              "in process: projects whose one step is plimsoll-trial with a qjs --controller "
              "controller (docs/exams.md)"},
