@@ -2,7 +2,9 @@
 // and one QuickJS context that live from cell to cell, so a variable set by
 // one cell is there for the next.
 //
-// The instance is made by the first cell (interpreter_started) and thrown
+// The instance is made by the first cell (interpreter_started), from the
+// process's snapshot when there is one (snapshot.h: the prepared context
+// becomes the session's, in the instance's own copy-on-write memory), and thrown
 // away whole after a cell that ends with a deadline (124), memory (137) or
 // a trap of the engine: the next cell then gets a fresh one and says so. An
 // uncaught exception (exit 1) keeps the context and its variables, as a REPL

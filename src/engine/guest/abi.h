@@ -16,6 +16,9 @@
  *       instance started from that image, runs the script in the kept
  *       context (this run's memory limit, stack top and time origin; Math.random
  *       seeded afresh), as plimsoll_run. The instance is thrown away after.
+ *   plimsoll_session_adopt(js_memory_limit) -> exit code: in an instance
+ *       started from that image, makes the prepared context the session's
+ *       (as plimsoll_session_open makes a fresh one); 0 when it is ready.
  *   plimsoll_session_open(js_memory_limit, flags) -> exit code: makes the
  *       instance's one kept context (a session, SPEC §9); 0 when it is ready.
  *   plimsoll_session_cell(code, length) -> exit code: runs one cell in the

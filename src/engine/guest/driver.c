@@ -556,6 +556,21 @@ int32_t plimsoll_session_open(uint32_t js_memory_limit, uint32_t flags) {
   return exit_code;
 }
 
+/* In an instance started from the snapshot's image: makes the prepared
+ * context the session's (this session's memory limit, stack top and time
+ * origin), as plimsoll_session_open would make a fresh one. */
+PLIMSOLL_EXPORT(plimsoll_session_adopt)
+int32_t plimsoll_session_adopt(uint32_t js_memory_limit) {
+  if (g_session || !g_prepared) return PLIMSOLL_EXIT_UNCAUGHT;
+  JSRuntime* rt = JS_GetRuntime(g_prepared);
+  JS_SetMemoryLimit(rt, js_memory_limit);
+  JS_UpdateStackTop(rt);
+  driver_start_web_run();
+  g_session = g_prepared;
+  g_prepared = NULL;
+  return PLIMSOLL_EXIT_OK;
+}
+
 /* Writes the REPL's printed form of `value` (consumed) to fd 3, the value
  * channel; nothing for undefined (the cell ended in a statement or an
  * expression without a value). */

@@ -64,6 +64,7 @@ void plimsoll_free(void* pointer);
 int32_t plimsoll_run(const char* code, uint32_t length, uint32_t js_memory_limit, uint32_t flags);
 int32_t plimsoll_prepare(uint32_t js_memory_limit, uint32_t flags);
 int32_t plimsoll_run_prepared(const char* code, uint32_t length, uint32_t js_memory_limit);
+int32_t plimsoll_session_adopt(uint32_t js_memory_limit);
 int32_t plimsoll_session_open(uint32_t js_memory_limit, uint32_t flags);
 int32_t plimsoll_session_cell(const char* code, uint32_t length);
 
