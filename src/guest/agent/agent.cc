@@ -58,11 +58,25 @@ StepOptions StepOptionsFor(const Job& job, const AgentOptions& options, bool dis
   return step_options;
 }
 
+JobDirectories PrepareJobDirectories(const AgentOptions& options) {
+  Owner owner{options.change_identity, options.uid, options.gid};
+  JobDirectories directories{OpenWorkDirectory(options.work_directory, owner), false, ""};
+  directories.displays = !options.displays_directory.empty();
+  if (directories.displays) {
+    if (Status ready = PrepareDisplaysDirectory(options.displays_directory, owner); !ready.ok()) {
+      directories.displays_note = "No displays: " + ready.error().message() + "\n";
+      directories.displays = false;
+    }
+  }
+  return directories;
+}
+
 Report RunJob(const Job& job, const AgentOptions& options, SessionState* session,
-              PrestartedStep* prestarted) {
+              PrestartedStep* prestarted, JobDirectories* prepared) {
   Report report;
   Owner owner{options.change_identity, options.uid, options.gid};
-  auto work = OpenWorkDirectory(options.work_directory, owner);
+  auto work = prepared != nullptr ? std::move(prepared->work)
+                                  : OpenWorkDirectory(options.work_directory, owner);
   if (!work.ok()) {
     report.outcome = ProjectOutcome::kSetupFailed;
     report.detail = work.error().message() + "\n";
@@ -82,7 +96,10 @@ Report RunJob(const Job& job, const AgentOptions& options, SessionState* session
   // The displays directory is the steps' too: when it cannot be made the
   // job runs without it (its displays are lost, nothing else is).
   bool displays = !options.displays_directory.empty();
-  if (displays) {
+  if (prepared != nullptr) {
+    displays = prepared->displays;
+    report.detail += prepared->displays_note;
+  } else if (displays) {
     if (Status ready = PrepareDisplaysDirectory(options.displays_directory, owner); !ready.ok()) {
       report.detail += "No displays: " + ready.error().message() + "\n";
       displays = false;

@@ -17,11 +17,13 @@
 #include <string>
 #include <vector>
 
+#include "base/unique_fd.h"
 #include "guest/agent/kept_interpreter.h"
 #include "guest/agent/prestart.h"
 #include "guest/agent/step_runner.h"
 #include "guest/displays.h"
 #include "guest/protocol.h"
+#include "plimsoll/error.h"
 
 namespace plimsoll::guest::agent {
 
@@ -56,14 +58,27 @@ struct SessionState {
 // is ready, so the steps get its variable).
 StepOptions StepOptionsFor(const Job& job, const AgentOptions& options, bool displays);
 
+// What every job of a one-shot agent starts with, whatever the job: /work
+// opened and handed to the guest user, the displays directory made (or why
+// not, as RunJob words it). A warm pool's agent makes them while it waits
+// (main.cc), which is the same as making them when the job comes: nothing
+// runs in between.
+struct JobDirectories {
+  Expected<base::UniqueFd> work;
+  bool displays = false;
+  std::string displays_note;
+};
+JobDirectories PrepareJobDirectories(const AgentOptions& options);
+
 // Runs one job. With `session` (a session agent) the job's files replace
 // what /work holds, a cell runs in the session's interpreter for its
 // language, every sweep spares the (stopped) interpreters and the report
 // lists the ones alive. A cell without a session is a setup failure.
 // `prestarted` (one-shot agents of a warm pool, prestart.h): runs the first
-// step when it Fits, else is discarded before any step runs.
+// step when it Fits, else is discarded before any step runs. `prepared`
+// (one-shot agents only): PrepareJobDirectories made earlier, taken over.
 Report RunJob(const Job& job, const AgentOptions& options, SessionState* session = nullptr,
-              PrestartedStep* prestarted = nullptr);
+              PrestartedStep* prestarted = nullptr, JobDirectories* prepared = nullptr);
 
 // Makes EncodeReport(*report) fit in kMaxFrameBytes: empties artifact
 // contents (last first), then step outputs (first step first), flagging each

@@ -40,6 +40,7 @@ Lifeline::~Lifeline() {
 }
 
 void Lifeline::Stop() {
+  if (stopping_.load() && !watching_) return;  // stopped already (the destructor's call)
   stopping_.store(true);
   if (wake_.valid()) {
     uint64_t one = 1;

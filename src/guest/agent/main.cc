@@ -216,13 +216,15 @@ int main(int argc, char** argv) {
 
   if (prestart_template && session) return Usage("--prestart-job is for one-shot agents");
   // Started before the ready frame: a pooled sandbox is ready with it.
+  // A prestarting agent (one-shot) also makes the job's directories now.
   std::unique_ptr<plimsoll::guest::agent::PrestartedStep> prestarted;
+  std::optional<plimsoll::guest::agent::JobDirectories> directories;
   if (prestart_template) {
+    directories.emplace(plimsoll::guest::agent::PrepareJobDirectories(options));
     std::string problem;
     prestarted = plimsoll::guest::agent::PrestartedStep::Start(
         *prestart_template,
-        plimsoll::guest::agent::StepOptionsFor(*prestart_template, options,
-                                               !options.displays_directory.empty()),
+        plimsoll::guest::agent::StepOptionsFor(*prestart_template, options, directories->displays),
         &problem);
     if (!prestarted)
       std::fprintf(stderr, "plimsoll-guest: no prestarted step: %s\n", problem.c_str());
@@ -290,8 +292,9 @@ int main(int argc, char** argv) {
         relay_problem = started.error().message();
       }
     }
-    plimsoll::guest::Report report = plimsoll::guest::agent::RunJob(
-        *job, options, session ? &session_state : nullptr, prestarted.get());
+    plimsoll::guest::Report report =
+        plimsoll::guest::agent::RunJob(*job, options, session ? &session_state : nullptr,
+                                       prestarted.get(), directories ? &*directories : nullptr);
     relay.reset();  // no call is waiting once it returns: the report may go
     if (!relay_problem.empty()) report.detail += relay_problem + "\n";
     lifeline->Stop();

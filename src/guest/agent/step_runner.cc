@@ -343,9 +343,22 @@ std::vector<std::string> StepEnvironment(const std::vector<std::string>& extra,
   return environment;
 }
 
+// Whether pidfd_open works here (gVisor 2022-12 lacks it: ENOSYS), asked
+// once rather than for every step.
+static bool PidfdsWork() {
+  static const bool work = [] {
+    int fd = static_cast<int>(syscall(SYS_pidfd_open, getpid(), 0));
+    if (fd < 0) return errno != ENOSYS;
+    close(fd);
+    return true;
+  }();
+  return work;
+}
+
 void PrepareStepLaunches() {
   (void)AgentSignalsToReset();
   (void)AgentHardLimits();
+  (void)PidfdsWork();
 }
 
 const std::vector<int>& AgentSignalsToReset() {
@@ -525,7 +538,7 @@ StepRun RunStep(const std::vector<std::string>& argv, const StepOptions& options
     in_write.Reset();
   };
   feed();
-  base::UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+  base::UniqueFd pidfd(PidfdsWork() ? static_cast<int>(syscall(SYS_pidfd_open, pid, 0)) : -1);
   OutputCapture out{options.output_cap_bytes, {}, false};
   OutputCapture err{options.output_cap_bytes, {}, false};
 
