@@ -17,6 +17,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "guest/exchange.h"
 #include "guest/protocol.h"
@@ -570,7 +571,14 @@ class OciProvider final : public Provider {
     auto job = JobFor(request, key, calls != nullptr);
     if (!job.ok()) return job.error();
 
-    std::unique_ptr<OciSandbox> sandbox = use_pool ? pool_.Take(generation) : nullptr;
+    // A pooled run holds the refill its take calls for until it has
+    // answered (warm_pool.h): starting the next runsc sandbox costs hundreds
+    // of milliseconds of CPU and would otherwise compete with this run for
+    // the host's cores (under gVisor's ptrace platform each guest system
+    // call is two host context switches; docs/oci-provider.md).
+    std::unique_ptr<OciSandbox> sandbox =
+        use_pool ? pool_.Take(generation, /*hold_refill=*/true) : nullptr;
+    RefillHold hold(sandbox ? &pool_ : nullptr);
     if (!sandbox) {
       oci::BundleConfig config = prepared->config;
       config.host_calls = calls != nullptr;
@@ -588,6 +596,7 @@ class OciProvider final : public Provider {
     result.kind = *request.kind();
     Status exchanged = guest::ExchangeJob(sandbox->channel(), *job, request,
                                           deadline + kReportGrace, &result, nullptr, calls);
+    hold.Release();
     if (exchanged.ok()) {
       // The agent exits after its report; the container is removed off the
       // answer's path.
@@ -624,6 +633,22 @@ class OciProvider final : public Provider {
     if (!destroyed.ok()) message += "; cleanup failed: " + destroyed.error().message();
     return guest::AnswerFailedExchange(request, exchanged.error(), message, std::move(result));
   }
+
+  // Ends a Take(generation, /*hold_refill=*/true) hold exactly once: at
+  // Release() or when it goes out of scope.
+  class RefillHold {
+   public:
+    explicit RefillHold(pool::WarmPool<OciSandbox>* pool) : pool_(pool) {}
+    RefillHold(const RefillHold&) = delete;
+    RefillHold& operator=(const RefillHold&) = delete;
+    ~RefillHold() { Release(); }
+    void Release() {
+      if (pool_ != nullptr) std::exchange(pool_, nullptr)->ReleaseRefill();
+    }
+
+   private:
+    pool::WarmPool<OciSandbox>* pool_;
+  };
 
   // Whether `id` is one of our containers and its owner is gone (a live
   // process's, e.g. a second daemon sharing the state directory, are not
