@@ -26,6 +26,7 @@
 #include "os/held_bind.h"
 #include "os/seccomp.h"
 #include "os/self_check.h"
+#include "plimsoll/request.h"
 #include "providers/generations.h"
 #include "providers/linux/contain.h"
 #include "providers/linux/netns_pool.h"
@@ -121,10 +122,14 @@ struct Prepared {
   os::SeccompProgram seccomp;
   std::string seccomp_source;
   size_t seccomp_rules = 0;
+  // The job a JavaScript snippet with the default timeout becomes (report
+  // key zeroed), whose step a pooled sandbox's agent starts ahead
+  // (--prestart-job, src/guest/agent/prestart.h); "" for none.
+  std::string prestart_job;
 
   std::string Key() const {
     return image->Key() + "\n" + seccomp_source + "\n" + ProgramText(seccomp) + "\n" +
-           cgroups.Describe();
+           cgroups.Describe() + "\n" + prestart_job;
   }
 };
 
@@ -302,6 +307,10 @@ class LinuxProvider final : public Provider {
       description.details.emplace_back("generation", std::to_string(serving.number));
       description.details.emplace_back("cgroup", prepared.cgroups.Describe());
       description.details.emplace_back("seccomp", prepared.seccomp_source);
+      if (!prepared.prestart_job.empty()) {
+        description.details.emplace_back("pool_prestart",
+                                         "qjs of JavaScript snippets with the default timeout");
+      }
       description.details.emplace_back("rootfs", prepared.image->image().rootfs.string() +
                                                      " (bound at " + prepared.bind->path() + ")");
     } else if (auto located = image::LocateImage(image_directory_); located.ok()) {
@@ -499,6 +508,7 @@ class LinuxProvider final : public Provider {
     prepared->seccomp = std::move(*program);
     prepared->seccomp_source = source;
     prepared->seccomp_rules = policy->rules.size();
+    prepared->prestart_job = PrestartJob();
     return prepared;
   }
 
@@ -516,6 +526,23 @@ class LinuxProvider final : public Provider {
     return config;
   }
 
+  // What a JavaScript snippet with the default timeout becomes (as
+  // Sandbox::Run validates it and RunJob builds it), for a pooled sandbox's
+  // agent to start its qjs ahead: the step's vfork and execve and the start
+  // of the static qjs binary then happen before the run. The agent runs a
+  // job in it only when the job asks for exactly that process (argv,
+  // limits, filter, environment, identity); any other job discards it
+  // first and runs as in a cold sandbox. "" when it cannot be built.
+  std::string PrestartJob() const {
+    Request request;
+    request.javascript = JavascriptPayload{""};
+    auto validated = ValidateRequest(request, limits_);
+    if (!validated.ok()) return "";
+    auto job = guest::JobFromRequest(*validated, limits_,
+                                     std::string(guest::kReportKeyBytes, '\0'));
+    return job.ok() ? guest::EncodeJob(*job) : "";
+  }
+
   // The pool's factory: a sandbox of the serving generation, if that is
   // still `generation` (the pool drops it otherwise anyway).
   Expected<std::unique_ptr<WarmSandbox>> StartPooled(uint64_t generation) {
@@ -524,8 +551,11 @@ class LinuxProvider final : public Provider {
       return EnvironmentRefusal("The configuration the pool was filling for no longer serves.");
     }
     if (serving.config->image->Removed()) return RemovedImageRefusal();
-    return WarmSandbox::Build(SandboxConfig(*serving.config), serving.config,
-                              Clock::now() + kSetupBudget);
+    ContainConfig config = SandboxConfig(*serving.config);
+    if (!serving.config->prestart_job.empty()) {
+      config.argv.insert(config.argv.end(), {"--prestart-job", serving.config->prestart_job});
+    }
+    return WarmSandbox::Build(std::move(config), serving.config, Clock::now() + kSetupBudget);
   }
 
   // One job in one fresh sandbox: one the pool built ahead for
