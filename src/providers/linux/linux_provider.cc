@@ -57,6 +57,11 @@ constexpr size_t kMaxPendingTeardowns = 32;
 // two, like the oci pool: a run on each core finds one ready.
 constexpr size_t kDefaultPoolSize = 2;
 constexpr size_t kMaxPoolSize = 64;
+// How long after a pooled run returns its refill may start (while the pool
+// still has a sandbox ready): the answer's way out of the process (the
+// Sandbox's record, the daemon's reply) should not share the CPU, or the
+// process's memory map, with the next sandbox's clone.
+constexpr auto kRefillGrace = std::chrono::milliseconds(2);
 
 // SANDBOX_LINUX_POOL_SIZE, or the default; `error` set when it is invalid
 // (the provider then refuses its preflight and smoke test: nothing serves).
@@ -165,7 +170,7 @@ struct RefillHold {
   RefillHold(const RefillHold&) = delete;
   RefillHold& operator=(const RefillHold&) = delete;
   ~RefillHold() {
-    if (pool != nullptr) pool->ReleaseRefill();
+    if (pool != nullptr) pool->ReleaseRefill(kRefillGrace);
   }
 };
 

@@ -20,11 +20,13 @@
 //    own deadline. The pool never sheds a run; the daemon's admission does;
 //  - start failures back off from 0.5 s to 30 s; the last error is kept;
 //  - a run may hold the refill its take calls for (Take(generation,
-//    /*hold_refill=*/true) ... ReleaseRefill() once it answered), so that
-//    building the next sandbox does not compete with the run for the CPU
-//    (the linux provider, whose runs are a few milliseconds). While any
-//    hold is open the pool refills only when it is empty, so a busy pool
-//    never leaves the next run without a sandbox just to keep the CPU quiet.
+//    /*hold_refill=*/true) ... ReleaseRefill(after) once it answered), so
+//    that building the next sandbox does not compete with the run for the
+//    CPU (the linux provider, whose runs are a few milliseconds); `after`
+//    also keeps it off the answer's way out of the process. While any hold
+//    is open (or `after` has not passed) the pool refills only when it is
+//    empty, so a busy pool never leaves the next run without a sandbox just
+//    to keep the CPU quiet.
 // Destroyer: one background thread; with `max_pending` waiting, Add()
 // destroys the sandbox itself (callers slow down instead of sandboxes piling
 // up); the destructor destroys everything still queued.
@@ -228,11 +230,14 @@ class WarmPool {
     return taken;
   }
 
-  // Ends one hold of Take(generation, true): the refill may start.
-  void ReleaseRefill() {
+  // Ends one hold of Take(generation, true): the refill may start, `after`
+  // from now (time for the answer to leave the caller's process; a refill
+  // of an empty pool does not wait).
+  void ReleaseRefill(std::chrono::microseconds after = std::chrono::microseconds(0)) {
     {
       std::lock_guard lock(mutex_);
       if (holds_ > 0) --holds_;
+      refill_not_before_ = std::max(refill_not_before_, std::chrono::steady_clock::now() + after);
     }
     changed_.notify_all();
   }
@@ -305,6 +310,10 @@ class WarmPool {
         changed_.wait_for(lock, std::chrono::seconds(1));
         continue;
       }
+      if (!ready_.empty() && std::chrono::steady_clock::now() < refill_not_before_) {
+        changed_.wait_until(lock, refill_not_before_);
+        continue;
+      }
       stats_.starting = 1;
       uint64_t generation = stats_.generation;
       lock.unlock();
@@ -340,6 +349,7 @@ class WarmPool {
   std::deque<std::unique_ptr<T>> ready_;
   Stats stats_;
   size_t holds_ = 0;  // runs that took a sandbox and hold the refill
+  std::chrono::steady_clock::time_point refill_not_before_;  // ReleaseRefill(after)
   bool stopping_ = false;
   std::thread worker_;
 };

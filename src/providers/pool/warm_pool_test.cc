@@ -110,6 +110,15 @@ TEST(WarmPoolTest, AHeldRefillWaitsForItsReleaseUnlessThePoolIsEmpty) {
   fixture.pool.ReleaseRefill();
   fixture.pool.ReleaseRefill();
   ASSERT_TRUE(fixture.WaitForReady(2));
+  // Released with a delay: no refill before it has passed.
+  auto fourth = fixture.pool.Take(1, true);
+  ASSERT_NE(fourth, nullptr);
+  int before = fixture.started;
+  fixture.pool.ReleaseRefill(std::chrono::milliseconds(300));
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(fixture.started, before) << "refilled before the delay passed";
+  ASSERT_TRUE(fixture.WaitForReady(2));
+  EXPECT_EQ(fixture.started, before + 1);
 }
 
 }  // namespace
