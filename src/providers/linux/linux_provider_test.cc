@@ -64,7 +64,22 @@ std::vector<std::string> OwnRunCgroups() {
   return found;
 }
 
-// Processes on the host running as one of the sandbox's host uids.
+// Whether the process at `proc_path` (/proc/<pid>) is in a run cgroup of
+// this test process (by the naming scheme). Sandboxes of other processes
+// run as the same host uids: another test binary's, or a daemon's warm
+// pool, whose idle sandboxes live as long as it does. The tests judge and
+// touch only their own.
+bool InOwnRunCgroup(const std::string& proc_path) {
+  std::ifstream cgroups(proc_path + "/cgroup");
+  const std::string own = "/plimsoll/linux/" + std::to_string(getpid()) + "-";
+  for (std::string line; std::getline(cgroups, line);) {
+    if (line.find(own) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// This test process's sandbox processes on the host (running as one of the
+// sandbox's host uids).
 int SandboxProcesses() {
   int count = 0;
   DIR* proc = opendir("/proc");
@@ -72,7 +87,8 @@ int SandboxProcesses() {
     if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
     struct stat st {};
     std::string path = std::string("/proc/") + entry->d_name;
-    if (stat(path.c_str(), &st) == 0 && st.st_uid >= 1'500'000'000u && st.st_uid <= 1'500'001'000u)
+    if (stat(path.c_str(), &st) == 0 && st.st_uid >= 1'500'000'000u &&
+        st.st_uid <= 1'500'001'000u && InOwnRunCgroup(path))
       ++count;
   }
   closedir(proc);
@@ -270,7 +286,8 @@ std::vector<SandboxRootProcess> SandboxRootProcesses() {
     if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
     std::string base = std::string("/proc/") + entry->d_name;
     struct stat st {};
-    if (stat(base.c_str(), &st) != 0 || st.st_uid != 1'500'000'000u) continue;
+    if (stat(base.c_str(), &st) != 0 || st.st_uid != 1'500'000'000u || !InOwnRunCgroup(base))
+      continue;
     SandboxRootProcess process;
     char target[4096];
     ssize_t length = readlink((base + "/exe").c_str(), target, sizeof target - 1);
@@ -753,7 +770,8 @@ std::vector<pid_t> SandboxProcessesRunning(const std::string& text) {
     if (entry->d_name[0] < '1' || entry->d_name[0] > '9') continue;
     std::string path = std::string("/proc/") + entry->d_name;
     struct stat st {};
-    if (stat(path.c_str(), &st) != 0 || st.st_uid < 1'500'000'000u || st.st_uid > 1'500'001'000u)
+    if (stat(path.c_str(), &st) != 0 || st.st_uid < 1'500'000'000u ||
+        st.st_uid > 1'500'001'000u || !InOwnRunCgroup(path))
       continue;
     std::ifstream file(path + "/cmdline");
     std::string line((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
