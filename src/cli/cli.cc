@@ -41,9 +41,10 @@ Expected<std::string> ChosenProvider(const std::string& flag, const std::string&
 
 // One command, one run: a warm pool would start containers or boot VMs
 // only to destroy them at exit (a microvm pool's boot would also compete
-// with the run for the CPU), so the CLI turns the oci and microvm pools off
-// unless the environment sets a size.
+// with the run for the CPU), so the CLI turns the linux, oci and microvm pools
+// off unless the environment sets a size.
 void NoWarmPoolUnlessAsked() {
+  setenv("SANDBOX_LINUX_POOL_SIZE", "0", /*overwrite=*/0);
   setenv("SANDBOX_OCI_POOL_SIZE", "0", /*overwrite=*/0);
   setenv("SANDBOX_MICROVM_POOL_SIZE", "0", /*overwrite=*/0);
 }

@@ -186,6 +186,7 @@ class CrashTest : public ::testing::TestWithParam<Case> {
     std::string pool = pooled ? "1" : "0";
     std::vector<std::string> env = {
         "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+        "SANDBOX_LINUX_POOL_SIZE=" + pool,
         "SANDBOX_OCI_STATE_DIR=" + state_ + "/oci",
         "SANDBOX_OCI_POOL_SIZE=" + pool,
         "SANDBOX_MICROVM_STATE_DIR=" + state_ + "/microvm",
@@ -310,6 +311,7 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Providers, CrashTest,
                          ::testing::Values(Case{"linux", "linux", false, 2000ms},
+                                           Case{"linux_pooled", "linux", true, 2000ms},
                                            Case{"runc", "oci:runc", true, 2500ms},
                                            Case{"runsc", "oci:runsc", true, 4000ms},
                                            Case{"microvm", "microvm", true, 4000ms}),
