@@ -25,9 +25,20 @@ void AppendCapped(HostContext& context, int stream, std::string_view text) {
 
 }  // namespace
 
+void PrepareInGuest(void* argument) {
+  RunState& run = *static_cast<RunState*>(argument);
+  Z_quickjs_instantiate(&run.instance, &run.plimsoll_imports, &run.wasi_imports);
+  run.context->memory = Z_quickjsZ_memory(&run.instance);
+  Z_quickjsZ__initialize(&run.instance);
+  run.exit_code = Z_quickjsZ_plimsoll_prepare(&run.instance, run.js_memory_limit, run.flags);
+  run.prepared = run.exit_code == kExitOk;
+}
+
 void RunInGuest(void* argument) {
   RunState& run = *static_cast<RunState*>(argument);
-  if (run.snapshot != nullptr) {
+  if (run.prepared) {
+    // made by PrepareInGuest, in an earlier guarded call on this thread
+  } else if (run.snapshot != nullptr) {
     const plimsoll_wasm_image image = run.snapshot->memory.View();
     Z_quickjs_instantiate_from_image(&run.instance, &run.snapshot->prepared, &image,
                                      &run.plimsoll_imports, &run.wasi_imports);
@@ -49,7 +60,7 @@ void RunInGuest(void* argument) {
   memory->data[address + run.code_length] = 0;
   run.script_copied = true;
   run.exit_code =
-      run.snapshot != nullptr
+      run.prepared || run.snapshot != nullptr
           ? Z_quickjsZ_plimsoll_run_prepared(&run.instance, address, run.code_length,
                                              run.js_memory_limit)
           : Z_quickjsZ_plimsoll_run(&run.instance, address, run.code_length, run.js_memory_limit,
@@ -99,31 +110,30 @@ Outcome OutcomeOf(int trap, int guest_exit_code, HostContext& context) {
   return outcome;
 }
 
-Expected<Outcome> EvaluateJavascript(std::string_view code, const Limits& limits) {
+namespace {
+
+Status CheckMemoryLimit(const Limits& limits) {
   if (limits.memory_bytes < kMinimumMemoryBytes || limits.memory_bytes > kMaximumMemoryBytes) {
     return Refusal(NotDispatched::kRequest,
                    "The JavaScript memory limit must be between 4 MiB and "
                    "3 GiB.");
   }
-  if (code.size() >= limits.memory_bytes) {
-    return Refusal(NotDispatched::kRequest, "The script is larger than the run's memory limit.");
-  }
-  PLIMSOLL_RETURN_IF_ERROR(EnsureModuleInitialized());
+  return Status::Ok();
+}
 
-  const auto start = std::chrono::steady_clock::now();
-  const auto soft_deadline = limits.deadline == std::chrono::steady_clock::time_point{}
-                                 ? start + kDefaultTimeout
-                                 : limits.deadline;
-  HostContext context;
+// The run's soft deadline: Limits::deadline, or kDefaultTimeout from now.
+std::chrono::steady_clock::time_point SoftDeadline(const Limits& limits) {
+  return limits.deadline == std::chrono::steady_clock::time_point{}
+             ? std::chrono::steady_clock::now() + kDefaultTimeout
+             : limits.deadline;
+}
+
+// Sets up `run` and `context` for `code` under `limits`; the instance
+// fields are left as they are (empty, or made by PrepareInGuest).
+void Arm(RunState& run, HostContext& context, std::string_view code, const Limits& limits) {
   context.output_cap_bytes = limits.output_cap_bytes;
-  context.soft_deadline = soft_deadline;
+  context.soft_deadline = SoftDeadline(limits);
   context.host_call = limits.host_call ? &limits.host_call : nullptr;
-
-  wasm::RunOptions options;
-  options.memory_limit_pages = LinearMemoryPages(limits.memory_bytes);
-  options.hard_deadline = soft_deadline + limits.hard_grace;
-
-  RunState run = {};
   run.plimsoll_imports.context = &context;
   run.wasi_imports.context = &context;
   run.context = &context;
@@ -132,16 +142,22 @@ Expected<Outcome> EvaluateJavascript(std::string_view code, const Limits& limits
   run.js_memory_limit = static_cast<u32>(limits.memory_bytes);
   run.flags = limits.web_apis ? 0u : PLIMSOLL_RUN_NO_WEB_APIS;
   run.exit_code = kExitOk;
-  if (limits.from_snapshot) {
-    // Without a snapshot (it could not be made) the run starts afresh.
-    auto snapshot = SnapshotFor(run.flags);
-    if (snapshot.ok()) run.snapshot = *snapshot;
-  }
+  run.script_copied = false;
+}
 
+// Runs the armed `run` in a RunScope and frees its instance.
+Expected<Outcome> RunArmed(RunState& run, HostContext& context, const Limits& limits) {
+  wasm::RunOptions options;
+  options.memory_limit_pages = LinearMemoryPages(limits.memory_bytes);
+  options.hard_deadline = context.soft_deadline + limits.hard_grace;
   Outcome outcome;
   {
     wasm::RunScope scope(options);
-    if (!scope.status().ok()) return scope.status().error();
+    if (!scope.status().ok()) {
+      context.memory = nullptr;
+      Z_quickjs_free(&run.instance);
+      return scope.status().error();
+    }
     int trap = wasm::RunGuarded(RunInGuest, &run);
     const int allocation_errno = wasm::ThreadAllocationErrno();
     if (trap != 0 && allocation_errno != 0 && !run.script_copied) {
@@ -156,6 +172,89 @@ Expected<Outcome> EvaluateJavascript(std::string_view code, const Limits& limits
   context.memory = nullptr;
   Z_quickjs_free(&run.instance);  // safe on a partly built instance
   return outcome;
+}
+
+}  // namespace
+
+Expected<Outcome> EvaluateJavascript(std::string_view code, const Limits& limits) {
+  PLIMSOLL_RETURN_IF_ERROR(CheckMemoryLimit(limits));
+  if (code.size() >= limits.memory_bytes) {
+    return Refusal(NotDispatched::kRequest, "The script is larger than the run's memory limit.");
+  }
+  PLIMSOLL_RETURN_IF_ERROR(EnsureModuleInitialized());
+
+  HostContext context;
+  RunState run = {};
+  Arm(run, context, code, limits);
+  if (limits.from_snapshot) {
+    // Without a snapshot (it could not be made) the run starts afresh.
+    auto snapshot = SnapshotFor(run.flags);
+    if (snapshot.ok()) run.snapshot = *snapshot;
+  }
+  return RunArmed(run, context, limits);
+}
+
+struct PreparedInstance::State {
+  RunState run = {};
+  HostContext context;
+  Limits limits;  // Prepare's: the memory limit and web_apis the instance was made for
+  bool used = false;
+};
+
+Expected<std::unique_ptr<PreparedInstance>> PreparedInstance::Prepare(const Limits& limits) {
+  PLIMSOLL_RETURN_IF_ERROR(CheckMemoryLimit(limits));
+  PLIMSOLL_RETURN_IF_ERROR(EnsureModuleInitialized());
+  std::unique_ptr<PreparedInstance> prepared(new PreparedInstance());
+  State& state = *prepared->state_;
+  state.limits = limits;
+  Limits preparing = limits;
+  preparing.deadline = std::chrono::steady_clock::now() + kDefaultTimeout;
+  Arm(state.run, state.context, {}, preparing);
+  wasm::RunOptions options;
+  options.memory_limit_pages = LinearMemoryPages(limits.memory_bytes);
+  options.hard_deadline = state.context.soft_deadline + limits.hard_grace;
+  wasm::RunScope scope(options);
+  if (!scope.status().ok()) return scope.status().error();
+  const int trap = wasm::RunGuarded(PrepareInGuest, &state.run);
+  if (trap != 0 || !state.run.prepared) {
+    const int allocation_errno = wasm::ThreadAllocationErrno();
+    if (allocation_errno != 0) return InstanceRefusal(allocation_errno);
+    return Failure(ErrorCode::kInternal, "The engine could not prepare an instance (trap " +
+                                             std::to_string(trap) + ", exit " +
+                                             std::to_string(state.run.exit_code) + ").");
+  }
+  return prepared;  // the destructor frees the instance if Run never comes
+}
+
+PreparedInstance::PreparedInstance() : state_(std::make_unique<State>()) {}
+
+PreparedInstance::~PreparedInstance() {
+  if (!state_->used) {
+    state_->context.memory = nullptr;
+    Z_quickjs_free(&state_->run.instance);  // safe on a partly built instance
+  }
+}
+
+Expected<Outcome> PreparedInstance::Run(std::string_view code, const Limits& limits) {
+  if (state_->used) {
+    return Failure(ErrorCode::kInvalidArgument, "A prepared instance runs one script.");
+  }
+  if (limits.memory_bytes != state_->limits.memory_bytes ||
+      limits.web_apis != state_->limits.web_apis) {
+    return Failure(ErrorCode::kInvalidArgument,
+                   "The run's memory limit and web APIs must be those the instance was "
+                   "prepared with.");
+  }
+  if (code.size() >= limits.memory_bytes) {
+    return Refusal(NotDispatched::kRequest, "The script is larger than the run's memory limit.");
+  }
+  state_->used = true;  // RunArmed frees the instance whatever happens
+  const bool prepared = state_->run.prepared;
+  Arm(state_->run, state_->context, code, limits);
+  state_->run.prepared = prepared;
+  // The context was cleared of nothing it kept: memory stays the instance's.
+  state_->context.memory = Z_quickjsZ_memory(&state_->run.instance);
+  return RunArmed(state_->run, state_->context, limits);
 }
 
 Error InstanceRefusal(int allocation_errno) {

@@ -52,6 +52,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -139,6 +140,37 @@ struct Outcome {
 // the host could not build the wall (address space, timer, signal handler:
 // kResourceExhausted / kInternal, nothing ran).
 Expected<Outcome> EvaluateJavascript(std::string_view code, const Limits& limits);
+
+// A fresh instance made and initialised ahead of its script, for a process
+// that has to wait for the script (qjs reading it from stdin in a pooled
+// sandbox): Prepare before the wait, Run after it, so the instantiation, the
+// QuickJS runtime and context and their page faults are off the run's path.
+// What the script sees and how it ends are as with EvaluateJavascript (the
+// same driver path as a run from the snapshot). Prepare and Run must be
+// called on the same thread (the instance's memory belongs to it); one Run
+// per instance, which frees it (else the destructor does).
+//
+//   auto prepared = PreparedInstance::Prepare(limits);   // before reading
+//   ... read the script ...
+//   auto outcome = (*prepared)->Run(code, limits);       // same memory limit
+class PreparedInstance {
+ public:
+  // `limits`: the memory limit and web_apis the run will have (its deadline
+  // and host_call are Run's). Errors as EvaluateJavascript's.
+  static Expected<std::unique_ptr<PreparedInstance>> Prepare(const Limits& limits);
+  ~PreparedInstance();
+  PreparedInstance(const PreparedInstance&) = delete;
+  PreparedInstance& operator=(const PreparedInstance&) = delete;
+
+  // As EvaluateJavascript(code, limits); limits.memory_bytes and web_apis
+  // must be Prepare's (else kInvalidArgument), and only once.
+  Expected<Outcome> Run(std::string_view code, const Limits& limits);
+
+ private:
+  struct State;
+  PreparedInstance();
+  std::unique_ptr<State> state_;
+};
 
 struct EngineIdentity {
   std::string engine;         // "QuickJS 2025-04-26 (Debian quickjs 2025.04.26-1)"

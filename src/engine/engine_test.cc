@@ -577,6 +577,52 @@ TEST(EngineTest, RunsFromTheSnapshotMatchFreshInstances) {
   }
 }
 
+// qjs reading stdin prepares its instance before the script arrives
+// (PreparedInstance): the same outcomes as a run from scratch.
+TEST(EngineTest, APreparedInstanceRunsAsAFreshOne) {
+  const char* scripts[] = {"console.log(6*7)", "throw new Error('x')",
+                           "setTimeout(() => console.log(performance.now() < 1000), 1)",
+                           "console.log(typeof URL, Math.random() < 1)"};
+  for (const char* code : scripts) {
+    Limits limits = WithTimeout(5s);
+    limits.from_snapshot = false;
+    const Outcome fresh = RunScript(code, limits);
+    Limits ahead;
+    auto prepared = PreparedInstance::Prepare(ahead);
+    ASSERT_TRUE(prepared.ok()) << prepared.error().ToString();
+    std::this_thread::sleep_for(20ms);  // the wait for the script
+    ahead.deadline = std::chrono::steady_clock::now() + 5s;
+    auto outcome = (*prepared)->Run(code, ahead);
+    ASSERT_TRUE(outcome.ok()) << outcome.error().ToString();
+    SCOPED_TRACE(code);
+    EXPECT_EQ(outcome->exit_code, fresh.exit_code);
+    EXPECT_EQ(outcome->stdout_bytes, fresh.stdout_bytes);
+    EXPECT_EQ(outcome->stderr_bytes, fresh.stderr_bytes);
+    EXPECT_FALSE((*prepared)->Run(code, ahead).ok());  // one run per instance
+  }
+}
+
+TEST(EngineTest, APreparedInstanceKeepsItsLimitsAndIsFreedUnused) {
+  Limits small;
+  small.memory_bytes = kMinimumMemoryBytes;
+  {
+    auto unused = PreparedInstance::Prepare(small);  // freed by its destructor
+    ASSERT_TRUE(unused.ok());
+  }
+  auto prepared = PreparedInstance::Prepare(small);
+  ASSERT_TRUE(prepared.ok());
+  Limits other;  // 256 MiB: not what it was prepared for
+  EXPECT_FALSE((*prepared)->Run("1", other).ok());
+  small.deadline = std::chrono::steady_clock::now() + 5s;
+  auto outcome =
+      (*prepared)->Run("const a = []; for (;;) a.push(new Array(1 << 16).fill(1));", small);
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_EQ(outcome->exit_code, kExitOutOfMemory);
+  Limits bad;
+  bad.memory_bytes = 1024;
+  EXPECT_FALSE(PreparedInstance::Prepare(bad).ok());
+}
+
 TEST(EngineTest, EachRunSeedsMathRandomAfresh) {
   const char* code =
       "const d = Object.getOwnPropertyDescriptor(Math, 'random');"

@@ -25,6 +25,7 @@ struct RunState {
   Z_wasi_snapshot_preview1_instance_t wasi_imports;
   HostContext* context;
   const Snapshot* snapshot;  // null: instantiate and initialise afresh
+  bool prepared;             // PrepareInGuest made this instance and its context
   const char* code;
   u32 code_length;
   u32 js_memory_limit;
@@ -34,9 +35,16 @@ struct RunState {
 };
 
 // The body of a run, for wasm::RunGuarded(RunInGuest, &state): the instance
-// made (from state.snapshot, else afresh), the script copied in and run.
-// The caller frees state.instance afterwards (Z_quickjs_free), trap or not.
+// made (from state.snapshot, else afresh) unless state.prepared, the script
+// copied in and run. The caller frees state.instance afterwards
+// (Z_quickjs_free), trap or not.
 void RunInGuest(void* argument);
+
+// For wasm::RunGuarded(PrepareInGuest, &state): a fresh instance, the WASI
+// reactor initialised, and plimsoll_prepare's context made with
+// state.js_memory_limit and state.flags; state.exit_code is its answer and
+// state.prepared is set when it is 0. The caller frees the instance.
+void PrepareInGuest(void* argument);
 
 // Linear memory beyond the QuickJS heap limit: the guest's shadow stack and
 // static data (below 2 MiB), libc's own allocations (console buffers, the

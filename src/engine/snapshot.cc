@@ -20,25 +20,6 @@ namespace {
 // Generous: preparing takes well under a millisecond on this hardware.
 constexpr std::chrono::seconds kPrepareTimeout{10};
 
-struct PrepareState {
-  Z_quickjs_instance_t instance;
-  Z_plimsoll_instance_t plimsoll_imports;
-  Z_wasi_snapshot_preview1_instance_t wasi_imports;
-  HostContext* context;
-  uint32_t flags;
-  int exit_code;
-};
-
-void PrepareInGuest(void* argument) {
-  PrepareState& state = *static_cast<PrepareState*>(argument);
-  Z_quickjs_instantiate(&state.instance, &state.plimsoll_imports, &state.wasi_imports);
-  state.context->memory = Z_quickjsZ_memory(&state.instance);
-  Z_quickjsZ__initialize(&state.instance);
-  // Every run sets its own limit (at least this one) before its script.
-  state.exit_code = Z_quickjsZ_plimsoll_prepare(&state.instance,
-                                                static_cast<u32>(kMinimumMemoryBytes), state.flags);
-}
-
 // Two small scripts unlike each other. A run writes few pages (about a
 // dozen: the top of the shadow stack, the allocator's state and the free
 // heap it carves new objects from); the pages either script wrote are the
@@ -109,10 +90,12 @@ Expected<std::unique_ptr<Snapshot>> MakeSnapshot(uint32_t flags) {
 
   wasm::RunOptions options;  // no page limit below the module's own maximum
   options.hard_deadline = context.soft_deadline + kPrepareTimeout;
-  auto state = std::make_unique<PrepareState>();
+  auto state = std::make_unique<RunState>();
   state->plimsoll_imports.context = &context;
   state->wasi_imports.context = &context;
   state->context = &context;
+  // Every run sets its own limit (at least this one) before its script.
+  state->js_memory_limit = static_cast<u32>(kMinimumMemoryBytes);
   state->flags = flags;
   state->exit_code = -1;
 
@@ -123,7 +106,7 @@ Expected<std::unique_ptr<Snapshot>> MakeSnapshot(uint32_t flags) {
     if (!scope.status().ok()) return scope.status().error();
     const int trap = wasm::RunGuarded(PrepareInGuest, state.get());
     const wasm_rt_memory_t* memory = context.memory;
-    if (trap != 0 || state->exit_code != kExitOk || memory == nullptr) {
+    if (trap != 0 || !state->prepared || memory == nullptr) {
       result = Failure(ErrorCode::kInternal,
                        "Preparing the engine's snapshot failed (trap " + std::to_string(trap) +
                            ", exit " + std::to_string(state->exit_code) + "): " +

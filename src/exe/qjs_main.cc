@@ -43,6 +43,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -359,6 +360,16 @@ int main(int argc, char** argv) {
     }
   }
 
+  // A script from stdin may be a while coming (a pooled sandbox's qjs is
+  // started before its job): the instance is made and QuickJS initialised
+  // while waiting, so that work and its page faults are off the run's path.
+  // Without it (it failed), the run makes its own instance as usual.
+  std::unique_ptr<plimsoll::engine::PreparedInstance> prepared;
+  if (path == "-") {
+    auto made = plimsoll::engine::PreparedInstance::Prepare(limits);
+    if (made.ok()) prepared = std::move(*made);
+  }
+
   std::string code;
   int fd = path == "-" ? STDIN_FILENO : open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0 || !ReadAll(fd, code)) {
@@ -374,7 +385,8 @@ int main(int argc, char** argv) {
     limits.host_call =
         plimsoll::engine::SocketHostCall(plimsoll::guest::kHostCallSocket, limits.deadline);
   }
-  auto outcome = plimsoll::engine::EvaluateJavascript(code, limits);
+  auto outcome = prepared != nullptr ? prepared->Run(code, limits)
+                                     : plimsoll::engine::EvaluateJavascript(code, limits);
   if (!outcome.ok()) {
     std::fprintf(stderr, "qjs: %s\n", outcome.error().ToString().c_str());
     return outcome.error().not_dispatched() ? kUsageError : kEngineError;
