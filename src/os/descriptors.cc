@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -73,17 +74,23 @@ void ForEachOpen(int lowest, Action action) {
   for (int fd = lowest, top = HighestPossible(); fd < top; ++fd) action(fd);
 }
 
+// close_range's upper bound: every descriptor number there can be. Not ~0U:
+// gVisor (2022-12) refuses it with EINVAL, which sent every call under runsc
+// to the /proc walk above.
+constexpr unsigned kHighestDescriptor = static_cast<unsigned>(INT_MAX);
+
 }  // namespace
 
 void MarkCloseOnExecFrom(int lowest) {
-  if (syscall(SYS_close_range, static_cast<unsigned>(lowest), ~0U, CLOSE_RANGE_CLOEXEC) == 0) {
+  if (syscall(SYS_close_range, static_cast<unsigned>(lowest), kHighestDescriptor,
+              CLOSE_RANGE_CLOEXEC) == 0) {
     return;
   }
   ForEachOpen(lowest, [](int fd) { fcntl(fd, F_SETFD, FD_CLOEXEC); });
 }
 
 void CloseFrom(int lowest) {
-  if (syscall(SYS_close_range, static_cast<unsigned>(lowest), ~0U, 0U) == 0) return;
+  if (syscall(SYS_close_range, static_cast<unsigned>(lowest), kHighestDescriptor, 0U) == 0) return;
   ForEachOpen(lowest, [](int fd) { syscall(SYS_close, fd); });
 }
 
