@@ -501,13 +501,14 @@ int32_t plimsoll_run(const char* code, uint32_t length, uint32_t js_memory_limit
  * run's writes, only this freshly made context. */
 static JSContext* g_prepared;
 
-PLIMSOLL_EXPORT(plimsoll_prepare)
-int32_t plimsoll_prepare(uint32_t js_memory_limit, uint32_t flags) {
-  if (g_prepared) return PLIMSOLL_EXIT_UNCAUGHT;
+/* Makes a fresh context into *slot (which must be empty): the exit code of
+ * new_context's failure, else PLIMSOLL_EXIT_OK. */
+static int keep_new_context(uint32_t js_memory_limit, uint32_t flags, JSContext** slot) {
+  if (*slot) return PLIMSOLL_EXIT_UNCAUGHT;
   JSContext* ctx;
   int exit_code = new_context(js_memory_limit, flags, &ctx);
   if (exit_code == -1) {
-    g_prepared = ctx;
+    *slot = ctx;
     return PLIMSOLL_EXIT_OK;
   }
   if (ctx) {
@@ -519,16 +520,28 @@ int32_t plimsoll_prepare(uint32_t js_memory_limit, uint32_t flags) {
   return exit_code;
 }
 
+/* What the prepared context must not keep from the snapshot: the memory
+ * limit becomes this run's (or session's), the stack top this call's, the
+ * time origin now. */
+static void start_with_prepared(uint32_t js_memory_limit) {
+  JSRuntime* rt = JS_GetRuntime(g_prepared);
+  JS_SetMemoryLimit(rt, js_memory_limit);
+  JS_UpdateStackTop(rt);
+  driver_start_web_run();
+}
+
+PLIMSOLL_EXPORT(plimsoll_prepare)
+int32_t plimsoll_prepare(uint32_t js_memory_limit, uint32_t flags) {
+  return keep_new_context(js_memory_limit, flags, &g_prepared);
+}
+
 /* Runs one script in the prepared context of an instance started from the
  * image: this run's memory limit and stack top, a time origin of now, then
  * as plimsoll_run. The instance is thrown away afterwards. */
 PLIMSOLL_EXPORT(plimsoll_run_prepared)
 int32_t plimsoll_run_prepared(const char* code, uint32_t length, uint32_t js_memory_limit) {
   if (!g_prepared) return PLIMSOLL_EXIT_UNCAUGHT;
-  JSRuntime* rt = JS_GetRuntime(g_prepared);
-  JS_SetMemoryLimit(rt, js_memory_limit);
-  JS_UpdateStackTop(rt);
-  driver_start_web_run();
+  start_with_prepared(js_memory_limit);
   int exit_code = evaluate(g_prepared, code, length, NULL);
   return exit_code == -1 ? PLIMSOLL_EXIT_OK : exit_code;
 }
@@ -540,20 +553,7 @@ static JSContext* g_session;
 
 PLIMSOLL_EXPORT(plimsoll_session_open)
 int32_t plimsoll_session_open(uint32_t js_memory_limit, uint32_t flags) {
-  if (g_session) return PLIMSOLL_EXIT_UNCAUGHT;
-  JSContext* ctx;
-  int exit_code = new_context(js_memory_limit, flags, &ctx);
-  if (exit_code == -1) {
-    g_session = ctx;
-    return PLIMSOLL_EXIT_OK;
-  }
-  if (ctx) {
-    release_run_state(ctx);
-    JSRuntime* rt = JS_GetRuntime(ctx);
-    JS_FreeContext(ctx);
-    JS_FreeRuntime(rt);
-  }
-  return exit_code;
+  return keep_new_context(js_memory_limit, flags, &g_session);
 }
 
 /* In an instance started from the snapshot's image: makes the prepared
@@ -562,10 +562,7 @@ int32_t plimsoll_session_open(uint32_t js_memory_limit, uint32_t flags) {
 PLIMSOLL_EXPORT(plimsoll_session_adopt)
 int32_t plimsoll_session_adopt(uint32_t js_memory_limit) {
   if (g_session || !g_prepared) return PLIMSOLL_EXIT_UNCAUGHT;
-  JSRuntime* rt = JS_GetRuntime(g_prepared);
-  JS_SetMemoryLimit(rt, js_memory_limit);
-  JS_UpdateStackTop(rt);
-  driver_start_web_run();
+  start_with_prepared(js_memory_limit);
   g_session = g_prepared;
   g_prepared = NULL;
   return PLIMSOLL_EXIT_OK;

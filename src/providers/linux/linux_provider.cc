@@ -345,11 +345,7 @@ class LinuxProvider final : public Provider {
   // is disabled, every idle sandbox destroyed, by any other answer.
   Expected<Evidence> SmokeTest(Deadline deadline) override {
     auto evidence = CollectEvidence(deadline);
-    if (evidence.ok() && evidence->AllChecksPassed()) {
-      pool_.Enable(generations_.Serving().number);
-    } else {
-      pool_.Disable();
-    }
+    pool_.FollowEvidence(evidence);
     return evidence;
   }
 
