@@ -95,24 +95,29 @@ TEST(EngineTest, PromisesAndAsyncAwaitRunToCompletion) {
   EXPECT_EQ(outcome.stdout_bytes, "sync 1\nmicro\nqueued\nasync\nawaited\nsync 2\n");
 }
 
+// The due times are about 90 ms apart or more, and 180 ms where it matters:
+// an interval's next tick is due an interval after the previous one fired,
+// so a tick the loaded host fired late moves the later ones (with 60 ms
+// between the second tick and "e", `make test`'s parallel suites once
+// reordered them).
 TEST(EngineTest, TimersFireInDueOrderInRealTime) {
   const auto start = std::chrono::steady_clock::now();
   Outcome outcome = RunScript(R"JS(
-    setTimeout(() => console.log("c 330"), 330);
+    setTimeout(() => console.log("c 990"), 990);
     setTimeout(() => console.log("a 0"), 0);
-    setTimeout((x, y) => console.log("b 100", x, y), 100, 1, 2);
-    const gone = setTimeout(() => console.log("cleared"), 50);
+    setTimeout((x, y) => console.log("b 300", x, y), 300, 1, 2);
+    const gone = setTimeout(() => console.log("cleared"), 150);
     clearTimeout(gone);
-    setTimeout(() => { console.log("d 0 (second)"); setTimeout(() => console.log("e nested +300"), 300); }, 0);
+    setTimeout(() => { console.log("d 0 (second)"); setTimeout(() => console.log("e nested +900"), 900); }, 0);
     let n = 0;
-    const every = setInterval(() => { console.log("tick", ++n); if (n === 3) clearInterval(every); }, 120);
+    const every = setInterval(() => { console.log("tick", ++n); if (n === 3) clearInterval(every); }, 360);
   )JS");
   EXPECT_EQ(outcome.exit_code, 0) << outcome.stderr_bytes;
   EXPECT_EQ(outcome.stdout_bytes,
-            "a 0\nd 0 (second)\nb 100 1 2\ntick 1\ntick 2\ne nested +300\n"
-            "c 330\ntick 3\n");
-  // The third tick is due 360 ms in: the run waited for it.
-  EXPECT_GE(std::chrono::steady_clock::now() - start, 355ms);
+            "a 0\nd 0 (second)\nb 300 1 2\ntick 1\ntick 2\ne nested +900\n"
+            "c 990\ntick 3\n");
+  // The third tick is due 1080 ms in: the run waited for it.
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 1075ms);
 }
 
 TEST(EngineTest, DateAndPerformanceNowAdvanceWithTheTimers) {
