@@ -128,23 +128,6 @@ std::chrono::steady_clock::time_point SoftDeadline(const Limits& limits) {
              : limits.deadline;
 }
 
-// Sets up `run` and `context` for `code` under `limits`; the instance
-// fields are left as they are (empty, or made by PrepareInGuest).
-void Arm(RunState& run, HostContext& context, std::string_view code, const Limits& limits) {
-  context.output_cap_bytes = limits.output_cap_bytes;
-  context.soft_deadline = SoftDeadline(limits);
-  context.host_call = limits.host_call ? &limits.host_call : nullptr;
-  run.plimsoll_imports.context = &context;
-  run.wasi_imports.context = &context;
-  run.context = &context;
-  run.code = code.data();
-  run.code_length = static_cast<u32>(code.size());
-  run.js_memory_limit = static_cast<u32>(limits.memory_bytes);
-  run.flags = limits.web_apis ? 0u : PLIMSOLL_RUN_NO_WEB_APIS;
-  run.exit_code = kExitOk;
-  run.script_copied = false;
-}
-
 // Runs the armed `run` in a RunScope and frees its instance.
 Expected<Outcome> RunArmed(RunState& run, HostContext& context, const Limits& limits) {
   wasm::RunOptions options;
@@ -176,6 +159,21 @@ Expected<Outcome> RunArmed(RunState& run, HostContext& context, const Limits& li
 
 }  // namespace
 
+void ArmRun(RunState& run, HostContext& context, std::string_view code, const Limits& limits) {
+  context.output_cap_bytes = limits.output_cap_bytes;
+  context.soft_deadline = SoftDeadline(limits);
+  context.host_call = limits.host_call ? &limits.host_call : nullptr;
+  run.plimsoll_imports.context = &context;
+  run.wasi_imports.context = &context;
+  run.context = &context;
+  run.code = code.data();
+  run.code_length = static_cast<u32>(code.size());
+  run.js_memory_limit = static_cast<u32>(limits.memory_bytes);
+  run.flags = limits.web_apis ? 0u : PLIMSOLL_RUN_NO_WEB_APIS;
+  run.exit_code = kExitOk;
+  run.script_copied = false;
+}
+
 Expected<Outcome> EvaluateJavascript(std::string_view code, const Limits& limits) {
   PLIMSOLL_RETURN_IF_ERROR(CheckMemoryLimit(limits));
   if (code.size() >= limits.memory_bytes) {
@@ -185,7 +183,7 @@ Expected<Outcome> EvaluateJavascript(std::string_view code, const Limits& limits
 
   HostContext context;
   RunState run = {};
-  Arm(run, context, code, limits);
+  ArmRun(run, context, code, limits);
   if (limits.from_snapshot) {
     // Without a snapshot (it could not be made) the run starts afresh.
     auto snapshot = SnapshotFor(run.flags);
@@ -209,7 +207,7 @@ Expected<std::unique_ptr<PreparedInstance>> PreparedInstance::Prepare(const Limi
   state.limits = limits;
   Limits preparing = limits;
   preparing.deadline = std::chrono::steady_clock::now() + kDefaultTimeout;
-  Arm(state.run, state.context, {}, preparing);
+  ArmRun(state.run, state.context, {}, preparing);
   wasm::RunOptions options;
   options.memory_limit_pages = LinearMemoryPages(limits.memory_bytes);
   options.hard_deadline = state.context.soft_deadline + limits.hard_grace;
@@ -249,11 +247,7 @@ Expected<Outcome> PreparedInstance::Run(std::string_view code, const Limits& lim
     return Refusal(NotDispatched::kRequest, "The script is larger than the run's memory limit.");
   }
   state_->used = true;  // RunArmed frees the instance whatever happens
-  const bool prepared = state_->run.prepared;
-  Arm(state_->run, state_->context, code, limits);
-  state_->run.prepared = prepared;
-  // The context was cleared of nothing it kept: memory stays the instance's.
-  state_->context.memory = Z_quickjsZ_memory(&state_->run.instance);
+  ArmRun(state_->run, state_->context, code, limits);  // keeps the instance and its memory
   return RunArmed(state_->run, state_->context, limits);
 }
 

@@ -1,5 +1,6 @@
 #include "engine/engine.h"
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
@@ -14,6 +15,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "engine/snapshot.h"
 
 namespace plimsoll::engine {
 namespace {
@@ -626,6 +629,19 @@ TEST(EngineTest, APreparedInstanceKeepsItsLimitsAndIsFreedUnused) {
   Limits bad;
   bad.memory_bytes = 1024;
   EXPECT_FALSE(PreparedInstance::Prepare(bad).ok());
+}
+
+TEST(EngineTest, TheSnapshotIsSealedAndKnowsThePagesARunWrites) {
+  auto snapshot = SnapshotFor(0);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.error().ToString();
+  const wasm::MemoryImage& image = (*snapshot)->memory;
+  EXPECT_GT(image.pages(), 0u);
+  // The calibration runs found the allocator's and the stack's pages (about
+  // fifteen), and no more than a fraction of the image.
+  EXPECT_GE(image.hot_page_count(), 4u);
+  EXPECT_LE(image.hot_page_count(), size_t{image.pages()} * 16 / 4);
+  EXPECT_EQ(fcntl(image.fd(), F_GET_SEALS),
+            F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
 }
 
 TEST(EngineTest, EachRunSeedsMathRandomAfresh) {

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "engine/engine.h"
 #include "engine/host_imports.h"
@@ -39,6 +40,11 @@ struct RunState {
 // copied in and run. The caller frees state.instance afterwards
 // (Z_quickjs_free), trap or not.
 void RunInGuest(void* argument);
+
+// Sets up `run` and `context` for `code` under `limits` (output cap, soft
+// deadline, host calls, memory limit, flags); the instance fields, the
+// snapshot and `prepared` are left as they are.
+void ArmRun(RunState& run, HostContext& context, std::string_view code, const Limits& limits);
 
 // For wasm::RunGuarded(PrepareInGuest, &state): a fresh instance, the WASI
 // reactor initialised, and plimsoll_prepare's context made with

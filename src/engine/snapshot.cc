@@ -32,21 +32,25 @@ constexpr std::string_view kCalibrationScripts[] = {
 
 // The pages a run of `code` started from `snapshot` writes (empty when it
 // failed or pagemap is unreadable).
+// What calibration and preparation run under: the smallest memory limit
+// (every run sets its own), a small output cap, a generous deadline.
+Limits PrepareLimits() {
+  Limits limits;
+  limits.memory_bytes = kMinimumMemoryBytes;
+  limits.output_cap_bytes = 4096;
+  limits.deadline = std::chrono::steady_clock::now() + kPrepareTimeout;
+  limits.hard_grace = kPrepareTimeout;
+  return limits;
+}
+
 std::vector<uint32_t> CalibrationRun(const Snapshot& snapshot, std::string_view code) {
   HostContext context;
-  context.output_cap_bytes = 4096;
-  context.soft_deadline = std::chrono::steady_clock::now() + kPrepareTimeout;
-  wasm::RunOptions options;
-  options.hard_deadline = context.soft_deadline + kPrepareTimeout;
   auto run = std::make_unique<RunState>();
-  run->plimsoll_imports.context = &context;
-  run->wasi_imports.context = &context;
-  run->context = &context;
+  const Limits limits = PrepareLimits();
+  ArmRun(*run, context, code, limits);
   run->snapshot = &snapshot;
-  run->code = code.data();
-  run->code_length = static_cast<u32>(code.size());
-  run->js_memory_limit = static_cast<u32>(kMinimumMemoryBytes);
-  run->exit_code = -1;
+  wasm::RunOptions options;  // the page limit is the module's own, as when preparing
+  options.hard_deadline = context.soft_deadline + limits.hard_grace;
   std::vector<uint32_t> written;
   {
     wasm::RunScope scope(options);
@@ -85,19 +89,14 @@ void Calibrate(Snapshot& snapshot) {
 Expected<std::unique_ptr<Snapshot>> MakeSnapshot(uint32_t flags) {
   PLIMSOLL_RETURN_IF_ERROR(EnsureModuleInitialized());
   HostContext context;
-  context.output_cap_bytes = 4096;
-  context.soft_deadline = std::chrono::steady_clock::now() + kPrepareTimeout;
-
-  wasm::RunOptions options;  // no page limit below the module's own maximum
-  options.hard_deadline = context.soft_deadline + kPrepareTimeout;
   auto state = std::make_unique<RunState>();
-  state->plimsoll_imports.context = &context;
-  state->wasi_imports.context = &context;
-  state->context = &context;
-  // Every run sets its own limit (at least this one) before its script.
-  state->js_memory_limit = static_cast<u32>(kMinimumMemoryBytes);
-  state->flags = flags;
-  state->exit_code = -1;
+  Limits limits = PrepareLimits();
+  limits.web_apis = (flags & PLIMSOLL_RUN_NO_WEB_APIS) == 0;
+  ArmRun(*state, context, {}, limits);
+  // No page limit below the module's own maximum: the prepared instance's
+  // memory keeps that maximum, and each run's own limit clamps it.
+  wasm::RunOptions options;
+  options.hard_deadline = context.soft_deadline + limits.hard_grace;
 
   Expected<std::unique_ptr<Snapshot>> result =
       Failure(ErrorCode::kInternal, "The engine's snapshot was not made.");

@@ -112,8 +112,10 @@ async function main() {
     version = requireFromInstall("quickjs-emscripten/package.json").version;
     QuickJS = await library.getQuickJS();   // untimed: load + compile + instantiate the wasm
   } catch (error) {
-    print({ scenario: args.scenario, skipped: `quickjs-emscripten cannot load from ${args.modules}: ${error.message}` });
-    return 0;
+    // The bench installed it (or skipped the row when it could not): a
+    // library that is there but does not load is a failure, not a skip.
+    print({ scenario: args.scenario, error: `quickjs-emscripten cannot load from ${args.modules}: ${error.message}` });
+    return 1;
   }
   const samples = [];
   try {
