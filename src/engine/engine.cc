@@ -129,7 +129,13 @@ std::chrono::steady_clock::time_point SoftDeadline(const Limits& limits) {
 }
 
 // Runs the armed `run` in a RunScope and frees its instance.
-Expected<Outcome> RunArmed(RunState& run, HostContext& context, const Limits& limits) {
+// `free_instance`: false for a PreparedInstance, whose destructor frees it.
+Expected<Outcome> RunArmed(RunState& run, HostContext& context, const Limits& limits,
+                           bool free_instance) {
+  auto release = [&] {
+    context.memory = nullptr;
+    if (free_instance) Z_quickjs_free(&run.instance);  // safe on a partly built instance
+  };
   wasm::RunOptions options;
   options.memory_limit_pages = LinearMemoryPages(limits.memory_bytes);
   options.hard_deadline = context.soft_deadline + limits.hard_grace;
@@ -137,23 +143,20 @@ Expected<Outcome> RunArmed(RunState& run, HostContext& context, const Limits& li
   {
     wasm::RunScope scope(options);
     if (!scope.status().ok()) {
-      context.memory = nullptr;
-      Z_quickjs_free(&run.instance);
+      release();
       return scope.status().error();
     }
     int trap = wasm::RunGuarded(RunInGuest, &run);
     const int allocation_errno = wasm::ThreadAllocationErrno();
     if (trap != 0 && allocation_errno != 0 && !run.script_copied) {
-      context.memory = nullptr;
-      Z_quickjs_free(&run.instance);
+      release();
       // The wall itself could not be built (address space, calloc): nothing ran.
       return InstanceRefusal(allocation_errno);
     }
     // The per-run flags OutcomeOf reads belong to this scope.
     outcome = OutcomeOf(trap, run.exit_code, context);
   }
-  context.memory = nullptr;
-  Z_quickjs_free(&run.instance);  // safe on a partly built instance
+  release();
   return outcome;
 }
 
@@ -189,7 +192,7 @@ Expected<Outcome> EvaluateJavascript(std::string_view code, const Limits& limits
     auto snapshot = SnapshotFor(run.flags);
     if (snapshot.ok()) run.snapshot = *snapshot;
   }
-  return RunArmed(run, context, limits);
+  return RunArmed(run, context, limits, /*free_instance=*/true);
 }
 
 struct PreparedInstance::State {
@@ -227,10 +230,8 @@ Expected<std::unique_ptr<PreparedInstance>> PreparedInstance::Prepare(const Limi
 PreparedInstance::PreparedInstance() : state_(std::make_unique<State>()) {}
 
 PreparedInstance::~PreparedInstance() {
-  if (!state_->used) {
-    state_->context.memory = nullptr;
-    Z_quickjs_free(&state_->run.instance);  // safe on a partly built instance
-  }
+  state_->context.memory = nullptr;
+  Z_quickjs_free(&state_->run.instance);  // safe on a partly built instance
 }
 
 Expected<Outcome> PreparedInstance::Run(std::string_view code, const Limits& limits) {
@@ -246,9 +247,9 @@ Expected<Outcome> PreparedInstance::Run(std::string_view code, const Limits& lim
   if (code.size() >= limits.memory_bytes) {
     return Refusal(NotDispatched::kRequest, "The script is larger than the run's memory limit.");
   }
-  state_->used = true;  // RunArmed frees the instance whatever happens
+  state_->used = true;
   ArmRun(state_->run, state_->context, code, limits);  // keeps the instance and its memory
-  return RunArmed(state_->run, state_->context, limits);
+  return RunArmed(state_->run, state_->context, limits, /*free_instance=*/false);
 }
 
 Error InstanceRefusal(int allocation_errno) {

@@ -148,7 +148,8 @@ Expected<Outcome> EvaluateJavascript(std::string_view code, const Limits& limits
 // What the script sees and how it ends are as with EvaluateJavascript (the
 // same driver path as a run from the snapshot). Prepare and Run must be
 // called on the same thread (the instance's memory belongs to it); one Run
-// per instance, which frees it (else the destructor does).
+// per instance. The destructor frees the instance, run or not, so a process
+// that exits after its one run may leave that to its exit (src/exe/qjs_main.cc).
 //
 //   auto prepared = PreparedInstance::Prepare(limits);   // before reading
 //   ... read the script ...

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -803,8 +804,25 @@ TEST(GuestAgent, APrestartedStepRunsTheJobThatAsksForExactlyIt) {
     EXPECT_EQ(run.report->steps[0].command, job.steps[0]);
     EXPECT_EQ(run.report->steps[0].stdout_bytes, "prestarted\nthe file's content\n");
     EXPECT_EQ(run.report->steps[0].exit_code, 0);
-    EXPECT_EQ(work.Read("main.txt"), "the file's content\n");  // /work as without it
+    // Its one file went to its stdin only: nothing else of the run reads it.
+    EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(work.path()) / "main.txt"));
   }
+}
+
+TEST(GuestAgent, AJobThatAsksForAnArtifactBackNeverUsesAPrestartedStep) {
+  // Its files must be in /work (an artifact may be one of them), so it runs
+  // as a cold job does: the prestarted step is discarded.
+  TempDir work;
+  Job job = PrestartableJob("artifact");
+  Mode mode;
+  mode.extra_args = {"--prestart-job", EncodeJob(job)};
+  job.artifacts = {"main.txt"};
+  AgentRun run = RunAgent(job, work, mode);
+  ASSERT_TRUE(run.report.ok()) << run.report.error().ToString();
+  ASSERT_EQ(run.report->steps.size(), 1u);
+  EXPECT_EQ(run.report->steps[0].stdout_bytes, "the file's content\n");
+  ASSERT_EQ(run.report->artifacts.size(), 1u);
+  EXPECT_EQ(run.report->artifacts[0].content, "the file's content\n");
 }
 
 TEST(GuestAgent, APrestartedStepThatDoesNotFitTheJobIsKilledAndTheJobRunsAsUsual) {

@@ -37,18 +37,17 @@ void* Lifeline::RunWatcher(void* self) {
 
 Lifeline::~Lifeline() {
   Stop();
-}
-
-void Lifeline::Stop() {
-  if (stopping_.load() && !watching_) return;  // stopped already (the destructor's call)
-  stopping_.store(true);
-  if (wake_.valid()) {
-    uint64_t one = 1;
-    (void)!write(wake_.get(), &one, sizeof one);
-  }
   if (watching_) {
     pthread_join(watcher_, nullptr);
     watching_ = false;
+  }
+}
+
+void Lifeline::Stop() {
+  if (stopping_.exchange(true)) return;  // stopped already (the destructor's call)
+  if (wake_.valid()) {
+    uint64_t one = 1;
+    (void)!write(wake_.get(), &one, sizeof one);
   }
 }
 

@@ -1,6 +1,6 @@
 // The lifeline's Stop() is on every report's path (main.cc stops it before
 // the report leaves), so it must return at once, not when the watcher's poll
-// times out. The hang-up path is tested on the real agent (agent_test.cc,
+// times out or its thread exits. The hang-up path is tested on the real agent (agent_test.cc,
 // AProviderThatHangsUpMidRunEndsTheJobAtOnce).
 #include "guest/agent/lifeline.h"
 
@@ -36,6 +36,26 @@ TEST(Lifeline, StopReturnsAtOnceWhileTheProviderIsStillThere) {
   EXPECT_LT(stops_ms.back(), 30.0);
   close(fds[0]);
   close(fds[1]);
+}
+
+TEST(Lifeline, AHangUpAfterStopIsTheProviderLeavingNotACrash) {
+  // Stop() does not wait for the watcher (the report leaves at once), so
+  // the provider may read the report and hang up while the watcher is
+  // still winding down: that hang-up must not end the agent (this test
+  // process would exit 99).
+  for (int i = 0; i < 20; ++i) {
+    int fds[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+    {
+      Lifeline lifeline(fds[0], SweepScope::kDescendants, 99);
+      if (i % 2 == 1) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      lifeline.Stop();
+      close(fds[1]);  // the provider read the report and left
+      std::this_thread::sleep_for(std::chrono::milliseconds(i % 3));
+    }  // joins the watcher
+    close(fds[0]);
+  }
+  SUCCEED() << "twenty hang-ups after Stop(), and the process is still here";
 }
 
 TEST(Lifeline, DataThatIsNotAHangUpNeitherEndsTheJobNorDelaysStop) {

@@ -63,6 +63,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/working_memory.h"
 #include "guest/agent/agent.h"
 #include "guest/agent/host_relay.h"
 #include "guest/agent/init.h"
@@ -229,6 +230,9 @@ int main(int argc, char** argv) {
     if (!prestarted)
       std::fprintf(stderr, "plimsoll-guest: no prestarted step: %s\n", problem.c_str());
     OPENSSL_cleanse(prestart_template->report_key.data(), prestart_template->report_key.size());
+    // The job's and the report's heap blocks, the stack buffers that drain
+    // the step's pipes (base/working_memory.h).
+    plimsoll::PrefaultWorkingMemory(size_t{1} << 20, size_t{256} << 10);
   }
 
   if (announce) {

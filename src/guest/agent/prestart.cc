@@ -49,7 +49,7 @@ PrestartedStep::~PrestartedStep() {
 bool PrestartedStep::Fits(const Job& job, const StepOptions& options) const {
   if (launched_.pid < 0 || !launched_.stdin_write.valid()) return false;
   if (job.steps.size() != 1 || job.steps.front() != argv_ || job.files.size() != 1 ||
-      job.files.front().path != file_ || job.cell || job.host_calls ||
+      job.files.front().path != file_ || !job.artifacts.empty() || job.cell || job.host_calls ||
       !SameProcessOptions(options, options_)) {
     return false;
   }

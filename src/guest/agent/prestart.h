@@ -15,16 +15,19 @@
 // When the job comes, Fits() says whether the prestarted process is exactly
 // the step the job asks for, with the options the agent would start it with
 // now (argv, the one file the argv names, limits, filter, environment, work
-// directory, identity) and is still waiting. Then RunStep hands it the
-// file's content on stdin (the same bytes the agent writes to /work/main.js)
-// and the run continues as any other: qjs evaluates the same code with the
-// same limits and gives the same output and exit code as from the file (it
-// names no file in its output). Otherwise Discard() kills and reaps it and
-// the job runs as if there had been none.
+// directory, identity), asks for no artifact back, and is still waiting.
+// Then RunStep hands it the file's content on stdin, and the run continues
+// as any other: qjs evaluates the same code with the same limits and gives
+// the same output and exit code as from the file (it names no file in its
+// output). The file itself is not written to /work: the step is the run's
+// only process and reads its script from stdin, and qjs's engine has no
+// file system. Otherwise Discard() kills and reaps it and the job runs as
+// if there had been none.
 //
 // The step's program must take its file as its last argument and read the
-// same bytes from stdin when that argument is "-" (`qjs`, whose output names
-// no file, is the one providers prestart; `cat` does it too, for tests).
+// same bytes from stdin when that argument is "-", and need nothing else of
+// /work (`qjs`, whose output names no file, is the one providers prestart;
+// `cat` does it too, for tests).
 // One-shot agents only (not --session).
 //
 // Usage (main.cc, agent.cc):

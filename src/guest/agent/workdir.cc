@@ -56,14 +56,15 @@ Status WriteAll(int fd, std::string_view bytes) {
 Status WriteOne(int work_fd, const ProjectFile& file, const Owner& owner, bool replace) {
   std::vector<std::string> segments;
   if (!SplitPath(file.path, segments)) return FileError(file.path, "the path is not relative");
-  base::UniqueFd directory(fcntl(work_fd, F_DUPFD_CLOEXEC, 0));
-  if (!directory.valid()) return FileError(file.path, std::strerror(errno));
+  // The directory the file goes in: work_fd itself, or the last one opened
+  // on the way down (held by `walked`).
+  int directory = work_fd;
+  base::UniqueFd walked;
   for (size_t i = 0; i + 1 < segments.size(); ++i) {
     const char* name = segments[i].c_str();
-    bool created = mkdirat(directory.get(), name, 0755) == 0;
+    bool created = mkdirat(directory, name, 0755) == 0;
     if (!created && errno != EEXIST) return FileError(file.path, std::strerror(errno));
-    base::UniqueFd next(
-        openat(directory.get(), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    base::UniqueFd next(openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!next.valid()) {
       int error = errno;
       return FileError(file.path, error == ELOOP || error == ENOTDIR
@@ -73,15 +74,16 @@ Status WriteOne(int work_fd, const ProjectFile& file, const Owner& owner, bool r
     if (created && owner.change && fchown(next.get(), owner.uid, owner.gid) != 0) {
       return FileError(file.path, std::strerror(errno));
     }
-    directory = std::move(next);
+    walked = std::move(next);
+    directory = walked.get();
   }
   // Replacing unlinks what is there (a symlink itself, never its target);
   // a directory stays and the write fails below.
-  if (replace && unlinkat(directory.get(), segments.back().c_str(), 0) != 0 && errno != ENOENT &&
+  if (replace && unlinkat(directory, segments.back().c_str(), 0) != 0 && errno != ENOENT &&
       errno != EISDIR && errno != EPERM) {
     return FileError(file.path, std::strerror(errno));
   }
-  base::UniqueFd out(openat(directory.get(), segments.back().c_str(),
+  base::UniqueFd out(openat(directory, segments.back().c_str(),
                             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644));
   if (!out.valid()) {
     int error = errno;

@@ -122,11 +122,12 @@ Json IdMappings(int64_t host_base) {
   return list;
 }
 
-// runsc 2022-12-19 ignores errnoRet: every denial it applies answers EPERM.
-// A denial with another errno is then written as an allowance when that
-// errno is ENOSYS and gVisor lacks the call itself (clone3 in that
-// version): the guest sees the policy's answer, from gVisor's kernel, and
-// the self-check proves it (a gVisor that gains the call fails the check).
+// runsc ignores errnoRet (2022-12-19 and 2024-07-29 alike): every denial
+// it applies from config.json answers EPERM. A denial with another errno is
+// then written here as an allowance when that errno is ENOSYS (clone3): the
+// agent installs the same policy, compiled, in each step, and gVisor's
+// kernel answers that filter's errnos exactly (oci_provider.cc,
+// Prepared::seccomp_filter); the self-check proves the answer.
 Expected<Json> SeccompJson(const os::SeccompPolicy& policy, RuntimeKind runtime) {
   Json seccomp;
   seccomp["defaultAction"] = "SCMP_ACT_ERRNO";
@@ -143,7 +144,7 @@ Expected<Json> SeccompJson(const os::SeccompPolicy& policy, RuntimeKind runtime)
                       ": runsc answers every denial with the default errno, so this errno "
                       "cannot be kept under runsc.");
       }
-      entry["action"] = "SCMP_ACT_ALLOW";  // gVisor's own ENOSYS (see above)
+      entry["action"] = "SCMP_ACT_ALLOW";  // the step's own filter answers (see above)
       syscalls.push_back(std::move(entry));
       continue;
     }

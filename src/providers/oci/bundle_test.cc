@@ -260,9 +260,9 @@ TEST(OciBundle, SeccompPolicyIsTranslated) {
 }
 
 TEST(OciBundle, UnderRunscADenyEnosysIsGvisorsOwnEnosysAndOtherErrnosAreRefused) {
-  // runsc 2022-12-19 ignores errnoRet (every denial answers EPERM), so a
-  // deny ENOSYS rule (clone3: glibc falls back to clone only on ENOSYS) is
-  // written as an allowance that gVisor answers with ENOSYS itself.
+  // runsc ignores errnoRet (every denial answers EPERM), so a deny ENOSYS
+  // rule (clone3: glibc falls back to clone only on ENOSYS) is written as an
+  // allowance; the step's own filter (installed by the agent) answers ENOSYS.
   BundleConfig config = TestConfig();
   config.runtime = RuntimeKind::kRunsc;
   auto policy = os::ParseSeccompPolicy(

@@ -130,6 +130,10 @@ struct Prepared {
   std::string template_digest;  // of config.json with the image's own path
   std::string config_digest;    // of config.json as the containers get it
   std::string seccomp_source;   // where the policy text came from
+  // runsc: the policy compiled (raw sock_filter bytes), which the agent
+  // installs in each step inside gVisor, so every denial answers its own
+  // errno (runsc's --oci-seccomp answers all of them EPERM); "" otherwise.
+  std::string seccomp_filter;
   // runsc: the job a JavaScript snippet with the default timeout becomes
   // (EncodeJob, report key zeroed), whose step a pooled container's agent
   // starts ahead (--prestart-job, src/guest/agent/prestart.h); "" for none.
@@ -159,7 +163,8 @@ class OciSession final : public ProviderSession {
       : prepared_(std::move(prepared)),
         sandbox_(std::move(sandbox)),
         channel_(limits, tier, prepared_->image->identity(),
-                 {gvisor ? std::optional<int64_t>(limits.pids) : std::nullopt, ""}),
+                 {gvisor ? std::optional<int64_t>(limits.pids) : std::nullopt,
+                  prepared_->seccomp_filter}),
         tier_(tier),
         gvisor_(gvisor) {}
 
@@ -387,7 +392,9 @@ class OciProvider final : public Provider {
       evidence.facts.emplace_back("network", "none (runsc --network=none: only loopback)");
       evidence.facts.emplace_back("seccomp", ready.seccomp_source +
                                                  ", deny by default (EPERM), applied by gVisor "
-                                                 "to the guest's calls (runsc --oci-seccomp)");
+                                                 "to the guest's calls (runsc --oci-seccomp) and, "
+                                                 "compiled on the host, installed by the agent "
+                                                 "in each step (each denial's own errno)");
     } else {
       evidence.facts.emplace_back("seccomp", ready.seccomp_source + ", deny by default (EPERM)");
       evidence.facts.emplace_back("user_namespace",
@@ -486,7 +493,8 @@ class OciProvider final : public Provider {
     config.runtime = settings_.runtime;
     config.pids_limit = oci::DefaultPidsLimit(settings_.runtime, limits_);
     // Our filter on every runtime: runc and crun install it on the host
-    // kernel, runsc inside gVisor (--oci-seccomp), on top of its kernel.
+    // kernel, runsc inside gVisor (--oci-seccomp), on top of its kernel;
+    // under runsc the agent also installs it, compiled, in each step.
     std::string source;
     auto text = os::ActiveSeccompPolicyText(&source);
     if (!text.ok()) return EnvironmentRefusal(text.error().message());
@@ -495,9 +503,16 @@ class OciProvider final : public Provider {
       return EnvironmentRefusal("The seccomp policy (" + source +
                                 ") is invalid: " + policy.error().message());
     }
+    if (settings_.runtime == RuntimeKind::kRunsc) {
+      auto program = os::CompileSeccompPolicy(*policy);
+      if (!program.ok()) return EnvironmentRefusal(program.error().message());
+      fresh_prepared->seccomp_filter.assign(
+          reinterpret_cast<const char*>(program->instructions.data()),
+          program->instructions.size() * sizeof(sock_filter));
+    }
     config.seccomp = std::move(*policy);
     fresh_prepared->seccomp_source = source;
-    fresh_prepared->prestart_job = PrestartJob();
+    fresh_prepared->prestart_job = PrestartJob(fresh_prepared->seccomp_filter);
     if (settings_.runtime != RuntimeKind::kRunsc) {
       // runc and crun: the host kernel serves the guest, so a user namespace
       // (capabilities only inside it) is part of the wall.
@@ -512,14 +527,17 @@ class OciProvider final : public Provider {
     return fresh_prepared;
   }
 
-  // The job `request` becomes in our containers.
-  Expected<guest::Job> JobFor(const Request& request, std::string key, bool host_calls) const {
+  // The job `request` becomes in our containers; `seccomp_filter` is
+  // Prepared::seccomp_filter.
+  Expected<guest::Job> JobFor(const Request& request, std::string key, bool host_calls,
+                              const std::string& seccomp_filter) const {
     auto job = guest::JobFromRequest(request, limits_, std::move(key));
     if (!job.ok()) return job.error();
     if (settings_.runtime == RuntimeKind::kRunsc) {
       // The cgroup's pids limit has room for gVisor's own threads, so the
       // guest's process limit is enforced inside, by gVisor's kernel.
       job->nproc = limits_.pids;
+      job->seccomp_filter = seccomp_filter;
     }
     job->host_calls = host_calls;
     return job;
@@ -533,13 +551,13 @@ class OciProvider final : public Provider {
   // job asks for exactly that process (same argv, limits, environment);
   // any other job discards it first. "" for runc and crun (an exec costs
   // ~1 ms there) and when the template cannot be built.
-  std::string PrestartJob() const {
+  std::string PrestartJob(const std::string& seccomp_filter) const {
     if (settings_.runtime != RuntimeKind::kRunsc) return "";
     Request request;
     request.javascript = JavascriptPayload{""};
     auto validated = ValidateRequest(request, limits_);
     if (!validated.ok()) return "";
-    auto job = JobFor(*validated, std::string(guest::kReportKeyBytes, '\0'), false);
+    auto job = JobFor(*validated, std::string(guest::kReportKeyBytes, '\0'), false, seccomp_filter);
     return job.ok() ? guest::EncodeJob(*job) : "";
   }
 
@@ -568,7 +586,7 @@ class OciProvider final : public Provider {
     if (getrandom(key.data(), key.size(), 0) != static_cast<ssize_t>(key.size())) {
       return Refusal(NotDispatched::kEnvironment, "No randomness for the report key.");
     }
-    auto job = JobFor(request, key, calls != nullptr);
+    auto job = JobFor(request, key, calls != nullptr, prepared->seccomp_filter);
     if (!job.ok()) return job.error();
 
     // A pooled run holds the refill its take calls for until it has
