@@ -361,6 +361,13 @@ int main(int argc, char** argv) {
     }
   }
 
+  // A granted run: the agent's relay listens (guest/host_calls.h) from
+  // before the step starts; without it, host.call throws "no_grant" as in
+  // the embedded engine. Asked now, not after the script: a prestarted qjs
+  // (which serves no granted run: prestart.h) makes the lookup while it
+  // waits, and under gVisor it goes to the image's file system.
+  const bool granted = access(plimsoll::guest::kHostCallSocket, F_OK) == 0;
+
   // A script from stdin may be a while coming (a pooled sandbox's qjs is
   // started before its job): the instance is made and QuickJS initialised
   // while waiting, so that work and its page faults are off the run's path.
@@ -383,9 +390,7 @@ int main(int argc, char** argv) {
   if (fd != STDIN_FILENO) close(fd);
 
   limits.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  // A granted run: the agent's relay listens (guest/host_calls.h); without
-  // it, host.call throws "no_grant" as in the embedded engine.
-  if (access(plimsoll::guest::kHostCallSocket, F_OK) == 0) {
+  if (granted) {
     limits.host_call =
         plimsoll::engine::SocketHostCall(plimsoll::guest::kHostCallSocket, limits.deadline);
   }

@@ -89,13 +89,16 @@ Status WriteAll(int fd, std::string_view bytes, Clock::time_point deadline) {
 }
 
 // Reads exactly `size` bytes into `out`. `what` names the part for messages.
-// `likely_there`: the bytes probably arrived already (a frame's body, sent
-// with its header), so a socket is read first (recv() with MSG_DONTWAIT
-// never blocks) and polled only when it has nothing: one call less per
-// frame under gVisor's ptrace platform. Otherwise, and for what is not a
-// socket, each read is polled first.
+// Each read is polled first (for the deadline), except where a poll is a
+// system call for nothing (under gVisor's ptrace platform each costs ~50
+// us): `likely_there`, the bytes probably arrived already (a frame's body,
+// sent with its header), so a socket is read first, without blocking
+// (recv() with MSG_DONTWAIT); and no deadline (time_point::max(): an agent
+// waiting for its job as long as it takes), where a plain read may block.
+// A read that finds nothing (EAGAIN) is then polled as usual.
 Status ReadExactly(int fd, char* out, size_t size, Clock::time_point deadline,
                    std::string_view what, bool likely_there = false) {
+  const bool unbounded = deadline == Clock::time_point::max();
   size_t done = 0;
   bool socket = likely_there;
   while (done < size) {
@@ -105,12 +108,14 @@ Status ReadExactly(int fd, char* out, size_t size, Clock::time_point deadline,
       if (got < 0 && errno == ENOTSOCK) socket = false;
     }
     if (!socket) {
-      PLIMSOLL_RETURN_IF_ERROR(WaitReady(fd, POLLIN, deadline, "reading a frame"));
+      if (!unbounded) {
+        PLIMSOLL_RETURN_IF_ERROR(WaitReady(fd, POLLIN, deadline, "reading a frame"));
+      }
       got = read(fd, out + done, size - done);
     }
     if (got < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        if (socket) PLIMSOLL_RETURN_IF_ERROR(WaitReady(fd, POLLIN, deadline, "reading a frame"));
+        PLIMSOLL_RETURN_IF_ERROR(WaitReady(fd, POLLIN, deadline, "reading a frame"));
         continue;
       }
       if (errno == EINTR) continue;

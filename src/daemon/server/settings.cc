@@ -16,11 +16,12 @@ namespace plimsoll::daemon {
 namespace {
 
 // Every PLIMSOLL_* / SANDBOX_* variable this build reads, in any component.
-constexpr std::array<std::string_view, 39> kKnownVariables = {
+constexpr std::array<std::string_view, 40> kKnownVariables = {
     "SANDBOX_PROVIDER",
     "SANDBOX_LINUX_POOL_SIZE",  // the linux provider (docs/linux-provider.md)
     "SANDBOX_OCI_RUNTIME",  // the oci provider (docs/oci-provider.md)
     "SANDBOX_OCI_POOL_SIZE",
+    "SANDBOX_OCI_RUNTIME_BINARY",
     "SANDBOX_OCI_RUNSC_PLATFORM",
     "SANDBOX_OCI_STATE_DIR",
     "SANDBOX_MICROVM_ACCEL",  // the microvm provider (docs/microvm.md)

@@ -60,10 +60,13 @@ StepOptions StepOptionsFor(const Job& job, const AgentOptions& options, bool dis
 
 JobDirectories PrepareJobDirectories(const AgentOptions& options) {
   Owner owner{options.change_identity, options.uid, options.gid};
-  JobDirectories directories{OpenWorkDirectory(options.work_directory, owner), false, ""};
+  JobDirectories directories{OpenWorkDirectory(options.work_directory, owner), false, {}, ""};
   directories.displays = !options.displays_directory.empty();
   if (directories.displays) {
-    if (Status ready = PrepareDisplaysDirectory(options.displays_directory, owner); !ready.ok()) {
+    auto ready = PrepareDisplaysDirectory(options.displays_directory, owner);
+    if (ready.ok()) {
+      directories.displays_directory = std::move(*ready);
+    } else {
       directories.displays_note = "No displays: " + ready.error().message() + "\n";
       directories.displays = false;
     }
@@ -95,7 +98,7 @@ Report RunJob(const Job& job, const AgentOptions& options, SessionState* session
     displays = prepared->displays;
     report.detail += prepared->displays_note;
   } else if (displays) {
-    if (Status ready = PrepareDisplaysDirectory(options.displays_directory, owner); !ready.ok()) {
+    if (auto ready = PrepareDisplaysDirectory(options.displays_directory, owner); !ready.ok()) {
       report.detail += "No displays: " + ready.error().message() + "\n";
       displays = false;
     }
@@ -188,7 +191,10 @@ Report RunJob(const Job& job, const AgentOptions& options, SessionState* session
   report.artifacts = std::move(collected.artifacts);
   report.detail += collected.notes;
   if (displays) {
-    CollectedDisplays shown = CollectDisplays(options.displays_directory, owner);
+    CollectedDisplays shown =
+        prepared != nullptr && prepared->displays_directory.valid()
+            ? CollectDisplaysIn(prepared->displays_directory.get(), owner)
+            : CollectDisplays(options.displays_directory, owner);
     report.displays = std::move(shown.displays);
     report.displays_truncated = shown.truncated;
     report.detail += shown.notes;

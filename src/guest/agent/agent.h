@@ -66,6 +66,7 @@ StepOptions StepOptionsFor(const Job& job, const AgentOptions& options, bool dis
 struct JobDirectories {
   Expected<base::UniqueFd> work;
   bool displays = false;
+  base::UniqueFd displays_directory;  // open when `displays`
   std::string displays_note;
 };
 JobDirectories PrepareJobDirectories(const AgentOptions& options);

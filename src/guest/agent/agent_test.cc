@@ -693,9 +693,18 @@ TEST(GuestAgent, ALeftoverTheAgentCannotFindDoesNotCostTheWholeSweepBound) {
 // What guest code can plant in the displays directory: the agent takes the
 // regular files that start with a MIME type line, in name order, and leaves
 // out symlinks, FIFOs, hard links, directories, bad headers and half-written
-// dot-files; the directory is empty afterwards.
+// dot-files; the directory is empty afterwards. A pooled agent (one with a
+// prestart template, which makes the directory while it waits and reads it
+// through the descriptor it kept) does the same.
 TEST(GuestAgent, DisplaysAreTheRegularFilesOfTheDisplaysDirectory) {
-  for (Mode mode : Modes()) {
+  std::vector<Mode> modes = Modes();
+  Mode pooled;
+  Job prestart = BaseJob();  // a template this job does not fit
+  prestart.files = {{"main.txt", ""}};
+  prestart.steps = {{"/bin/cat", "main.txt"}};
+  pooled.extra_args = {"--prestart-job", EncodeJob(prestart)};
+  modes.push_back(pooled);
+  for (Mode mode : modes) {
     TempDir work;
     TempDir displays_parent;
     mode.displays = displays_parent.path() + "/displays";

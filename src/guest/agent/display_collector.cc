@@ -101,7 +101,7 @@ bool ReadUpTo(int fd, size_t limit, std::string* out, bool* more) {
 
 }  // namespace
 
-Status PrepareDisplaysDirectory(const std::string& path, const Owner& owner) {
+Expected<base::UniqueFd> PrepareDisplaysDirectory(const std::string& path, const Owner& owner) {
   Split split = SplitPath(path);
   base::UniqueFd parent(open(split.parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!parent.valid()) return SystemError("open " + split.parent, errno);
@@ -122,21 +122,26 @@ Status PrepareDisplaysDirectory(const std::string& path, const Owner& owner) {
     return SystemError("hand " + path + " to the guest user", errno);
   }
   if (fchmod(directory.get(), 0700) != 0) return SystemError("chmod " + path, errno);
-  return Status::Ok();
+  return directory;
 }
 
 CollectedDisplays CollectDisplays(const std::string& path, const Owner& owner) {
-  CollectedDisplays collected;
   Split split = SplitPath(path);
   base::UniqueFd parent(open(split.parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!parent.valid()) return collected;
+  if (!parent.valid()) return {};
   base::UniqueFd directory = OpenDirectoryNoFollow(parent.get(), split.name);
   if (!directory.valid()) {
+    CollectedDisplays collected;
     if (errno != ENOENT) collected.notes += "The displays directory is not a directory any more.\n";
     return collected;
   }
+  return CollectDisplaysIn(directory.get(), owner);
+}
+
+CollectedDisplays CollectDisplaysIn(int directory, const Owner& owner) {
+  CollectedDisplays collected;
   bool more = false;
-  std::vector<std::string> names = ListNames(directory.get(), kMaxDisplayEntries, &more);
+  std::vector<std::string> names = ListNames(directory, kMaxDisplayEntries, &more);
   if (more) {
     collected.notes += "The displays directory held more than " +
                        std::to_string(kMaxDisplayEntries) + " names; the rest were not read.\n";
@@ -157,7 +162,7 @@ CollectedDisplays CollectDisplays(const std::string& path, const Owner& owner) {
       break;
     }
     base::UniqueFd fd(
-        openat(directory.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+        openat(directory, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
     struct stat info {};
     if (!fd.valid() || fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode) ||
         info.st_nlink != 1 || (owner.change && info.st_uid != owner.uid)) {
@@ -189,7 +194,7 @@ CollectedDisplays CollectDisplays(const std::string& path, const Owner& owner) {
   }
   // Every step is gone by now (a session's interpreters are stopped), so
   // an empty listing needs no emptying.
-  if (!names.empty() || more) EmptyDirectory(directory.get());
+  if (!names.empty() || more) EmptyDirectory(directory);
   return collected;
 }
 

@@ -37,6 +37,10 @@ void* Lifeline::RunWatcher(void* self) {
 
 Lifeline::~Lifeline() {
   Stop();
+  if (wake_.valid()) {
+    uint64_t one = 1;
+    (void)!write(wake_.get(), &one, sizeof one);
+  }
   if (watching_) {
     pthread_join(watcher_, nullptr);
     watching_ = false;
@@ -44,11 +48,10 @@ Lifeline::~Lifeline() {
 }
 
 void Lifeline::Stop() {
-  if (stopping_.exchange(true)) return;  // stopped already (the destructor's call)
-  if (wake_.valid()) {
-    uint64_t one = 1;
-    (void)!write(wake_.get(), &one, sizeof one);
-  }
+  // Only the flag: a watcher still in its poll may stay there until the
+  // destructor wakes it, since whatever wakes it now (the provider's
+  // hang-up after the report) finds the flag set.
+  stopping_.store(true);
 }
 
 void Lifeline::Watch() {

@@ -25,9 +25,9 @@
 //   lifeline.Stop();                                 // before the report is sent
 //   ... send the report ...                          // ~Lifeline joins the watcher
 //
-// Stop() does not wait for the watcher: the report leaves while it winds
-// down (its exit, joined by the destructor, took ~0.9 ms of every pooled
-// runsc run under gVisor's ptrace platform). Stop() is seen before the
+// Stop() does not wake or wait for the watcher: the report leaves first
+// (the watcher's exit, joined by the destructor, took ~0.9 ms of every
+// pooled runsc run under gVisor's ptrace platform). Stop() is seen before the
 // report leaves, so the provider's hang-up after reading it is never taken
 // for a crash.
 #ifndef PLIMSOLL_GUEST_AGENT_LIFELINE_H_
@@ -50,8 +50,8 @@ class Lifeline {
   ~Lifeline();  // Stop()
 
   // From now on a hang-up is the provider reading the report and leaving.
-  // Returns at once: the watcher is woken (an eventfd), never waited for
-  // (the destructor joins it).
+  // Returns at once, with no system call: the destructor wakes the watcher
+  // (an eventfd) and joins it.
   void Stop();
 
  private:

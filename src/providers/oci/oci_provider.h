@@ -6,6 +6,8 @@
 //   SANDBOX_OCI_RUNTIME         runc | crun | runsc (default runc); the
 //                               provider name "oci:<runtime>" overrides it
 //   SANDBOX_OCI_POOL_SIZE       sandboxes started ahead (default 2; 0: off)
+//   SANDBOX_OCI_RUNTIME_BINARY  the runtime's binary, by absolute path
+//                               (default: looked up, runtime.h)
 //   SANDBOX_OCI_RUNSC_PLATFORM  ptrace | systrap | kvm (default: systrap when
 //                               the runsc version has it, else ptrace)
 //   SANDBOX_OCI_STATE_DIR       runtime state roots and bundles (default
