@@ -353,7 +353,8 @@ elif PROFILE == "gvisor":
 
 # Our seccomp policy, on every profile: the linux sandbox's init, runc and
 # crun install it on the host kernel, gVisor applies it inside its kernel
-# (runsc --oci-seccomp), the microvm agent inside the VM. "Seccomp: 2" alone
+# (runsc --oci-seccomp, and the agent's own filter in each step, which keeps
+# the policy's errnos), the microvm agent inside the VM. "Seccomp: 2" alone
 # proves nothing (an allow-all filter shows it), so each probe is a call the
 # policy answers in its own way, made in a child so that a call that works
 # changes nothing here: a system call number no kernel has (EPERM from a
