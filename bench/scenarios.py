@@ -600,12 +600,13 @@ REGISTRY.add(sampler(
 ))
 REGISTRY.add(sampler(
     "oci.runsc.js_console_log.pool", _oci_driver("runsc", 2, _POOL_INTERVAL_MS["runsc"]),
-    baseline="runsc-qjs-equivalent", target_p50_ms=5.0, max_runs=20, timeout_s=600.0,
+    baseline="runsc-qjs-equivalent", target_p50_ms=5.0, max_runs=50, timeout_s=600.0,
     tier="kernel",
     probes=_oci_probes("runsc", needs_path(_LATENCY_TOOL)),
     description="The oci provider on runsc with a warm pool of 2, paced: an untimed "
                 + _POOL_INTERVAL_MS["runsc"] + " ms sleep before every run, so each finds a "
-                "ready sandbox (a cold runsc start is several hundred ms here). At most 20 runs. "
+                "ready sandbox (a cold runsc start is several hundred ms here). At most 50 runs "
+                "(20 until 2026-12-05: the p50 of 20 moved by +-0.4 ms from round to round). "
                 "Target (issue 23, replacing issue 6's 60 ms): p50 <= 5 ms.",
 ))
 

@@ -16,8 +16,8 @@
 // process then holds that much more memory for its lifetime (counted in its
 // sandbox's limit like any other).
 //
-// Usage:
-//   PrefaultWorkingMemory(kAgentHeapBytes, kAgentStackBytes);   // before waiting
+// Usage (the agent's main.cc, qjs_main.cc):
+//   PrefaultWorkingMemory(size_t{1} << 20, size_t{256} << 10);   // before waiting
 #ifndef PLIMSOLL_BASE_WORKING_MEMORY_H_
 #define PLIMSOLL_BASE_WORKING_MEMORY_H_
 

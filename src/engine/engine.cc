@@ -128,8 +128,8 @@ std::chrono::steady_clock::time_point SoftDeadline(const Limits& limits) {
              : limits.deadline;
 }
 
-// Runs the armed `run` in a RunScope and frees its instance.
-// `free_instance`: false for a PreparedInstance, whose destructor frees it.
+// Runs the armed `run` in a RunScope, then frees its instance when
+// `free_instance` (a PreparedInstance's destructor frees its own).
 Expected<Outcome> RunArmed(RunState& run, HostContext& context, const Limits& limits,
                            bool free_instance) {
   auto release = [&] {
