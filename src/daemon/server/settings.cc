@@ -19,7 +19,7 @@ namespace {
 constexpr std::array<std::string_view, 40> kKnownVariables = {
     "SANDBOX_PROVIDER",
     "SANDBOX_LINUX_POOL_SIZE",  // the linux provider (docs/linux-provider.md)
-    "SANDBOX_OCI_RUNTIME",  // the oci provider (docs/oci-provider.md)
+    "SANDBOX_OCI_RUNTIME",      // the oci provider (docs/oci-provider.md)
     "SANDBOX_OCI_POOL_SIZE",
     "SANDBOX_OCI_RUNTIME_BINARY",
     "SANDBOX_OCI_RUNSC_PLATFORM",

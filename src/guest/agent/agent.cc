@@ -191,10 +191,9 @@ Report RunJob(const Job& job, const AgentOptions& options, SessionState* session
   report.artifacts = std::move(collected.artifacts);
   report.detail += collected.notes;
   if (displays) {
-    CollectedDisplays shown =
-        prepared != nullptr && prepared->displays_directory.valid()
-            ? CollectDisplaysIn(prepared->displays_directory.get(), owner)
-            : CollectDisplays(options.displays_directory, owner);
+    CollectedDisplays shown = prepared != nullptr && prepared->displays_directory.valid()
+                                  ? CollectDisplaysIn(prepared->displays_directory.get(), owner)
+                                  : CollectDisplays(options.displays_directory, owner);
     report.displays = std::move(shown.displays);
     report.displays_truncated = shown.truncated;
     report.detail += shown.notes;

@@ -105,8 +105,8 @@ class NewerGvisorTest : public ::testing::Test {
       ADD_FAILURE() << validated.error().ToString();
       return Result{};
     }
-    auto result =
-        provider.Run(*validated, TestClock::now() + std::chrono::milliseconds(validated->timeout_ms));
+    auto result = provider.Run(*validated,
+                               TestClock::now() + std::chrono::milliseconds(validated->timeout_ms));
     if (!result.ok()) {
       ADD_FAILURE() << result.error().ToString();
       return Result{};
