@@ -74,7 +74,7 @@ struct Capabilities {
   bool grants = false;
 };
 
-// A warm pool's state, for providers that start sandboxes ahead (`oci`):
+// A warm pool's state, for providers that start sandboxes ahead (`linux`, `oci`, `microvm`):
 // shown by `describe` (as a detail) and by the daemon's metrics.
 struct PoolState {
   size_t size = 0;       // configured
