@@ -9,8 +9,9 @@
 # 2. `apt-get install ./plimsoll_*.deb` inside it: the package's Depends must
 #    resolve from the archive alone.
 # 3. `plimsoll version`, `plimsoll run --provider embedded -e 'console.log(1)'`
-#    (must print 1), `plimsolld --help`, `man -w` of both pages, and the
-#    conffile and unit are where the package says.
+#    (must print 1), `plimsolld --help`, `plimsoll-attest keygen` and `pubkey`
+#    (a public key in PEM), `man -w` of the three pages, and the conffile and
+#    unit are where the package says.
 # 4. `apt-get remove`: every file of the package is gone but the conffile,
 #    which dpkg keeps and marks (state `rc`); `apt-get purge` (and autoremove
 #    of the libraries apt pulled in): that goes too, and the chroot's file list
@@ -64,6 +65,14 @@ echo "deb_install_test: plimsoll run --provider embedded printed 1"
 in_chroot plimsolld --help >/dev/null || fail "plimsolld --help exited non-zero"
 in_chroot man -w plimsoll >/dev/null || fail "no man page for plimsoll"
 in_chroot man -w 8 plimsolld >/dev/null || fail "no man page for plimsolld"
+in_chroot man -w plimsoll-attest >/dev/null || fail "no man page for plimsoll-attest"
+in_chroot plimsoll-attest keygen --out /tmp/attest-key.pem >/dev/null \
+  || fail "plimsoll-attest keygen exited non-zero"
+pubkey=$(in_chroot plimsoll-attest pubkey /tmp/attest-key.pem) \
+  || fail "plimsoll-attest pubkey exited non-zero"
+grep -q '^-----BEGIN PUBLIC KEY-----$' <<<"$pubkey" || fail "plimsoll-attest pubkey printed: $pubkey"
+rm -f "$chroot_dir/tmp/attest-key.pem"
+echo "deb_install_test: plimsoll-attest made a key and printed its public key"
 [[ -f $chroot_dir/etc/plimsoll/plimsolld.env ]] || fail "the conffile is missing"
 grep -q 'ExecStart=/usr/bin/plimsolld' "$chroot_dir/lib/systemd/system/plimsolld.service" \
   || fail "the unit does not start /usr/bin/plimsolld"
