@@ -35,6 +35,7 @@
 // runner's deadline): exit 124; a state line that is not numbers: exit 3.
 // No limit on the number of ticks or on the whole run: the runner has them.
 #include <fcntl.h>
+#include <poll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -376,9 +377,14 @@ int main(int argc, char** argv) {
   if (path == "-") {
     auto made = plimsoll::engine::PreparedInstance::Prepare(limits);
     if (made.ok()) prepared = std::move(*made);
-    // The script's and the outcome's heap blocks and the 64 KiB read
-    // buffer below (base/working_memory.h).
-    plimsoll::PrefaultWorkingMemory(size_t{1} << 20, size_t{128} << 10);
+    // While the script has not come yet (a prestarted qjs): the script's and
+    // the outcome's heap blocks and the 64 KiB read buffer below
+    // (base/working_memory.h). A script already waiting on stdin would only
+    // wait for this.
+    pollfd input{STDIN_FILENO, POLLIN, 0};
+    if (poll(&input, 1, 0) == 0) {
+      plimsoll::PrefaultWorkingMemory(size_t{1} << 20, size_t{128} << 10);
+    }
   }
 
   std::string code;

@@ -60,15 +60,13 @@ StepOptions StepOptionsFor(const Job& job, const AgentOptions& options, bool dis
 
 JobDirectories PrepareJobDirectories(const AgentOptions& options) {
   Owner owner{options.change_identity, options.uid, options.gid};
-  JobDirectories directories{OpenWorkDirectory(options.work_directory, owner), false, {}, ""};
-  directories.displays = !options.displays_directory.empty();
-  if (directories.displays) {
+  JobDirectories directories{OpenWorkDirectory(options.work_directory, owner), {}, ""};
+  if (!options.displays_directory.empty()) {
     auto ready = PrepareDisplaysDirectory(options.displays_directory, owner);
     if (ready.ok()) {
       directories.displays_directory = std::move(*ready);
     } else {
       directories.displays_note = "No displays: " + ready.error().message() + "\n";
-      directories.displays = false;
     }
   }
   return directories;
@@ -92,17 +90,21 @@ Report RunJob(const Job& job, const AgentOptions& options, SessionState* session
   }
 
   // The displays directory is the steps' too: when it cannot be made the
-  // job runs without it (its displays are lost, nothing else is).
-  bool displays = !options.displays_directory.empty();
+  // job runs without it (its displays are lost, nothing else is). It is
+  // read, after the steps, through the descriptor it was made with.
+  base::UniqueFd displays_directory;
   if (prepared != nullptr) {
-    displays = prepared->displays;
+    displays_directory = std::move(prepared->displays_directory);
     report.detail += prepared->displays_note;
-  } else if (displays) {
-    if (auto ready = PrepareDisplaysDirectory(options.displays_directory, owner); !ready.ok()) {
+  } else if (!options.displays_directory.empty()) {
+    auto ready = PrepareDisplaysDirectory(options.displays_directory, owner);
+    if (ready.ok()) {
+      displays_directory = std::move(*ready);
+    } else {
       report.detail += "No displays: " + ready.error().message() + "\n";
-      displays = false;
     }
   }
+  const bool displays = displays_directory.valid();
 
   StepOptions step_options = StepOptionsFor(job, options, displays);
   if (session) step_options.spared = session->Spared();
@@ -191,9 +193,7 @@ Report RunJob(const Job& job, const AgentOptions& options, SessionState* session
   report.artifacts = std::move(collected.artifacts);
   report.detail += collected.notes;
   if (displays) {
-    CollectedDisplays shown = prepared != nullptr && prepared->displays_directory.valid()
-                                  ? CollectDisplaysIn(prepared->displays_directory.get(), owner)
-                                  : CollectDisplays(options.displays_directory, owner);
+    CollectedDisplays shown = CollectDisplays(displays_directory.get(), owner);
     report.displays = std::move(shown.displays);
     report.displays_truncated = shown.truncated;
     report.detail += shown.notes;

@@ -65,8 +65,7 @@ StepOptions StepOptionsFor(const Job& job, const AgentOptions& options, bool dis
 // runs in between.
 struct JobDirectories {
   Expected<base::UniqueFd> work;
-  bool displays = false;
-  base::UniqueFd displays_directory;  // open when `displays`
+  base::UniqueFd displays_directory;  // not valid: no displays (displays_note says why)
   std::string displays_note;
 };
 JobDirectories PrepareJobDirectories(const AgentOptions& options);

@@ -125,20 +125,7 @@ Expected<base::UniqueFd> PrepareDisplaysDirectory(const std::string& path, const
   return directory;
 }
 
-CollectedDisplays CollectDisplays(const std::string& path, const Owner& owner) {
-  Split split = SplitPath(path);
-  base::UniqueFd parent(open(split.parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!parent.valid()) return {};
-  base::UniqueFd directory = OpenDirectoryNoFollow(parent.get(), split.name);
-  if (!directory.valid()) {
-    CollectedDisplays collected;
-    if (errno != ENOENT) collected.notes += "The displays directory is not a directory any more.\n";
-    return collected;
-  }
-  return CollectDisplaysIn(directory.get(), owner);
-}
-
-CollectedDisplays CollectDisplaysIn(int directory, const Owner& owner) {
+CollectedDisplays CollectDisplays(int directory, const Owner& owner) {
   CollectedDisplays collected;
   bool more = false;
   std::vector<std::string> names = ListNames(directory, kMaxDisplayEntries, &more);

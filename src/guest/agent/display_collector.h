@@ -8,13 +8,11 @@
 // without blocking, up to kMaxDisplays of them and kMaxDisplayBytes
 // together, and looks at no more than kMaxDisplayEntries names.
 //
-// Usage (RunJob does this):
-//   auto ready = PrepareDisplaysDirectory(path, owner);     // before the steps
+// Usage (RunJob does this; a pooled agent makes the directory while it
+// waits for its job):
+//   auto ready = PrepareDisplaysDirectory(path, owner);          // before the steps
 //   ... run the steps with kDisplaysEnvironment=path ...
-//   CollectedDisplays shown = CollectDisplays(path, owner);  // after the sweep
-// or, with the directory kept open from before the steps (a pooled agent,
-// which makes it while waiting: four system calls less on the run's path),
-//   CollectedDisplays shown = CollectDisplaysIn(ready->get(), owner);
+//   CollectedDisplays shown = CollectDisplays(ready->get(), owner);  // after the sweep
 #ifndef PLIMSOLL_GUEST_AGENT_DISPLAY_COLLECTOR_H_
 #define PLIMSOLL_GUEST_AGENT_DISPLAY_COLLECTOR_H_
 
@@ -43,13 +41,10 @@ struct CollectedDisplays {
   std::string notes;              // one sentence per line: what was skipped
 };
 
-// Reads the displays in `path` (see the header comment), then empties it.
-// A missing directory is no displays.
-CollectedDisplays CollectDisplays(const std::string& path, const Owner& owner);
-
-// The same for the directory open as `directory` (PrepareDisplaysDirectory's):
-// the one the agent made, wherever guest code may have renamed it since.
-CollectedDisplays CollectDisplaysIn(int directory, const Owner& owner);
+// Reads the displays in the directory open as `directory`
+// (PrepareDisplaysDirectory's: the one the agent made, wherever guest code
+// may have renamed it since; see the header comment), then empties it.
+CollectedDisplays CollectDisplays(int directory, const Owner& owner);
 
 }  // namespace plimsoll::guest::agent
 

@@ -57,11 +57,6 @@ constexpr size_t kMaxPendingTeardowns = 32;
 // two, like the oci pool: a run on each core finds one ready.
 constexpr size_t kDefaultPoolSize = 2;
 constexpr size_t kMaxPoolSize = 64;
-// How long after a pooled run returns its refill may start (while the pool
-// still has a sandbox ready): the answer's way out of the process (the
-// Sandbox's record, the daemon's reply) should not share the CPU, or the
-// process's memory map, with the next sandbox's clone.
-constexpr auto kRefillGrace = std::chrono::milliseconds(2);
 
 // SANDBOX_LINUX_POOL_SIZE, or the default; `error` set when it is invalid
 // (the provider then refuses its preflight and smoke test: nothing serves).
@@ -161,18 +156,6 @@ std::string SeccompMode(pid_t pid) {
   }
   return "";
 }
-
-// Ends a run's hold on the warm pool's refill (WarmPool::Take with
-// hold_refill) when the run returns, on every path.
-struct RefillHold {
-  pool::WarmPool<WarmSandbox>* pool = nullptr;
-  RefillHold() = default;
-  RefillHold(const RefillHold&) = delete;
-  RefillHold& operator=(const RefillHold&) = delete;
-  ~RefillHold() {
-    if (pool != nullptr) pool->ReleaseRefill(kRefillGrace);
-  }
-};
 
 // A kept sandbox (SPEC §9): one container whose agent runs with --session,
 // talked to job by job over its channel; /work and the interpreters live
@@ -580,13 +563,10 @@ class LinuxProvider final : public Provider {
     // A pooled sandbox's run holds the pool's refill until it returns, so
     // that building the next sandbox does not compete with it for the CPU
     // (warm_pool.h; an empty pool refills regardless).
-    RefillHold hold;
-    if (pool_generation != 0) {
-      if (std::unique_ptr<WarmSandbox> warm = pool_.Take(pool_generation, /*hold_refill=*/true)) {
-        container.emplace(warm->Release());
-        hold.pool = &pool_;
-      }
-    }
+    std::unique_ptr<WarmSandbox> warm =
+        pool_generation != 0 ? pool_.Take(pool_generation, /*hold_refill=*/true) : nullptr;
+    pool::RefillHold<WarmSandbox> hold(warm ? &pool_ : nullptr);
+    if (warm) container.emplace(warm->Release());
     if (!container) {
       ContainConfig config = SandboxConfig(prepared);
       config.host_calls = calls != nullptr;

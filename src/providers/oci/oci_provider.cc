@@ -50,13 +50,6 @@ constexpr auto kReportGrace =
 constexpr auto kSetupBudget = std::chrono::seconds(20);
 constexpr auto kProbeBudget = std::chrono::seconds(10);
 constexpr size_t kMaxPendingDestroys = 32;
-// How long after a pooled run returns its refill may start (while the pool
-// still has a sandbox ready): the answer's way out of the process (the
-// Sandbox's record, the daemon's reply) should not share the CPU, or the
-// process's memory map, with starting the next sandbox. Measured on a
-// pooled runsc run: a refill released as the report arrived put 0.3-1.9 ms
-// between the report and the run's return.
-constexpr auto kRefillGrace = std::chrono::milliseconds(2);
 
 Error EnvironmentRefusal(const std::string& message) {
   return Refusal(NotDispatched::kEnvironment, message);
@@ -603,7 +596,7 @@ class OciProvider final : public Provider {
     // call is two host context switches; docs/oci-provider.md).
     std::unique_ptr<OciSandbox> sandbox =
         use_pool ? pool_.Take(generation, /*hold_refill=*/true) : nullptr;
-    RefillHold hold(sandbox ? &pool_ : nullptr);
+    pool::RefillHold<OciSandbox> hold(sandbox ? &pool_ : nullptr);
     if (!sandbox) {
       oci::BundleConfig config = prepared->config;
       config.host_calls = calls != nullptr;
@@ -657,21 +650,6 @@ class OciProvider final : public Provider {
     if (!destroyed.ok()) message += "; cleanup failed: " + destroyed.error().message();
     return guest::AnswerFailedExchange(request, exchanged.error(), message, std::move(result));
   }
-
-  // Ends a Take(generation, /*hold_refill=*/true) hold when the run
-  // returns, the refill then starting kRefillGrace later.
-  class RefillHold {
-   public:
-    explicit RefillHold(pool::WarmPool<OciSandbox>* pool) : pool_(pool) {}
-    RefillHold(const RefillHold&) = delete;
-    RefillHold& operator=(const RefillHold&) = delete;
-    ~RefillHold() {
-      if (pool_ != nullptr) pool_->ReleaseRefill(kRefillGrace);
-    }
-
-   private:
-    pool::WarmPool<OciSandbox>* pool_;
-  };
 
   // Whether `id` is one of our containers and its owner is gone (a live
   // process's, e.g. a second daemon sharing the state directory, are not

@@ -102,10 +102,7 @@ class OciProviderTest : public ::testing::TestWithParam<RuntimeKind> {
   }
 
   Expected<Result> RunRequest(Provider& provider, const Request& request) {
-    auto validated = ValidateRequest(request, limits_);
-    if (!validated.ok()) return validated.error();
-    return provider.Run(*validated,
-                        TestClock::now() + std::chrono::milliseconds(validated->timeout_ms));
+    return oci::testing::RunRequest(provider, limits_, request);
   }
 
   Result MustRun(Provider& provider, const Request& request) {
@@ -139,20 +136,6 @@ class OciProviderTest : public ::testing::TestWithParam<RuntimeKind> {
 
 std::string ParamName(const ::testing::TestParamInfo<RuntimeKind>& info) {
   return RuntimeName(info.param);
-}
-
-std::string Fact(const Evidence& evidence, const std::string& key) {
-  for (const auto& [name, value] : evidence.facts) {
-    if (name == key) return value;
-  }
-  return "";
-}
-
-const EvidenceCheck* FindCheck(const Evidence& evidence, const std::string& name) {
-  for (const EvidenceCheck& check : evidence.checks) {
-    if (check.name == name) return &check;
-  }
-  return nullptr;
 }
 
 TEST_P(OciProviderTest, SmokeTestClaimsTheRuntimesTierWithEveryCheckPassed) {

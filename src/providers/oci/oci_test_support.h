@@ -25,6 +25,7 @@
 #include "common/host_preconditions.h"
 #include "image/image.h"
 #include "os/spawn.h"
+#include "plimsoll/limits.h"
 #include "plimsoll/provider.h"
 #include "providers/oci/runtime.h"
 
@@ -263,6 +264,32 @@ bool WaitForPool(const Provider& provider, std::chrono::milliseconds bound, Pred
     if (TestClock::now() > give_up) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+}
+
+// The value of evidence fact `key`, "" when there is none.
+inline std::string Fact(const Evidence& evidence, const std::string& key) {
+  for (const auto& [name, value] : evidence.facts) {
+    if (name == key) return value;
+  }
+  return "";
+}
+
+// The check named `name`, or null.
+inline const EvidenceCheck* FindCheck(const Evidence& evidence, const std::string& name) {
+  for (const EvidenceCheck& check : evidence.checks) {
+    if (check.name == name) return &check;
+  }
+  return nullptr;
+}
+
+// `request` validated against `limits` and run on `provider` within its
+// own timeout.
+inline Expected<Result> RunRequest(Provider& provider, const Limits& limits,
+                                   const Request& request) {
+  auto validated = ValidateRequest(request, limits);
+  if (!validated.ok()) return validated.error();
+  return provider.Run(*validated,
+                      TestClock::now() + std::chrono::milliseconds(validated->timeout_ms));
 }
 
 }  // namespace plimsoll::oci::testing
