@@ -226,7 +226,7 @@ int main(int argc, char** argv) {
     prestarted = plimsoll::guest::agent::PrestartedStep::Start(
         *prestart_template,
         plimsoll::guest::agent::StepOptionsFor(*prestart_template, options,
-                                                     directories->displays_directory.valid()),
+                                               directories->displays_directory.valid()),
         &problem);
     if (!prestarted)
       std::fprintf(stderr, "plimsoll-guest: no prestarted step: %s\n", problem.c_str());
