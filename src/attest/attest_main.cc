@@ -6,17 +6,22 @@
 //   plimsoll-attest run --daemon URL --key KEY --bundle FILE (REQUEST.json | -e CODE [--lang L])
 //   plimsoll-attest session --daemon URL --key KEY --bundle FILE [--lang L] -e CELL [-e CELL ...]
 //   plimsoll-attest verify --bundle FILE --pubkey PUB [--expect FILE | --expect-count N]
-//   plimsoll-attest replay --daemon URL --bundle FILE
+//   plimsoll-attest replay --daemon URL --bundle FILE --pubkey PUB [--allow-granted]
 //
 // The daemon's bearer token comes from --token-file or $PLIMSOLL_TOKEN,
 // never from a flag's value. `run` and `session` sign only what the client
 // checked (the echo, both digests, the tier against the floor, the chain);
 // an answer that does not check out is reported and nothing is appended.
 //
+// `replay` re-sends stored requests under the replaying user's token, so it
+// first verifies the bundle with the signer's public key exactly as
+// `verify` does, and refuses requests that name a grant profile without
+// --allow-granted; a bundle refused either way sends nothing at all.
+//
 // Exit status: 0 done (verify: the bundle is intact; replay: every entry
 // gave the same result again, timing aside); 1 verify found problems, or
-// replay found a difference (one line each on stdout), or a run/session
-// failed; 2 usage.
+// replay refused the bundle or found a difference (one line each on
+// stdout), or a run/session failed; 2 usage.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
@@ -191,10 +196,20 @@ int Verify(const std::string& bundle_path, const std::string& pubkey,
 }
 
 // Sends the bundle's runs again, and its sessions again whole and in order
-// (one new session per recorded one), comparing each result.
-int Replay(const DaemonFlags& flags) {
+// (one new session per recorded one), comparing each result. Nothing is
+// sent, not even a connection opened, unless CheckBeforeReplay passes on
+// the lines read here; those same lines are what is sent.
+int Replay(const DaemonFlags& flags, const std::string& pubkey, const ReplayPolicy& policy) {
+  Expected<VerifyingKey> key = LoadPublicKey(pubkey);
+  if (!key.ok()) return Fail(key.error().message());
   Expected<BundleFile> bundle = ReadBundle(flags.bundle);
   if (!bundle.ok()) return Fail(bundle.error().message());
+  const std::vector<std::string> refusals = CheckBeforeReplay(*bundle, *key, policy);
+  if (!refusals.empty()) {
+    for (const std::string& refusal : refusals) std::printf("%s\n", refusal.c_str());
+    std::printf("nothing replayed: %zu problem(s) (the bundle was not sent)\n", refusals.size());
+    return kFailed;
+  }
   Expected<Client> client = OpenClient(flags);
   if (!client.ok()) return Fail(client.error().message());
   struct Replayed {
@@ -277,6 +292,7 @@ int Main(int argc, char** argv) {
   std::vector<std::string> codes;
   int64_t expect_count = -1;
   DaemonFlags daemon;
+  ReplayPolicy replay_policy;
 
   CLI::App* keygen = app.add_subcommand("keygen", "A new Ed25519 key (PKCS#8 PEM, mode 0600).");
   keygen->add_option("--out", out, "Where to write it (never overwritten).")->required();
@@ -301,10 +317,21 @@ int Main(int argc, char** argv) {
                                            "Request digests expected, one per line, in order.");
   verify->add_option("--expect-count", expect_count, "The number of runs and calls expected.")
       ->excludes(expect_option);
-  CLI::App* replay = app.add_subcommand("replay", "Send a bundle's runs again and compare.");
+  CLI::App* replay = app.add_subcommand(
+      "replay",
+      "Verify a bundle, then send its runs again and compare. A replay repeats the runs' "
+      "side effects.");
   replay->add_option("--daemon", daemon.url, "The plimsolld URL.")->required();
   replay->add_option("--token-file", daemon.token_file, "The bearer token's file.");
   replay->add_option("--bundle", daemon.bundle, "The bundle.")->required();
+  replay
+      ->add_option("--pubkey", pubkey,
+                   "The signer's public key (PEM): the bundle must verify with it, or nothing "
+                   "is sent.")
+      ->required();
+  replay->add_flag("--allow-granted", replay_policy.allow_granted,
+                   "Also send requests that name a grant profile (their calls to the operator's "
+                   "APIs happen again).");
   CLI11_PARSE(app, argc, argv);
 
   if (keygen->parsed()) {
@@ -324,7 +351,7 @@ int Main(int argc, char** argv) {
     return Run(daemon, request_file, codes.empty() ? "" : codes[0], lang);
   }
   if (session->parsed()) return RunSession(daemon, codes, lang);
-  if (replay->parsed()) return Replay(daemon);
+  if (replay->parsed()) return Replay(daemon, pubkey, replay_policy);
   return Verify(bundle, pubkey, expect_file, expect_count);
 }
 

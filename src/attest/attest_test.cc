@@ -20,6 +20,7 @@
 #include "attest/replay.h"
 #include "attest/statement.h"
 #include "attest/verify.h"
+#include "plimsoll/granted_calls.h"
 #include "plimsoll/record.h"
 #include "plimsoll/sandbox.h"
 #include "plimsoll/session.h"
@@ -60,6 +61,30 @@ class AttestTest : public ::testing::Test {
     Request request;
     request.javascript = JavascriptPayload{code};
     auto result = sandbox_->Run(request);
+    ASSERT_TRUE(result.ok()) << result.error().message();
+    ASSERT_TRUE(CheckExchange(request, *result).ok());
+    BundleEntry entry;
+    entry.request_json = RequestToJson(request);
+    entry.result_json = ResultToJson(*result);
+    AppendEntry(
+        entry, [&](const BundleLink& link) { return RunStatement(result->record, link); }, *key_);
+  }
+
+  // One checked run that names the grant profile "inventory" (served by a
+  // stand-in for the broker that answers every call 200), signed and appended.
+  void SignGrantedRun(const std::string& code) {
+    struct Granted : GrantedCalls {
+      HostCallAnswer Call(std::string_view, std::string_view, std::string_view, std::string_view,
+                          std::chrono::steady_clock::time_point) override {
+        return HostCallAnswer{200, "application/json", "[]"};
+      }
+      BrokerSummary Summary() const override { return BrokerSummary{"inventory", 1}; }
+      std::vector<::plimsoll::Advice> Advice() const override { return {}; }
+    } granted;
+    Request request;
+    request.grant_profile = "inventory";
+    request.javascript = JavascriptPayload{code};
+    auto result = sandbox_->Run(request, &granted);
     ASSERT_TRUE(result.ok()) << result.error().message();
     ASSERT_TRUE(CheckExchange(request, *result).ok());
     BundleEntry entry;
@@ -251,6 +276,60 @@ TEST_F(AttestTest, TwoWritersAppendingAtOnceLoseNothing) {
   const Verdict verdict = VerifyLines(lines);
   EXPECT_TRUE(verdict.problems.empty()) << verdict.problems[0];
   EXPECT_EQ(verdict.runs, 2 * kEach);
+}
+
+// Nothing of a bundle is sent again unless it verifies with the signer's
+// key (VerifyBundle's own checks), and a request naming a grant profile
+// only with --allow-granted.
+TEST_F(AttestTest, ReplayRefusesAnEditedBundleAndGrantedRequestsWithoutLeave) {
+  SignRun("console.log(6*7)");
+  SignRun("console.log('two')");
+  SignSession(2);
+  const std::vector<std::string> lines = Lines();
+  ASSERT_EQ(lines.size(), 5u);
+  const VerifyingKey& key = key_->verifying_key();
+  auto check = [&](const std::vector<std::string>& bundle, bool allow_granted = false) {
+    return CheckBeforeReplay(BundleFile{bundle, false}, key, ReplayPolicy{allow_granted});
+  };
+  EXPECT_TRUE(check(lines).empty()) << check(lines)[0];
+
+  // One byte of a stored request changed: the signed record no longer
+  // matches it.
+  std::vector<std::string> edited = lines;
+  const size_t at = edited[0].find("6*7");
+  ASSERT_NE(at, std::string::npos);
+  edited[0][at + 2] = '8';
+  const std::vector<std::string> edited_problems = check(edited);
+  ASSERT_FALSE(edited_problems.empty());
+  EXPECT_NE(edited_problems[0].find("line 0: "), std::string::npos) << edited_problems[0];
+  // Two runs' requests swapped (each signature is intact on its own line).
+  auto request_of = [](const std::string& line) {
+    const size_t begin = line.find("\"request\":"), end = line.find(",\"result\":");
+    return line.substr(begin, end - begin);
+  };
+  std::vector<std::string> swapped = lines;
+  const std::string first = request_of(lines[0]), second = request_of(lines[1]);
+  swapped[0].replace(swapped[0].find(first), first.size(), second);
+  swapped[1].replace(swapped[1].find(second), second.size(), first);
+  ASSERT_NE(swapped[0], lines[0]);
+  EXPECT_FALSE(check(swapped).empty()) << "swapped requests replayable";
+  // Signed by another key.
+  ASSERT_TRUE(GenerateKeyFile(directory_ / "other.pem").ok());
+  auto other = LoadPrivateKey(directory_ / "other.pem");
+  ASSERT_TRUE(other.ok());
+  EXPECT_FALSE(CheckBeforeReplay(BundleFile{lines, false}, other->verifying_key(), {}).empty());
+
+  // A granted run, intact and signed: refused without leave, sent with it.
+  SignGrantedRun("console.log(JSON.stringify(host.get('/items')))");
+  const std::vector<std::string> granted = Lines();
+  ASSERT_EQ(granted.size(), 6u);
+  ASSERT_TRUE(VerifyLines(granted).problems.empty());
+  const std::vector<std::string> refused = check(granted);
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_NE(refused[0].find("line 5: names the grant profile \"inventory\""), std::string::npos)
+      << refused[0];
+  EXPECT_NE(refused[0].find("--allow-granted"), std::string::npos) << refused[0];
+  EXPECT_TRUE(check(granted, /*allow_granted=*/true).empty());
 }
 
 TEST(ReplayTest, NamesTheFieldsThatDifferAndSeesTimingApart) {

@@ -1,6 +1,30 @@
 #include "attest/replay.h"
 
+#include "attest/verify.h"
+#include "plimsoll/wire.h"
+
 namespace plimsoll::attest {
+
+std::vector<std::string> CheckBeforeReplay(const BundleFile& bundle, const VerifyingKey& key,
+                                           const ReplayPolicy& policy) {
+  Verdict verdict = VerifyBundle(bundle, key);
+  if (!verdict.problems.empty()) return std::move(verdict.problems);
+  std::vector<std::string> refusals;
+  if (policy.allow_granted) return refusals;
+  for (size_t i = 0; i < bundle.lines.size(); ++i) {
+    // Verified: every line parses, and every run and call has its request.
+    Expected<BundleEntry> entry = ParseEntryLine(bundle.lines[i]);
+    if (!entry.ok() || entry->kind == EntryKind::kSessionClose) continue;
+    Expected<Request> request = ParseRequestJson(entry->request_json);
+    if (request.ok() && !request->grant_profile.empty()) {
+      refusals.push_back("line " + std::to_string(i) + ": names the grant profile \"" +
+                         request->grant_profile +
+                         "\": a replay would make its calls to the operator's API again "
+                         "(pass --allow-granted to send it)");
+    }
+  }
+  return refusals;
+}
 
 ResultDifference DifferingFields(const Result& then, const Result& now) {
   ResultDifference difference;

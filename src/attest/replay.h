@@ -1,6 +1,13 @@
 // `plimsoll-attest replay` (docs/attest.md): a bundle's runs sent again to
 // a daemon, and what came back compared with what the bundle holds.
 //
+// A replay sends the stored requests under the replaying user's token, so
+// nothing is sent before CheckBeforeReplay has passed: the bundle verified
+// with the signer's public key by VerifyBundle (the very checks `verify`
+// makes; an edited request breaks its signed record), and no request that
+// names a grant profile unless the caller allowed granted requests (a
+// replay repeats their calls to the operator's APIs, side effects and all).
+//
 // The comparison is by result digest (ResultDigest, the record's
 // result_sha256); when the digests differ, DifferingFields names the
 // fields that differ, and whether only timing differs (duration_ms, a
@@ -12,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "attest/bundle.h"
+#include "attest/keys.h"
 #include "plimsoll/result.h"
 
 namespace plimsoll::attest {
@@ -20,6 +29,18 @@ struct ResultDifference {
   std::vector<std::string> fields;  // e.g. "stdout", "exit_code", "steps[1].duration_ms"
   bool timing_only = false;         // every field listed is a duration
 };
+
+struct ReplayPolicy {
+  bool allow_granted = false;  // --allow-granted: requests naming a grant profile may be sent
+};
+
+// Why `bundle` may not be replayed: VerifyBundle's problems (with `key`, no
+// expectations), or else one line per request that names a grant profile
+// when `policy` does not allow them. Empty: replay may send every entry.
+// The caller replays the very BundleFile it checked (never the file read
+// again), so what is sent is what was verified.
+std::vector<std::string> CheckBeforeReplay(const BundleFile& bundle, const VerifyingKey& key,
+                                           const ReplayPolicy& policy);
 
 // The fields of `then` and `now` that differ (the record excluded: it
 // differs whenever anything, or the time, does).

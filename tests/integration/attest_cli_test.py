@@ -10,15 +10,24 @@ each with a reason; that a bundle signed again by the openssl command line
 verifies; that two `run` processes appending at once lose nothing; that `replay` sends the runs and the session again and
 finds the same results (timing aside); and that `keygen` never overwrites.
 
+Replay verifies before it sends (issue 39): a bundle with one byte of a stored request changed, or
+two runs' requests swapped, is refused with nothing sent (the daemon's count of HTTP answers, read
+on its metrics listener, stays the same); so is the intact bundle under another key; a signed run
+that names a grant profile is refused without --allow-granted (neither the daemon nor the
+operator's upstream hears of it) and replayed with it.
+
     attest_cli_test.py PLIMSOLL_ATTEST PLIMSOLLD
 """
 import base64
 import hashlib
+import http.server
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import threading
+import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import plimsolld  # noqa: E402
@@ -74,6 +83,78 @@ def resign_with_openssl(lines, work):
     return out, pub
 
 
+class Upstream:
+    """The operator's API behind the broker's profile `inventory`: counts the calls it gets."""
+
+    def __init__(self):
+        self.calls = 0
+        upstream = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                upstream.calls += 1
+                body = b'[{"id":"1"}]'
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.origin = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_):
+        self.server.shutdown()
+        self.server.server_close()
+        return False
+
+
+def grants_file(directory, origin):
+    path = os.path.join(directory, "grants.yaml")
+    with open(path, "w") as out:
+        out.write(f"""version: 1
+profiles:
+  inventory:
+    base_url: {origin}
+    allow: ["GET /items"]
+    allowed_callers: [dev]
+    token: {{source: static, env: PLIMSOLL_TEST_INVENTORY_TOKEN}}
+""")
+    return path
+
+
+def answers(daemon):
+    """Every HTTP answer the daemon's API listener has given (plimsoll_http_answers_total): what
+    a client sent and the daemon heard, whatever it was."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{daemon.metrics_port}/metrics",
+                                timeout=30) as page:
+        text = page.read().decode()
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith("plimsoll_http_answers_total{"))
+
+
+def swap_requests(raw):
+    """The first two lines' stored requests swapped, bytes otherwise as they were."""
+    lines = raw.splitlines(keepends=True)
+
+    def request_of(line):
+        begin, end = line.index(b'"request":'), line.index(b',"result":')
+        return line[begin:end]
+
+    first, second = request_of(lines[0]), request_of(lines[1])
+    lines[0] = lines[0].replace(first, second, 1)
+    lines[1] = lines[1].replace(second, first, 1)
+    return b"".join(lines)
+
+
 def main():
     binary, daemon_binary = sys.argv[1], sys.argv[2]
     failures = []
@@ -82,8 +163,12 @@ def main():
         if not condition:
             failures.append(what)
 
-    with tempfile.TemporaryDirectory() as work, \
-            plimsolld.Daemon(daemon_binary, ["--provider", "embedded", "--dev"]) as daemon:
+    with tempfile.TemporaryDirectory() as work, Upstream() as upstream, \
+            plimsolld.Daemon(daemon_binary, ["--provider", "embedded", "--dev",
+                                             "--grants", grants_file(work, upstream.origin)],
+                             env={"PATH": os.environ.get("PATH", ""),
+                                  "PLIMSOLL_TEST_INVENTORY_TOKEN": "sk-attest-test"},
+                             metrics=True) as daemon:
         url = f"http://127.0.0.1:{daemon.port}"
         key, other, bundle = (os.path.join(work, name) for name in ("key.pem", "other.pem", "b.jsonl"))
         for path in (key, other):
@@ -167,7 +252,49 @@ def main():
         check(both.returncode == 0 and "bundle intact: 16 lines, 16 runs" in both.stdout,
               f"two writers: {both.stdout}")
         print(f"[ report   ] two writers: {both.stdout.strip()}")
-        replayed = attest(binary, "replay", "--daemon", url, "--bundle", bundle)
+        # Replay verifies first: an edited bundle, or the intact one under another key, sends nothing.
+        edited = {"one byte changed": cases["one byte changed"],
+                  "a request swapped": swap_requests(raw), "another key": raw}
+        for name, content in edited.items():
+            path = os.path.join(work, "replay_" + name.replace(" ", "_") + ".jsonl")
+            with open(path, "wb") as out:
+                out.write(content)
+            before = answers(daemon)
+            refused = attest(binary, "replay", "--daemon", url, "--bundle", path, "--pubkey",
+                             other_pub if name == "another key" else pub)
+            check(refused.returncode == 1 and "nothing replayed" in refused.stdout
+                  and refused.stdout.startswith("line "),
+                  f"replay of {name}: {refused.returncode} {refused.stdout}{refused.stderr}")
+            check(answers(daemon) == before,
+                  f"replay of {name} sent something: {before} answers before, {answers(daemon)} after")
+            print(f"[ report   ] replay, {name}: {refused.stdout.splitlines()[-1] if refused.stdout else refused.stderr}")
+        # A signed run that names a grant profile: refused without --allow-granted, before anything
+        # reaches the daemon or the operator's API; replayed with it.
+        granted_request = os.path.join(work, "granted.json")
+        with open(granted_request, "w") as out:
+            json.dump({"protocol": 1, "grant_profile": "inventory",
+                       "javascript": {"code": "console.log(host.get('/items').status)"}}, out)
+        granted = os.path.join(work, "granted.jsonl")
+        signed = attest(binary, "run", "--daemon", url, "--key", key, "--bundle", granted,
+                        granted_request)
+        check(signed.returncode == 0 and upstream.calls == 1,
+              f"the granted run: {signed.stdout}{signed.stderr} ({upstream.calls} upstream calls)")
+        before, calls = answers(daemon), upstream.calls
+        refused = attest(binary, "replay", "--daemon", url, "--bundle", granted, "--pubkey", pub)
+        check(refused.returncode == 1 and 'line 0: names the grant profile "inventory"' in refused.stdout
+              and "--allow-granted" in refused.stdout,
+              f"replay of a granted run: {refused.returncode} {refused.stdout}{refused.stderr}")
+        check(answers(daemon) == before and upstream.calls == calls,
+              f"a refused granted replay sent something: answers {before} -> {answers(daemon)}, "
+              f"upstream calls {calls} -> {upstream.calls}")
+        allowed = attest(binary, "replay", "--daemon", url, "--bundle", granted, "--pubkey", pub,
+                         "--allow-granted")
+        check(allowed.returncode == 0 and "replayed 1 lines: 0 differing or failed" in allowed.stdout
+              and upstream.calls == calls + 1,
+              f"replay --allow-granted: {allowed.stdout}{allowed.stderr} ({upstream.calls} calls)")
+        print(f"[ report   ] replay, granted: {refused.stdout.splitlines()[0] if refused.stdout else ''}")
+        # The intact bundle replays as before.
+        replayed = attest(binary, "replay", "--daemon", url, "--bundle", bundle, "--pubkey", pub)
         check(replayed.returncode == 0 and "replayed 6 lines: 0 differing or failed" in replayed.stdout,
               f"replay: {replayed.stdout}{replayed.stderr}")
         check("session closed again" in replayed.stdout, f"replay closes the session: {replayed.stdout}")
