@@ -88,26 +88,60 @@ constexpr std::array<uint32_t, 52> kNormalisesToPunctuation = {
 
 static_assert(std::is_sorted(kNormalisesToPunctuation.begin(), kNormalisesToPunctuation.end()));
 
+// The code point that starts at text[at], and its length in bytes.
+// Precondition: `text` is valid UTF-8 and `at` starts a sequence.
+uint32_t CodePointAt(std::string_view text, std::size_t at, std::size_t& length) {
+  auto byte = static_cast<unsigned char>(text[at]);
+  if (byte < 0x80) {
+    length = 1;
+    return byte;
+  }
+  length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : 2;
+  uint32_t code_point = byte & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07);
+  for (std::size_t k = 1; k < length; ++k) {
+    code_point = (code_point << 6) | (static_cast<unsigned char>(text[at + k]) & 0x3F);
+  }
+  return code_point;
+}
+
 // Precondition: `text` is valid UTF-8.
 bool HasCodePointNormalisingToPunctuation(std::string_view text) {
-  for (std::size_t i = 0; i < text.size();) {
-    auto byte = static_cast<unsigned char>(text[i]);
-    if (byte < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : 2;
-    uint32_t code_point = byte & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07);
-    for (std::size_t k = 1; k < length; ++k) {
-      code_point = (code_point << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
-    }
+  for (std::size_t i = 0, length = 0; i < text.size(); i += length) {
     if (std::binary_search(kNormalisesToPunctuation.begin(), kNormalisesToPunctuation.end(),
-                           code_point)) {
+                           CodePointAt(text, i, length))) {
       return true;
     }
-    i += length;
   }
   return false;
+}
+
+// Code points some upstream may trim from a segment's ends: Unicode's
+// White_Space (what .NET, Python and Java's strip() remove, no-break spaces
+// included) and the invisible ones a trim also drops (U+180E, once white
+// space; U+200B..U+200D; U+2060; U+FEFF, which JavaScript's trim() removes).
+// The ASCII controls among white space are refused before this is asked.
+constexpr std::array<uint32_t, 31> kBlankCodePoints = {
+    0x09,   0x0A,   0x0B,   0x0C,   0x0D,   0x20,   0x85,   0xA0,   0x1680, 0x180E, 0x2000,
+    0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200A, 0x200B,
+    0x200C, 0x200D, 0x2028, 0x2029, 0x202F, 0x205F, 0x2060, 0x3000, 0xFEFF};
+
+static_assert(std::is_sorted(kBlankCodePoints.begin(), kBlankCodePoints.end()));
+
+bool IsBlank(uint32_t code_point) {
+  return std::binary_search(kBlankCodePoints.begin(), kBlankCodePoints.end(), code_point);
+}
+
+// Whether `segment` holds nothing but dots and blank code points: whatever
+// an upstream trims from its ends (white space, trailing dots as Windows
+// file APIs do), what is left may be "..", "." or nothing, so such a
+// segment is refused even when it is not made of dots alone.
+// Precondition: `segment` is valid UTF-8.
+bool IsDotsOrBlanksOnly(std::string_view segment) {
+  for (std::size_t i = 0, length = 0; i < segment.size(); i += length) {
+    const uint32_t code_point = CodePointAt(segment, i, length);
+    if (code_point != '.' && !IsBlank(code_point)) return false;
+  }
+  return true;
 }
 
 Error BadPath(std::string message) {
@@ -310,6 +344,12 @@ Expected<CanonicalPath> CanonicalizePath(std::string_view raw) {
       return BadPath(
           "The path is not valid UTF-8 once decoded (overlong, truncated or "
           "out-of-range sequences are refused).");
+    }
+    if (IsDotsOrBlanksOnly(*segment)) {
+      return BadPath(
+          "The path has a segment made only of dots and white space (such as \"..%20\" or "
+          "\"..%C2%A0\"), which an upstream that trims white space or trailing dots reads as "
+          "\"..\" or an empty segment.");
     }
     if (HasCodePointNormalisingToPunctuation(*segment)) {
       return BadPath(

@@ -92,6 +92,11 @@ class CanonicalPath {
 //   - has an empty segment ("//", or a trailing "/" other than the path "/");
 //   - has a segment made only of dots ("." "..", "..."), also when encoded
 //     ("%2e%2e", ".%2E");
+//   - has a segment made only of dots and white space, or of white space
+//     alone ("..%20", "..%C2%A0", ". .", "%20"): ASCII and Unicode white
+//     space (no-break spaces included) and the invisible code points a trim
+//     drops (U+200B, U+FEFF), raw or encoded. An upstream that trims white
+//     space or trailing dots would read ".." or an empty segment;
 //   - encodes "/" or "\" ("%2f", "%5C"), or "%" itself ("%25": an upstream
 //     that decodes twice would see a second layer);
 //   - has a malformed escape ("%", "%4", "%zz");

@@ -89,6 +89,9 @@ TEST(CanonicalizePathTest, AcceptsPlainPaths) {
   EXPECT_TRUE(Path("/").segments().empty());
   EXPECT_EQ(Path("/").encoded(), "/");
   EXPECT_EQ(Path("/a.b/..c/c..").segments().size(), 3u);  // dots beside other characters are fine
+  // White space beside other characters is fine too: trimmed, they are not dot segments.
+  EXPECT_THAT(Path("/files/..%20a/a%C2%A0../. x").segments(),
+              ElementsAre("files", ".. a", "a\xc2\xa0..", ". x"));
 }
 
 TEST(CanonicalizePathTest, DecodesExactlyOnceAndReencodesForUpstream) {
@@ -159,6 +162,30 @@ INSTANTIATE_TEST_SUITE_P(
         RefusedPath{"/a%EF%BC%BC", "normalisation"},                // U+FF3C fullwidth backslash
         RefusedPath{"/a%CD%BE", "normalisation"},                   // U+037E Greek question mark
         RefusedPath{"/a%F0%9F%84%80", "normalisation"}));           // U+1F100 digit zero full stop
+
+// Dot segments hidden by padding (issue 39): an upstream that trims white
+// space, or trailing dots as Windows file APIs do, reads "..". Refused once
+// every white-space code point (ASCII or Unicode, raw or percent-encoded) is
+// set aside and only dots, or nothing, are left.
+INSTANTIATE_TEST_SUITE_P(
+    PaddedDots, CanonicalizePathRefusalTest,
+    ::testing::Values(RefusedPath{"/files/..%20", "dots"}, RefusedPath{"/files/.. ", "dots"},
+                      RefusedPath{"/files/%20..", "dots"}, RefusedPath{"/files/ .. ", "dots"},
+                      RefusedPath{"/files/..%C2%A0", "dots"},      // U+00A0 no-break space
+                      RefusedPath{"/files/..\xc2\xa0", "dots"},    // the same, raw
+                      RefusedPath{"/files/%C2%A0%2E%2E", "dots"},  // leading NBSP, encoded dots
+                      RefusedPath{"/files/..%E3%80%80", "dots"},   // U+3000 ideographic space
+                      RefusedPath{"/files/..%E2%80%AF", "dots"},   // U+202F narrow no-break space
+                      RefusedPath{"/files/..%E2%80%8B", "dots"},   // U+200B zero width space
+                      RefusedPath{"/files/..%EF%BB%BF", "dots"},   // U+FEFF (JavaScript's trim)
+                      RefusedPath{"/files/..%E1%9A%80", "dots"},   // U+1680 ogham space mark
+                      RefusedPath{"/files/..%C2%85", "dots"},      // U+0085 next line
+                      RefusedPath{"/files/..%E2%80%A8", "dots"},   // U+2028 line separator
+                      RefusedPath{"/files/.. . .", "dots"},        // Windows trims dots and spaces
+                      RefusedPath{"/files/. .", "dots"}, RefusedPath{"/files/...%20", "dots"},
+                      RefusedPath{"/files/..%20/admin", "dots"},
+                      RefusedPath{"/files/%20", "dots"},  // only white space: an empty segment
+                      RefusedPath{"/files/%C2%A0%20", "dots"}));
 
 TEST(CanonicalizePathTest, RefusesPathsOverTheLengthLimit) {
   std::string longest = "/" + std::string(kMaxPathBytes - 1, 'a');
