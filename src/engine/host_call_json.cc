@@ -4,6 +4,7 @@
 
 #include "base/utf8.h"
 #include "wire/base64.h"
+#include "wire/json_reader.h"
 
 namespace plimsoll::engine {
 namespace {
@@ -17,7 +18,14 @@ Error Unreadable(std::string message) {
 }  // namespace
 
 Expected<HostCallRequest> ParseHostCallRequest(std::string_view text) {
-  Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // Guest input, read in the daemon's process: nesting bounded and keys
+  // unique (wire/json_reader.h), so the body dumped below is shallow.
+  wire::Problem problem;
+  std::optional<Json> read = wire::ParseJsonBody(text, problem);
+  if (!read) {
+    return Unreadable("The host call is not JSON the host reads: " + *problem.message);
+  }
+  const Json& parsed = *read;
   if (!parsed.is_object()) {
     return Unreadable("A host call takes an object: {method, path, body?, content_type?}.");
   }
@@ -35,10 +43,10 @@ Expected<HostCallRequest> ParseHostCallRequest(std::string_view text) {
     return Unreadable("The host call needs a path (e.g. \"/items/42\").");
   }
   HostCallRequest request;
-  request.method = parsed["method"].get<std::string>();
-  request.path = parsed["path"].get<std::string>();
+  request.method = parsed.at("method").get<std::string>();
+  request.path = parsed.at("path").get<std::string>();
   if (parsed.contains("content_type")) {
-    request.content_type = parsed["content_type"].get<std::string>();
+    request.content_type = parsed.at("content_type").get<std::string>();
   }
   if (auto body = parsed.find("body"); body != parsed.end() && !body->is_null()) {
     if (body->is_string()) {

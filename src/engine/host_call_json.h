@@ -10,8 +10,9 @@
 //   {"method": "POST", "path": "/notes", "body": "text", "content_type": "text/plain"}
 // `body` is a string sent as it is, or any other JSON value sent as its JSON
 // text with content type application/json unless `content_type` says
-// otherwise. Another key, or a missing or mistyped method or path, is
-// refused before anything is sent.
+// otherwise. Another key, a repeated key, nesting deeper than
+// wire::kMaxJsonDepth (the request is guest input the daemon parses), or a
+// missing or mistyped method or path, is refused before anything is sent.
 //
 // An answer the upstream gave (any status) reaches the script as
 //   {"status": 200, "content_type": "application/json", "body": "...",

@@ -173,6 +173,28 @@ TEST_F(DaemonGrants, EveryBypassIsRefusedCountedAndNeverReachesTheUpstream) {
   EXPECT_TRUE(upstream_.requests().empty());
 }
 
+// Issue 39: the script's request is JSON the daemon parses; it is held to
+// the same depth limit as every other JSON the daemon reads.
+TEST_F(DaemonGrants, ADeeplyNestedHostCallBodyIsRefusedCleanly) {
+  HttpReply reply = Run(R"(
+    let deep = 1;
+    for (let i = 0; i < 200; i++) deep = [deep];
+    let message = '';
+    try { host.post('/items/1/reservations', deep); } catch (e) { message = e.message; }
+    const shallow = host.post('/items/1/reservations', [[[1]]]);
+    console.log(message);
+    console.log(shallow.status);
+  )",
+                        "inventory");
+  ASSERT_EQ(reply.status, 200u) << reply.body;
+  json answer = json::parse(reply.body);
+  EXPECT_EQ(answer["exit_code"], 0) << answer.dump();
+  EXPECT_THAT(answer["stdout"].get<std::string>(), HasSubstr("deeper than 64"));
+  EXPECT_THAT(answer["stdout"].get<std::string>(), HasSubstr("\n201\n"));
+  ASSERT_EQ(upstream_.requests().size(), 1u);  // only the shallow one
+  EXPECT_EQ(upstream_.requests()[0].body, "[[[1]]]");
+}
+
 TEST_F(DaemonGrants, MaxCallsHoldsAgainstAThousandCalls) {
   HttpReply reply = Run(R"(
     let ok = 0, refused = 0;

@@ -99,5 +99,36 @@ TEST_F(HostCallBridgeTest, ARequestItCannotReadNeverReachesTheBroker) {
   EXPECT_TRUE(calls_.seen.empty());
 }
 
+// Issue 39: the script's JSON is guest input, parsed in the daemon's own
+// process; its nesting is bounded like every other JSON the daemon reads
+// (wire/json_reader.h), so a deeply nested body is refused, not parsed and
+// then dumped recursively (which overflowed the stack).
+TEST_F(HostCallBridgeTest, ADeeplyNestedBodyIsRefusedCleanly) {
+  const std::size_t depth = std::size_t{1} << 19;  // the whole 1 MiB a script may send
+  std::string deep = R"({"method":"POST","path":"/x","body":)";
+  deep.append(depth, '[');
+  deep.append(depth, ']');
+  deep += "}";
+  engine::HostAnswer answer = Send(deep);
+  EXPECT_FALSE(answer.ok);
+  EXPECT_THAT(answer.body, HasSubstr("host call"));
+  EXPECT_THAT(answer.body, HasSubstr("deeper than 64"));
+
+  // Just over the limit is refused too; at it, the body goes through.
+  auto nested = [](int levels) {
+    return R"({"method":"POST","path":"/x","body":)" + std::string(levels, '[') +
+           std::string(levels, ']') + "}";
+  };
+  EXPECT_FALSE(Send(nested(64)).ok);
+  EXPECT_TRUE(calls_.seen.empty());
+  ASSERT_TRUE(Send(nested(63)).ok);
+  ASSERT_EQ(calls_.seen.size(), 1u);
+  EXPECT_EQ(calls_.seen[0].body, std::string(63, '[') + std::string(63, ']'));
+
+  // A repeated key is refused as well: two parsers must not read two requests.
+  EXPECT_FALSE(Send(R"({"method":"GET","path":"/x","path":"/admin"})").ok);
+  EXPECT_EQ(calls_.seen.size(), 1u);
+}
+
 }  // namespace
 }  // namespace plimsoll
