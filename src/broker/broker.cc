@@ -96,6 +96,24 @@ std::string WithoutOrigin(std::string message, const Origin& origin) {
   return message;
 }
 
+// Whether a probe that got no answer (an error of CallUpstream) tells the
+// breaker the upstream failed: a timeout only when the probe had the
+// daemon's own allowance (kProbeDeadline), not when the guest's or its run's
+// earlier deadline cut it short; a request refused before it was sent never.
+bool SaysTheUpstreamFailed(UpstreamErrorKind kind, Clock::time_point sent,
+                           Clock::time_point deadline) {
+  switch (kind) {
+    case UpstreamErrorKind::kTimeout:
+      return deadline - sent >= kProbeDeadline;
+    case UpstreamErrorKind::kBodyTooLarge:
+      return false;
+    case UpstreamErrorKind::kConnection:
+    case UpstreamErrorKind::kProtocol:
+      return true;
+  }
+  return true;
+}
+
 std::string Seconds(Clock::duration duration) {
   auto seconds = std::chrono::ceil<std::chrono::seconds>(duration).count();
   return std::to_string(std::max<int64_t>(seconds, 1)) + (seconds > 1 ? " seconds" : " second");
@@ -153,15 +171,22 @@ struct RunGrant::Parts {
     return request;
   }
 
-  // The health check before the probe call; whether the circuit closed.
+  // The health check before the probe call; whether the circuit closed. It
+  // is the daemon's own request, judged by the daemon's own allowance: when
+  // the guest's earlier deadline cuts it short, the probe is abandoned (the
+  // next call probes again) rather than failed for every run of the profile.
   bool HealthCheckCloses(Clock::time_point deadline) const {
     const RouteTemplate& route = *profile->health_check;
-    auto answer = CallUpstream(Request(route.method(), route.path()), deadline);
+    const Clock::time_point sent = Clock::now();
+    auto answer = CallUpstream(Request(route.method(), route.path()),
+                               std::min(deadline, sent + kProbeDeadline));
     CircuitBreaker& breaker = *state->breaker;
     if (answer.ok()) {
       breaker.RecordHealthCheck(answer->status, answer->retry_after);
-    } else {
+    } else if (SaysTheUpstreamFailed(UpstreamErrorKindOf(answer.error()), sent, deadline)) {
       breaker.RecordHealthCheck(0, std::nullopt);
+    } else {
+      breaker.AbandonProbe();
     }
     return breaker.state() == CircuitBreaker::State::kClosed;
   }
@@ -335,11 +360,17 @@ GuestAnswer RunGrant::Call(std::string_view method_text, std::string_view raw_pa
                   "for about " +
                       Seconds(breaker.RetryIn()) + " more.");
   };
+  // Whether this call is the breaker's probe (no health_check decided it).
+  bool probe = false;
   switch (breaker.Admit()) {
     case CircuitBreaker::Admission::kRefuse:
       return circuit_open();
     case CircuitBreaker::Admission::kProbe:
-      if (profile.health_check && !parts.HealthCheckCloses(deadline)) return circuit_open();
+      if (!profile.health_check) {
+        probe = true;
+      } else if (!parts.HealthCheckCloses(deadline)) {
+        return circuit_open();
+      }
       break;
     case CircuitBreaker::Admission::kCall:
       break;
@@ -349,13 +380,25 @@ GuestAnswer RunGrant::Call(std::string_view method_text, std::string_view raw_pa
   UpstreamRequest request = parts.Request(*method, path->encoded());
   request.body = std::string(body);
   request.content_type = std::string(content_type);
+  const Clock::time_point sent = Clock::now();
   auto upstream = CallUpstream(request, deadline);
   if (!upstream.ok()) {
-    breaker.RecordAnswer(0, std::nullopt);
-    return refuse(CallRefusalFor(UpstreamErrorKindOf(upstream.error())),
+    const UpstreamErrorKind kind = UpstreamErrorKindOf(upstream.error());
+    // No answer never opens a closed circuit; a probe's decides only when the
+    // daemon's allowance, not the guest's deadline, ran out.
+    if (probe && SaysTheUpstreamFailed(kind, sent, deadline)) {
+      breaker.RecordProbeAnswer(0, std::nullopt);
+    } else if (probe) {
+      breaker.AbandonProbe();
+    }
+    return refuse(CallRefusalFor(kind),
                   WithoutOrigin(upstream.error().message(), profile.base_url));
   }
-  breaker.RecordAnswer(upstream->status, upstream->retry_after);
+  if (probe) {
+    breaker.RecordProbeAnswer(upstream->status, upstream->retry_after);
+  } else {
+    breaker.RecordAnswer(upstream->status, upstream->retry_after);
+  }
   entry.status = upstream->status;
   entry.response_bytes = static_cast<int64_t>(upstream->body.size());
   GuestAnswer answer;

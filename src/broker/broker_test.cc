@@ -9,6 +9,7 @@
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -451,6 +452,115 @@ TEST(BrokerTest, TooManyRequestsOpensTheCircuitAndAHealthCheckClosesIt) {
   EXPECT_EQ(requests[3].target, "/items/2");
   EXPECT_EQ(broker.CircuitState("inventory"), CircuitBreaker::State::kClosed);
   EXPECT_EQ(CountRows(grant->Summary(), "/items/*", "circuit_open"), 2);
+}
+
+// Issue 39: the circuit is shared by every run of a profile, so a hostile
+// run must not be able to hold it open for the others: neither by being the
+// probe with 1 ms left (its own timeout is no upstream failure) nor by
+// probing with a route that answers 500. An honest run's calls go through
+// in every retry window.
+TEST(BrokerTest, AHostileRunCannotHoldTheCircuitOpenWithoutAHealthCheck) {
+  FakeUpstream upstream([](const ReceivedRequest& request) {
+    if (request.target == "/items/busy") {
+      return UpstreamReply{.status = 429, .headers = {{"Retry-After", "2"}}, .body = "slow down"};
+    }
+    if (request.target == "/items/broken") return UpstreamReply{.status = 500, .body = "oops"};
+    if (request.target == "/items/slow") return UpstreamReply{.never_answer = true};
+    return Json("{}");
+  });
+  Clock::time_point now = Clock::now();
+  std::chrono::system_clock::time_point wall = std::chrono::system_clock::now();
+  BreakerClock clock{[&] { return now; }, [&] { return wall; }};
+  Broker broker = MakeBroker(GrantsYaml(upstream.origin().ToString()), clock);
+  auto honest = OpenGrant(broker);
+  auto hostile = OpenGrant(broker);
+
+  for (int window = 0; window < 3; ++window) {
+    SCOPED_TRACE("retry window " + std::to_string(window));
+    // The upstream really asks to back off, once.
+    EXPECT_EQ(honest->Call("GET", "/items/busy", "", "", In(10s)).status, 429);
+    ASSERT_EQ(broker.CircuitState("inventory"), CircuitBreaker::State::kOpen);
+    now += 3s;
+    wall += 3s;
+    // The hostile run takes the probe with 1 ms left...
+    ExpectRefused(hostile->Call("GET", "/items/slow", "", "", In(1ms)), 504, "upstream_timeout");
+    EXPECT_NE(broker.CircuitState("inventory"), CircuitBreaker::State::kProbing);
+    // ...and the honest run's next call probes at once, and passes.
+    GuestAnswer answer = honest->Call("GET", "/items/7", "", "", In(10s));
+    EXPECT_EQ(answer.status, 200) << answer.message;
+    EXPECT_EQ(broker.CircuitState("inventory"), CircuitBreaker::State::kClosed);
+
+    EXPECT_EQ(honest->Call("GET", "/items/busy", "", "", In(10s)).status, 429);
+    now += 3s;
+    wall += 3s;
+    // The hostile run probes with a route that answers 500: an answer.
+    EXPECT_EQ(hostile->Call("GET", "/items/broken", "", "", In(10s)).status, 500);
+    EXPECT_EQ(broker.CircuitState("inventory"), CircuitBreaker::State::kClosed);
+    answer = honest->Call("GET", "/items/8", "", "", In(10s));
+    EXPECT_EQ(answer.status, 200) << answer.message;
+  }
+  EXPECT_EQ(CountRows(honest->Summary(), "/items/*", "circuit_open"), 0);
+}
+
+TEST(BrokerTest, AHostileRunCannotFailTheHealthCheckForOthers) {
+  FakeUpstream upstream([](const ReceivedRequest& request) {
+    if (request.target == "/health") {
+      std::this_thread::sleep_for(50ms);  // healthy, not instant
+      return UpstreamReply{.status = 200, .body = ""};
+    }
+    if (request.target == "/items/busy") {
+      return UpstreamReply{.status = 503, .headers = {{"Retry-After", "2"}}, .body = "later"};
+    }
+    if (request.target == "/items/broken") return UpstreamReply{.status = 500, .body = "oops"};
+    return Json("{}");
+  });
+  Clock::time_point now = Clock::now();
+  std::chrono::system_clock::time_point wall = std::chrono::system_clock::now();
+  BreakerClock clock{[&] { return now; }, [&] { return wall; }};
+  Broker broker = MakeBroker(
+      GrantsYaml(upstream.origin().ToString(), 256, "    health_check: GET /health\n"), clock);
+  auto honest = OpenGrant(broker);
+  auto hostile = OpenGrant(broker);
+
+  for (int window = 0; window < 3; ++window) {
+    SCOPED_TRACE("retry window " + std::to_string(window));
+    EXPECT_EQ(honest->Call("GET", "/items/busy", "", "", In(10s)).status, 503);
+    ASSERT_EQ(broker.CircuitState("inventory"), CircuitBreaker::State::kOpen);
+    now += 3s;
+    wall += 3s;
+    // With 1 ms left, the hostile run's call triggers the health check,
+    // which its deadline cuts short: abandoned, not failed.
+    ExpectRefused(hostile->Call("GET", "/items/broken", "", "", In(1ms)), 429, "circuit_open");
+    EXPECT_EQ(broker.CircuitState("inventory"), CircuitBreaker::State::kOpen);
+    // The honest run's call sends the health check at once, which passes.
+    GuestAnswer answer = honest->Call("GET", "/items/7", "", "", In(10s));
+    EXPECT_EQ(answer.status, 200) << answer.message;
+    EXPECT_EQ(broker.CircuitState("inventory"), CircuitBreaker::State::kClosed);
+    // A 500 on a route after the health check passed changes nothing.
+    EXPECT_EQ(hostile->Call("GET", "/items/broken", "", "", In(10s)).status, 500);
+    EXPECT_EQ(broker.CircuitState("inventory"), CircuitBreaker::State::kClosed);
+  }
+  EXPECT_EQ(CountRows(honest->Summary(), "/items/*", "circuit_open"), 0);
+}
+
+// An upstream that is really gone still keeps the circuit open: no answer
+// to a probe that had the daemon's allowance is a failure.
+TEST(BrokerTest, AProbeThatCannotConnectReopensTheCircuit) {
+  std::optional<FakeUpstream> upstream(std::in_place, [](const ReceivedRequest&) {
+    return UpstreamReply{.status = 503, .headers = {{"Retry-After", "1"}}, .body = ""};
+  });
+  Clock::time_point now = Clock::now();
+  std::chrono::system_clock::time_point wall = std::chrono::system_clock::now();
+  BreakerClock clock{[&] { return now; }, [&] { return wall; }};
+  Broker broker = MakeBroker(GrantsYaml(upstream->origin().ToString()), clock);
+  auto grant = OpenGrant(broker);
+  EXPECT_EQ(grant->Call("GET", "/items/1", "", "", In(10s)).status, 503);
+  upstream.reset();  // nothing listens on the port any more
+  now += 2s;
+  wall += 2s;
+  ExpectRefused(grant->Call("GET", "/items/1", "", "", In(10s)), 502, "upstream_error");
+  EXPECT_EQ(broker.CircuitState("inventory"), CircuitBreaker::State::kOpen);
+  ExpectRefused(grant->Call("GET", "/items/1", "", "", In(10s)), 429, "circuit_open");
 }
 
 TEST(BrokerTest, AThousandCallsAgainstMaxCallsFromFourThreads) {

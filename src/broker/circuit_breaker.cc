@@ -110,19 +110,20 @@ void CircuitBreaker::OpenLocked(std::optional<std::string_view> retry_after) {
 
 void CircuitBreaker::RecordAnswer(int status, std::optional<std::string_view> retry_after) {
   std::lock_guard lock(mutex_);
-  bool backoff = status == 429 || status == 503;
-  switch (state_) {
-    case State::kClosed:
-    case State::kOpen:
-      if (backoff) OpenLocked(retry_after);
-      return;
-    case State::kProbing:
-      if (backoff || status == 0 || status >= 500) {
-        OpenLocked(retry_after);
-      } else {
-        state_ = State::kClosed;
-      }
-      return;
+  if (status == 429 || status == 503) OpenLocked(retry_after);
+}
+
+void CircuitBreaker::RecordProbeAnswer(int status, std::optional<std::string_view> retry_after) {
+  std::lock_guard lock(mutex_);
+  const bool backoff = status == 429 || status == 503;
+  if (state_ != State::kProbing) {
+    if (backoff) OpenLocked(retry_after);
+    return;
+  }
+  if (backoff || status == 0) {
+    OpenLocked(retry_after);
+  } else {
+    state_ = State::kClosed;
   }
 }
 
@@ -138,6 +139,14 @@ void CircuitBreaker::RecordHealthCheck(int status, std::optional<std::string_vie
   } else {
     OpenLocked(retry_after);
   }
+}
+
+void CircuitBreaker::AbandonProbe() {
+  std::lock_guard lock(mutex_);
+  if (state_ != State::kProbing) return;
+  // until_ passed before the probe was admitted, so the next Admit probes.
+  state_ = State::kOpen;
+  until_ = std::min(until_, clock_.now());
 }
 
 CircuitBreaker::State CircuitBreaker::state() const {

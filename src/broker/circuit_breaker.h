@@ -6,9 +6,20 @@
 // reaching the upstream (trace reason "circuit_open"). When the wait is over
 // the next call is admitted as the one probe: the broker sends the profile's
 // health_check route first when it has one (RecordHealthCheck), else lets the
-// call itself be the probe (RecordAnswer). Success closes the circuit;
+// call itself be the probe (RecordProbeAnswer). Success closes the circuit;
 // failure opens it again. Other calls are refused while the probe is out; a
 // probe that never reports back is replaced after kProbeLease.
+//
+// The breaker is shared by every run of a profile, so no guest may decide a
+// probe for the others (issue 39):
+//   - a probe's missing answer is a failure only when the probe had the
+//     daemon's own allowance, kProbeDeadline; when the guest's (or its
+//     run's) earlier deadline cut it short, the broker calls AbandonProbe
+//     and the next call probes at once;
+//   - a call that is the probe fails it only with the upstream's own
+//     back-off (429, 503) or no answer; a 500 from a route the guest chose
+//     says nothing about the upstream's load. Only the operator's
+//     health_check is held to "2xx or it failed".
 //
 // Time comes from an injected BreakerClock, so tests need no sleeps.
 //
@@ -19,14 +30,17 @@
 //     case CircuitBreaker::Admission::kRefuse: return Refused(CallRefusal::kCircuitOpen);
 //     case CircuitBreaker::Admission::kProbe:
 //       if (profile.health_check) {
-//         auto health = Send(*profile.health_check);
-//         breaker.RecordHealthCheck(health.status, health.retry_after);
+//         auto health = Send(*profile.health_check, std::min(deadline, now + kProbeDeadline));
+//         if (cut short by the guest's deadline) breaker.AbandonProbe();
+//         else breaker.RecordHealthCheck(health.status, health.retry_after);
 //         if (breaker.state() != CircuitBreaker::State::kClosed) return Refused(kCircuitOpen);
 //       }
 //       [[fallthrough]];
 //     case CircuitBreaker::Admission::kCall: {
 //       auto answer = Send(call);  // status 0 when no answer came
-//       breaker.RecordAnswer(answer.status, answer.retry_after);
+//       if (!probe) breaker.RecordAnswer(answer.status, answer.retry_after);
+//       else if (cut short by the guest's deadline) breaker.AbandonProbe();
+//       else breaker.RecordProbeAnswer(answer.status, answer.retry_after);
 //     }
 //   }
 //
@@ -45,6 +59,9 @@ namespace plimsoll::broker {
 inline constexpr std::chrono::seconds kMaxRetryAfter{30};
 inline constexpr std::chrono::seconds kDefaultRetryAfter{5};
 inline constexpr std::chrono::seconds kProbeLease{30};
+// The daemon's own deadline for a probe: a probe that got no answer counts
+// as the upstream's failure only when it was given at least this long.
+inline constexpr std::chrono::seconds kProbeDeadline{10};
 
 // Where the breaker reads the time: a steady clock for its waits, and the
 // wall clock to turn a Retry-After date into a wait.
@@ -74,15 +91,27 @@ class CircuitBreaker {
 
   Admission Admit();
 
-  // The answer to an admitted call (or to the probe, when the call is the
-  // probe): `status` is the HTTP status, 0 when no answer came. While closed,
-  // 429 and 503 open the circuit. While probing, 0, 429 and 5xx reopen it and
-  // anything else closes it.
+  // The answer to a call admitted with kCall: 429 and 503 open the circuit
+  // (or lengthen its wait); nothing else changes anything, so a call that
+  // was admitted before the circuit opened never decides the probe.
   void RecordAnswer(int status, std::optional<std::string_view> retry_after);
 
+  // The answer to the call that was the probe (admitted with kProbe, no
+  // health_check): `status` is the HTTP status, 0 when no answer came within
+  // the daemon's own allowance, kProbeDeadline (a call the guest's deadline
+  // cut short is AbandonProbe instead). 0, 429 and 503 reopen the circuit;
+  // anything else (a 500 on the guest's route included) closes it. When the
+  // probe's lease has passed meanwhile, it counts as RecordAnswer.
+  void RecordProbeAnswer(int status, std::optional<std::string_view> retry_after);
+
   // The answer to the health_check probe: a 2xx closes the circuit, anything
-  // else (0 included) reopens it.
+  // else (0, no answer within kProbeDeadline, included) reopens it.
   void RecordHealthCheck(int status, std::optional<std::string_view> retry_after);
+
+  // The probe ended without the upstream's verdict (the guest's own deadline
+  // cut it short, or it was never sent): the circuit stays open and the next
+  // call may probe at once, without a new wait. No effect unless probing.
+  void AbandonProbe();
 
   State state() const;
   // How long until a probe may go; zero unless open.

@@ -75,34 +75,67 @@ TEST(CircuitBreakerTest, OpensOn429ForRetryAfterThenProbesWithTheCall) {
   EXPECT_EQ(breaker.Admit(), Admission::kProbe);
   EXPECT_EQ(breaker.state(), State::kProbing);
   EXPECT_EQ(breaker.Admit(), Admission::kRefuse);  // one probe at a time
-  breaker.RecordAnswer(404, std::nullopt);         // the upstream answered: it is back
+  breaker.RecordProbeAnswer(404, std::nullopt);    // the upstream answered: it is back
   EXPECT_EQ(breaker.state(), State::kClosed);
   EXPECT_EQ(breaker.Admit(), Admission::kCall);
 }
 
-TEST(CircuitBreakerTest, OpensOn503AndAFailedProbeReopens) {
+TEST(CircuitBreakerTest, OpensOn503AndAProbeReopensOnlyOnBackoffOrNoAnswer) {
   FakeClock clock;
   CircuitBreaker breaker(clock.AsBreakerClock());
   breaker.RecordAnswer(503, std::nullopt);  // no Retry-After: 5 s
   EXPECT_EQ(breaker.RetryIn(), 5s);
   clock.Advance(5s);
   ASSERT_EQ(breaker.Admit(), Admission::kProbe);
-  breaker.RecordAnswer(503, "Sun, 06 Nov 1994 08:49:59 GMT");  // 17 s after the clock's 08:49:42
+  breaker.RecordProbeAnswer(503, "Sun, 06 Nov 1994 08:49:59 GMT");  // 17 s after 08:49:42
   EXPECT_EQ(breaker.state(), State::kOpen);
   EXPECT_EQ(breaker.RetryIn(), 17s);
   clock.Advance(17s);
   ASSERT_EQ(breaker.Admit(), Admission::kProbe);
-  breaker.RecordAnswer(0, std::nullopt);  // no answer at all
+  breaker.RecordProbeAnswer(0, std::nullopt);  // no answer within the daemon's allowance
   EXPECT_EQ(breaker.state(), State::kOpen);
   EXPECT_EQ(breaker.RetryIn(), 5s);
   clock.Advance(5s);
   ASSERT_EQ(breaker.Admit(), Admission::kProbe);
-  breaker.RecordAnswer(500, std::nullopt);
-  EXPECT_EQ(breaker.state(), State::kOpen);
-  clock.Advance(5s);
-  ASSERT_EQ(breaker.Admit(), Admission::kProbe);
-  breaker.RecordAnswer(200, std::nullopt);
+  // A 500 on the route the probing guest chose is an answer, not a back-off
+  // (issue 39: a guest calling such a route held the circuit open).
+  breaker.RecordProbeAnswer(500, std::nullopt);
   EXPECT_EQ(breaker.state(), State::kClosed);
+}
+
+// Issue 39: the probe's fate is not the guest's to decide.
+TEST(CircuitBreakerTest, AnAbandonedProbeLetsTheNextCallProbeAtOnce) {
+  FakeClock clock;
+  CircuitBreaker breaker(clock.AsBreakerClock());
+  breaker.RecordAnswer(429, "4");
+  clock.Advance(4s);
+  ASSERT_EQ(breaker.Admit(), Admission::kProbe);
+  EXPECT_EQ(breaker.Admit(), Admission::kRefuse);
+  breaker.AbandonProbe();  // the guest's own deadline cut it short
+  EXPECT_EQ(breaker.state(), State::kOpen);
+  EXPECT_EQ(breaker.RetryIn(), std::chrono::steady_clock::duration::zero());
+  ASSERT_EQ(breaker.Admit(), Admission::kProbe);  // no new wait
+  breaker.RecordHealthCheck(200, std::nullopt);
+  EXPECT_EQ(breaker.state(), State::kClosed);
+  breaker.AbandonProbe();  // not probing: nothing changes
+  EXPECT_EQ(breaker.state(), State::kClosed);
+  EXPECT_EQ(breaker.Admit(), Admission::kCall);
+}
+
+TEST(CircuitBreakerTest, ACallAdmittedBeforeTheCircuitOpenedNeverDecidesTheProbe) {
+  FakeClock clock;
+  CircuitBreaker breaker(clock.AsBreakerClock());
+  ASSERT_EQ(breaker.Admit(), Admission::kCall);  // a slow call, still out
+  breaker.RecordAnswer(503, "1");                // another call's answer
+  clock.Advance(1s);
+  ASSERT_EQ(breaker.Admit(), Admission::kProbe);
+  for (int status : {0, 500, 502, 200}) {
+    breaker.RecordAnswer(status, std::nullopt);  // the slow call comes back
+    EXPECT_EQ(breaker.state(), State::kProbing) << status;
+  }
+  breaker.RecordAnswer(429, "2");  // but a back-off is a back-off
+  EXPECT_EQ(breaker.state(), State::kOpen);
+  EXPECT_EQ(breaker.RetryIn(), 2s);
 }
 
 TEST(CircuitBreakerTest, HonoursAtMostThirtySeconds) {
