@@ -164,12 +164,17 @@ def http_server(url: str, floor: Optional[str]) -> Iterator[Tuple[str, "subproce
 
 
 def peer(scenario: str, transport: str, url: str, floor: Optional[str] = None,
-         endpoint: str = "", on_ready: Optional[Callable[[], None]] = None) -> Dict[str, Any]:
-    """Runs ``node peer.mjs SCENARIO`` and returns its report."""
+         endpoint: str = "", on_ready: Optional[Callable[[], None]] = None,
+         token: str = "") -> Dict[str, Any]:
+    """Runs ``node peer.mjs SCENARIO`` and returns its report (over HTTP with ``token`` as its
+    bearer token, when given)."""
     env = dict(os.environ)
     env.pop("PLIMSOLL_MCP_FLOOR", None)
+    env.pop("PEER_HTTP_TOKEN", None)
     env.update({"PEER_TRANSPORT": transport, "PEER_PYTHON": PYTHON,
                 "PEER_SERVER_ENV": json.dumps(server_env(url, floor)), "PEER_HTTP_URL": endpoint})
+    if token:
+        env["PEER_HTTP_TOKEN"] = token
     process = subprocess.Popen(["node", os.path.join(PEER_DIR, "peer.mjs"), scenario],
                                cwd=PEER_DIR, env=env, stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -3,7 +3,8 @@
 //   node peer.mjs SCENARIO
 //
 // PEER_TRANSPORT  stdio: spawn PEER_PYTHON -m plimsoll.mcp (environment: PEER_SERVER_ENV, JSON);
-//                 http: connect to PEER_HTTP_URL (a server the test started)
+//                 http: connect to PEER_HTTP_URL (a server the test started), sending
+//                 "Authorization: Bearer $PEER_HTTP_TOKEN" when that is set
 // Prints one JSON report on stdout (the test asserts on it). Scenario "sessions" also prints
 // {"ready": ...} once, before its first MCP session ends, and waits for a line on stdin.
 import { createInterface } from "node:readline";
@@ -25,7 +26,9 @@ async function connect(name) {
       stderr: "inherit",
     });
   } else {
-    transport = new StreamableHTTPClientTransport(new URL(process.env.PEER_HTTP_URL));
+    const token = process.env.PEER_HTTP_TOKEN;
+    transport = new StreamableHTTPClientTransport(new URL(process.env.PEER_HTTP_URL), token
+      ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : undefined);
   }
   await client.connect(transport);
   const { tools } = await client.listTools();
