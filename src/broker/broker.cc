@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <string_view>
 #include <utility>
 #include <variant>
+#include <vector>
 
+#include "broker/credential_scrub.h"
 #include "broker/jwt.h"
 #include "broker/upstream.h"
 
@@ -147,6 +150,8 @@ struct RunGrant::Parts {
   const Broker::State::ProfileState* state = nullptr;
   // "Bearer <token>": attached to every upstream call, shown nowhere.
   SecretString authorization;
+  // Takes the token (and a jwt profile's secret) out of every answer.
+  CredentialScrubber scrubber;
   CallBudget budget;
   std::unique_ptr<CallTrace> trace;
   Clock::time_point run_deadline;
@@ -158,9 +163,42 @@ struct RunGrant::Parts {
         profile(&granted),
         state(&profile_state),
         authorization(std::move(bearer)),
+        scrubber(Secrets(granted, profile_state, authorization.get())),
         budget(granted),
         trace(std::move(call_trace)),
         run_deadline(deadline) {}
+
+  // What an echoing upstream must not hand the guest: the token (static or
+  // minted), a JWT's signature on its own, and the JWT secret.
+  static std::vector<std::string_view> Secrets(const Profile& granted,
+                                               const Broker::State::ProfileState& profile_state,
+                                               std::string_view bearer) {
+    std::string_view token = bearer.substr(std::string_view("Bearer ").size());
+    std::vector<std::string_view> secrets = {token};
+    if (std::holds_alternative<JwtTokenSource>(granted.token)) {
+      if (auto dot = token.rfind('.'); dot != std::string_view::npos) {
+        secrets.push_back(token.substr(dot + 1));
+      }
+      secrets.push_back(profile_state.credential->get());
+    }
+    return secrets;
+  }
+
+  // The answer as the guest may see it: no credential in its content type
+  // or body, and the body still within kMaxResponseBody (the marker may be
+  // longer than what it replaced).
+  void Scrub(GuestAnswer& answer) const {
+    scrubber.Scrub(answer.content_type);
+    if (answer.truncated) {
+      scrubber.ScrubCut(answer.body);
+    } else {
+      scrubber.Scrub(answer.body);
+    }
+    if (answer.body.size() > kMaxResponseBody) {
+      answer.body.resize(kMaxResponseBody);
+      answer.truncated = true;
+    }
+  }
 
   UpstreamRequest Request(HttpMethod method, std::string path) const {
     UpstreamRequest request;
@@ -406,6 +444,7 @@ GuestAnswer RunGrant::Call(std::string_view method_text, std::string_view raw_pa
   answer.content_type = std::move(upstream->content_type);
   answer.body = std::move(upstream->body);
   answer.truncated = upstream->truncated;
+  parts.Scrub(answer);
   return finish(std::move(answer));
 }
 

@@ -13,7 +13,8 @@
 // taken (static) once, and from then on every guest call goes through
 // RunGrant::Call, which checks, counts, traces and forwards it with the
 // credential attached host-side. The credential is never returned by any
-// public method, never in a GuestAnswer, never in the trace.
+// public method, never in a GuestAnswer (an upstream that echoes it has it
+// replaced by a marker first: credential_scrub.h), never in the trace.
 //
 // Usage:
 //
@@ -132,7 +133,8 @@ class RunGrant final : public GrantedCalls {
   // content type and body size checked, the call budget spent, the circuit
   // breaker asked (its health check sent when it is time for a probe), and
   // the call made upstream with the credential attached, bounded by the
-  // earlier of `deadline` and the run's. Every call, allowed or refused, is
+  // earlier of `deadline` and the run's, and its answer scrubbed of the
+  // credential (credential_scrub.h). Every call, allowed or refused, is
   // recorded in the trace with its route template (never the path), sizes,
   // latency and fingerprint. Never fails: a refusal is a GuestAnswer.
   //

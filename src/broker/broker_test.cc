@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 #include <openssl/hmac.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -15,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "broker/credential_scrub.h"
+#include "broker/jwt.h"
 #include "broker/testing/fake_upstream.h"
 #include "broker/upstream.h"
 #include "daemon/http/test_certificate.h"
@@ -232,15 +236,7 @@ TEST(BrokerTest, ASessionNeedsAllowInSessions) {
 }
 
 TEST(BrokerTest, AttachesTheStaticTokenAndNeverShowsIt) {
-  FakeUpstream upstream([](const ReceivedRequest& request) {
-    if (request.target == "/items/echo") {
-      // An upstream that echoes headers must not leak through the broker's
-      // own answers; what the upstream itself sends back is its business,
-      // so this route is not called below.
-      return Json(request.Everything());
-    }
-    return Json(R"({"id":42})");
-  });
+  FakeUpstream upstream([](const ReceivedRequest&) { return Json(R"({"id":42})"); });
   Broker broker = MakeBroker(GrantsYaml(upstream.origin().ToString()));
   auto grant = OpenGrant(broker);
   GuestAnswer answer = grant->Call("GET", "/items/42", "", "", In(10s));
@@ -265,6 +261,102 @@ TEST(BrokerTest, AttachesTheStaticTokenAndNeverShowsIt) {
   EXPECT_EQ(requests[1].request_line, "POST /items/42/reservations HTTP/1.1");
   EXPECT_EQ(requests[1].body, R"({"n":1})");
   EXPECT_EQ(requests[1].Header("Content-Type"), "application/json");
+}
+
+// The forms of `secret` an echoing upstream may send back (issue 39).
+std::vector<std::string> EchoedForms(const std::string& secret) {
+  std::string percent;
+  for (char c : secret) {
+    char hex[4];
+    std::snprintf(hex, sizeof hex, "%%%02X", static_cast<unsigned char>(c));
+    percent += hex;
+  }
+  std::string base64 = Base64UrlEncode(secret);
+  std::string standard = base64;
+  std::replace(standard.begin(), standard.end(), '-', '+');
+  std::replace(standard.begin(), standard.end(), '_', '/');
+  return {secret, percent, base64, standard};
+}
+
+// An upstream whose debug route echoes what it was sent, the way error
+// pages and debug endpoints do: raw, as JSON, percent-encoded, in base64,
+// and in a header the guest receives (its Content-Type).
+UpstreamReply Echo(const ReceivedRequest& request) {
+  const std::string authorization = request.Header("Authorization");
+  const std::string token = authorization.substr(std::string_view("Bearer ").size());
+  std::string body = "<h1>400 Bad Request</h1><pre>" + request.Everything() + "</pre>\n";
+  body += nlohmann::json{{"headers", {{"authorization", authorization}}}}.dump() + "\n";
+  for (const std::string& form : EchoedForms(token)) body += "token: " + form + "\n";
+  std::string everything = request.Everything();
+  body += "dump: " + Base64UrlEncode("x" + everything) + "\n";
+  return UpstreamReply{.status = 400,
+                       .headers = {{"Content-Type", "text/html; echo=\"" + token + "\""}},
+                       .body = body};
+}
+
+TEST(BrokerTest, AnUpstreamThatEchoesTheCredentialNeverHandsItToTheGuest) {
+  FakeUpstream upstream(&Echo);
+  Broker broker = MakeBroker(GrantsYaml(upstream.origin().ToString()));
+  for (std::string_view profile : {"inventory", "minted"}) {
+    SCOPED_TRACE(profile);
+    auto grant = OpenGrant(broker, profile);
+    GuestAnswer answer = grant->Call("GET", "/items/echo", "", "", In(10s));
+    EXPECT_EQ(answer.status, 400);
+    EXPECT_EQ(answer.refused, "");
+    const std::string sent = upstream.requests().back().Header("Authorization");
+    ASSERT_THAT(sent, HasSubstr("Bearer "));
+    std::vector<std::string> secrets = {sent.substr(7), std::string(kJwtSecret)};
+    if (profile == "minted") secrets.push_back(Split(secrets[0], '.').back());  // the signature
+    for (const std::string& secret : secrets) {
+      for (const std::string& form : EchoedForms(secret)) {
+        EXPECT_THAT(answer.body, Not(HasSubstr(form)));
+        EXPECT_THAT(answer.content_type, Not(HasSubstr(form)));
+      }
+    }
+    EXPECT_THAT(answer.body, HasSubstr("Authorization: Bearer [credential removed]"));
+    EXPECT_THAT(answer.body,
+                HasSubstr(R"({"headers":{"authorization":"Bearer [credential removed]"}})"));
+    EXPECT_EQ(answer.content_type, "text/html; echo=\"[credential removed]\"");
+    EXPECT_THAT(answer.body, HasSubstr("<h1>400 Bad Request</h1>"));  // the rest is kept
+  }
+}
+
+TEST(BrokerTest, AScrubbedBodyKeepsTheCapAndACutTokenIsRemovedToo) {
+  // A token shorter than the marker: scrubbing makes the body longer.
+  auto grants = ParseGrants(GrantsYaml("http://127.0.0.1:9"), "test-grants.yaml");
+  ASSERT_TRUE(grants.ok());
+  const std::string short_token = "tok-3f9a";
+  std::string repeated;
+  while (repeated.size() < kMaxResponseBody) repeated += short_token + " ";
+  repeated.resize(kMaxResponseBody);
+  std::string cut_token = std::string(kMaxResponseBody - 4, 'z') + short_token + "zzzz";
+  FakeUpstream upstream([&](const ReceivedRequest& request) {
+    return Json(request.target == "/items/many" ? repeated : cut_token);
+  });
+  grants = ParseGrants(GrantsYaml(upstream.origin().ToString()), "test-grants.yaml");
+  ASSERT_TRUE(grants.ok());
+  auto broker = Broker::Create(
+      std::move(*grants),
+      Environment({{"INVENTORY_TOKEN", short_token}, {"MINTED_SECRET", std::string(kJwtSecret)}}));
+  ASSERT_TRUE(broker.ok()) << broker.error().ToString();
+  auto grant = OpenGrant(*broker);
+
+  GuestAnswer answer = grant->Call("GET", "/items/many", "", "", In(30s));
+  EXPECT_EQ(answer.status, 200);
+  EXPECT_EQ(answer.body.size(), kMaxResponseBody);
+  EXPECT_TRUE(answer.truncated);
+  // (find, not HasSubstr: a failure must not print 4 MiB)
+  EXPECT_EQ(answer.body.find(short_token), std::string::npos);
+  EXPECT_TRUE(answer.body.starts_with("[credential removed] [credential removed] "));
+
+  // The upstream's body is over the cap and the cut falls inside the token:
+  // its first four bytes would be the body's last.
+  answer = grant->Call("GET", "/items/cut", "", "", In(30s));
+  EXPECT_TRUE(answer.truncated);
+  EXPECT_EQ(answer.body.size(), kMaxResponseBody);
+  // The marker took the token's start and was cut back to the cap.
+  EXPECT_EQ(answer.body.substr(kMaxResponseBody - 8),
+            "zzzz" + std::string(kCredentialMarker.substr(0, 4)));
 }
 
 TEST(BrokerTest, MintsOneJwtPerRunWithTheRightClaims) {

@@ -68,6 +68,13 @@ broker::Broker MakeBroker(const std::string& origin) {
 }
 
 UpstreamReply Inventory(const ReceivedRequest& request) {
+  if (request.target == "/items/echo") {
+    // A debug route that echoes what it was sent, header and all.
+    return {.status = 500,
+            .headers = {{"Content-Type",
+                         "text/plain; seen=\"" + request.Header("Authorization") + "\""}},
+            .body = "Internal error. Request was:\n" + request.Everything()};
+  }
   if (request.target == "/items") {
     return {.status = 200,
             .headers = {{"Content-Type", "application/json"}},
@@ -171,6 +178,26 @@ TEST_F(DaemonGrants, EveryBypassIsRefusedCountedAndNeverReachesTheUpstream) {
   EXPECT_EQ(answer["broker"]["calls"], 15);
   EXPECT_EQ(answer["broker"]["denied"], 15);
   EXPECT_TRUE(upstream_.requests().empty());
+}
+
+// Issue 39: what the upstream echoes passes through the broker scrubbed, so
+// the credential does not enter the sandbox that way either.
+TEST_F(DaemonGrants, AnUpstreamThatEchoesTheCredentialDoesNotHandItToTheGuest) {
+  HttpReply reply = Run(R"(
+    const echoed = host.get('/items/echo');
+    console.log(echoed.status, echoed.content_type);
+    console.log(echoed.body);
+  )",
+                        "inventory");
+  ASSERT_EQ(reply.status, 200u) << reply.body;
+  json answer = json::parse(reply.body);
+  EXPECT_EQ(answer["exit_code"], 0) << answer.dump();
+  ASSERT_EQ(upstream_.requests().size(), 1u);
+  EXPECT_EQ(upstream_.requests()[0].Header("Authorization"), std::string("Bearer ") + kToken);
+  const std::string out = answer["stdout"];
+  EXPECT_THAT(out, HasSubstr("500 text/plain; seen=\"Bearer [credential removed]\""));
+  EXPECT_THAT(out, HasSubstr("Authorization: Bearer [credential removed]"));
+  EXPECT_THAT(reply.body, Not(HasSubstr(kToken)));
 }
 
 // Issue 39: the script's request is JSON the daemon parses; it is held to
