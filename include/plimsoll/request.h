@@ -148,6 +148,16 @@ bool IsWellFormedImageName(std::string_view name);
 Expected<Request> ValidateRequest(const Request& request, const Limits& limits,
                                   bool in_session = false);
 
+// The timeout, in ms, a run of `request` gets: its own `timeout_ms` when
+// positive, else the provider's default for its kind (a module run is a
+// project underneath, wire/module_project.h), never above the kind's maximum
+// nor `limits.run_ceiling_ms`. The one place this is decided: ValidateRequest
+// fills `timeout_ms` with it, and the daemon bounds its wait for the provider
+// and a grant's lifetime with it, so both always agree. A positive
+// `timeout_ms` above the maximum is ValidateRequest's refusal, not clamped
+// here silently: this returns it as sent.
+int64_t ResolvedTimeoutMs(const Request& request, const Limits& limits);
+
 // No grant profile is served yet (the broker, SPEC §8, is issue 19): a request
 // naming one is refused `permission` (nothing ran), the answer an unknown
 // profile will get, so no code ever runs without the grant it asked for.

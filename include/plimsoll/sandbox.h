@@ -47,7 +47,11 @@ class Sandbox {
   Sandbox(Sandbox&&) noexcept;
   Sandbox& operator=(Sandbox&&) noexcept;
 
-  // MakeProvider(name, limits, options) wrapped in a Sandbox.
+  // MakeProvider(name, limits, options) wrapped in a Sandbox. Defined in
+  // libplimsoll, which links every provider; a program that links only the
+  // Sandbox (plimsoll_sandbox) and one provider's library builds that provider
+  // itself (e.g. MakeEmbeddedProvider, plimsoll/embedded_provider.h) and
+  // hands it to the constructor.
   static Expected<Sandbox> Open(std::string_view provider_name, const Limits& limits = Limits{},
                                 const ProviderOptions& options = {});
 

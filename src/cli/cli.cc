@@ -73,11 +73,8 @@ Expected<std::unique_ptr<broker::RunGrant>> OpenLocalGrant(const RunOptions& opt
   if (!broker.ok()) {
     return Refusal(NotDispatched::kRequest, broker.error().WithContext("--grants").message());
   }
-  const int64_t timeout_ms = request.timeout_ms > 0 ? request.timeout_ms
-                             : request.project || request.module
-                                 ? limits.project_timeout_default_ms
-                                 : limits.snippet_timeout_default_ms;
-  return broker->Open(request.grant_profile, kLocalCaller, std::chrono::milliseconds(timeout_ms),
+  return broker->Open(request.grant_profile, kLocalCaller,
+                      std::chrono::milliseconds(ResolvedTimeoutMs(request, limits)),
                       /*in_session=*/false);
 }
 

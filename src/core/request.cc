@@ -152,6 +152,17 @@ Status CheckModule(const ModulePayload& module) {
   return Status::Ok();
 }
 
+// A module run is a project underneath (ModuleProject): its timeouts.
+bool HasProjectTimeouts(PayloadKind kind) {
+  return kind == PayloadKind::kProject || kind == PayloadKind::kModule;
+}
+
+int64_t TimeoutMaxMs(PayloadKind kind, const Limits& limits) {
+  const int64_t max_ms =
+      HasProjectTimeouts(kind) ? limits.project_timeout_max_ms : limits.snippet_timeout_max_ms;
+  return std::min(max_ms, limits.run_ceiling_ms);
+}
+
 }  // namespace
 
 std::string_view PayloadKindName(PayloadKind kind) {
@@ -241,6 +252,15 @@ std::optional<std::string> CheckRelativePath(std::string_view path) {
   return std::nullopt;
 }
 
+int64_t ResolvedTimeoutMs(const Request& request, const Limits& limits) {
+  if (request.timeout_ms > 0) return request.timeout_ms;
+  std::optional<PayloadKind> kind = request.kind();
+  const bool project = kind && HasProjectTimeouts(*kind);
+  const int64_t default_ms =
+      project ? limits.project_timeout_default_ms : limits.snippet_timeout_default_ms;
+  return std::min(default_ms, TimeoutMaxMs(kind.value_or(PayloadKind::kJavascript), limits));
+}
+
 Expected<Request> ValidateRequest(const Request& request, const Limits& limits, bool in_session) {
   if (request.protocol != kProtocol) {
     return Refusal(NotDispatched::kProtocol, "This daemon speaks protocol " +
@@ -284,18 +304,13 @@ Expected<Request> ValidateRequest(const Request& request, const Limits& limits, 
   }
 
   PayloadKind kind = *request.kind();
-  // A module run is a project underneath (ModuleProject): its timeouts.
-  bool is_project = kind == PayloadKind::kProject || kind == PayloadKind::kModule;
-  int64_t default_ms =
-      is_project ? limits.project_timeout_default_ms : limits.snippet_timeout_default_ms;
-  int64_t max_ms = is_project ? limits.project_timeout_max_ms : limits.snippet_timeout_max_ms;
-  if (max_ms > limits.run_ceiling_ms) max_ms = limits.run_ceiling_ms;
+  const int64_t max_ms = TimeoutMaxMs(kind, limits);
   if (request.timeout_ms > max_ms) {
     return Bad("timeout_ms " + std::to_string(request.timeout_ms) +
                " is above this provider's maximum of " + std::to_string(max_ms) + " ms for " +
                std::string(PayloadKindName(kind)) + " runs.");
   }
-  if (out.timeout_ms <= 0) out.timeout_ms = std::min(default_ms, max_ms);
+  out.timeout_ms = ResolvedTimeoutMs(request, limits);
 
   switch (kind) {
     case PayloadKind::kJavascript:

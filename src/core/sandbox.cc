@@ -44,13 +44,6 @@ Sandbox::~Sandbox() = default;
 Sandbox::Sandbox(Sandbox&&) noexcept = default;
 Sandbox& Sandbox::operator=(Sandbox&&) noexcept = default;
 
-Expected<Sandbox> Sandbox::Open(std::string_view provider_name, const Limits& limits,
-                                const ProviderOptions& options) {
-  auto provider = MakeProvider(provider_name, limits, options);
-  if (!provider.ok()) return provider.error();
-  return Sandbox(std::move(*provider));
-}
-
 Description Sandbox::Describe() const {
   Description description = provider_->Describe();
   // Every provider that runs JavaScript runs this engine build (embedded

@@ -5,6 +5,7 @@
 
 #include "guest/displays.h"
 #include "guest/protocol.h"
+#include "plimsoll/request.h"
 
 namespace plimsoll::guest {
 namespace {
@@ -49,8 +50,7 @@ Expected<Job> JobFromRequest(const Request& request, const Limits& limits, std::
   }
   switch (*kind) {
     case PayloadKind::kJavascript: {
-      int64_t timeout =
-          request.timeout_ms > 0 ? request.timeout_ms : limits.snippet_timeout_default_ms;
+      const int64_t timeout = ResolvedTimeoutMs(request, limits);
       job.files.push_back({"main.js", request.javascript->code});
       job.steps.push_back({kQjsPath, "--timeout-ms", std::to_string(timeout), "--output-cap",
                            std::to_string(job.output_cap_bytes + 1), "main.js"});
@@ -60,15 +60,13 @@ Expected<Job> JobFromRequest(const Request& request, const Limits& limits, std::
     case PayloadKind::kPython:
       job.files.push_back({"main.py", request.python->code});
       job.steps.push_back({"python3", "main.py"});
-      job.timeout_ms =
-          request.timeout_ms > 0 ? request.timeout_ms : limits.snippet_timeout_default_ms;
+      job.timeout_ms = ResolvedTimeoutMs(request, limits);
       break;
     case PayloadKind::kProject:
       job.files = request.project->files;
       job.steps = request.project->steps;
       job.artifacts = request.project->artifacts;
-      job.timeout_ms =
-          request.timeout_ms > 0 ? request.timeout_ms : limits.project_timeout_default_ms;
+      job.timeout_ms = ResolvedTimeoutMs(request, limits);
       break;
     case PayloadKind::kModule:
       // Sandbox::Run dispatches a module as its project (wire/module_project.h):
@@ -78,8 +76,7 @@ Expected<Job> JobFromRequest(const Request& request, const Limits& limits, std::
                      "modules as projects.");
     case PayloadKind::kCell: {
       const CellPayload& cell = *request.cell;
-      int64_t timeout =
-          request.timeout_ms > 0 ? request.timeout_ms : limits.snippet_timeout_default_ms;
+      const int64_t timeout = ResolvedTimeoutMs(request, limits);
       JobCell job_cell;
       job_cell.language = cell.language;
       job_cell.code = cell.code;

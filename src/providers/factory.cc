@@ -4,7 +4,7 @@
 
 #include "plimsoll/provider.h"
 #include "providers/disabled/disabled_provider.h"
-#include "providers/embedded/embedded_provider.h"
+#include "plimsoll/embedded_provider.h"
 #include "providers/linux/linux_provider.h"
 #include "providers/microvm/microvm_provider.h"
 #include "providers/oci/oci_provider.h"

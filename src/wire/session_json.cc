@@ -39,9 +39,8 @@ Expected<SessionOpenRequest> ParseSessionOpenJson(std::string_view body) {
   std::optional<wire::Json> root = wire::ParseJsonBody(body, problem);
   if (!root) return Refusal(NotDispatched::kRequest, *problem.message);
   if (!root->is_object()) {
-    return Refusal(NotDispatched::kRequest,
-                   "The body must be a JSON object, not " +
-                       std::string(wire::DescribeType(*root)) + ".");
+    return Refusal(NotDispatched::kRequest, "The body must be a JSON object, not " +
+                                                std::string(wire::DescribeType(*root)) + ".");
   }
   PLIMSOLL_RETURN_IF_ERROR(wire::CheckProtocol(*root));
   FieldReader fields(*root, "", problem, /*null_is_absent=*/true);
@@ -56,7 +55,11 @@ Expected<SessionOpenRequest> ParseSessionOpenJson(std::string_view body) {
   request.options.lifetime_ms = fields.Integer("lifetime_ms", wire::kOptional);
   request.options.idle_timeout_ms = fields.Integer("idle_timeout_ms", wire::kOptional);
   if (problem) return Refusal(NotDispatched::kRequest, *problem.message);
-  if (!request.owner.empty() && !IsOwnerDigest(request.owner)) {
+  // An empty string is not "no owner" (that is absent or null): the contract's
+  // pattern refuses it, and so does the daemon, so a client whose HMAC came
+  // out empty learns of its bug instead of opening an ownerless session.
+  const bool owner_sent = root->contains("owner") && !(*root)["owner"].is_null();
+  if ((owner_sent || !request.owner.empty()) && !IsOwnerDigest(request.owner)) {
     return Refusal(NotDispatched::kRequest,
                    "owner must be lowercase hex of an HMAC (32 to 128 hex digits) that the client "
                    "computed from the end user's name; the daemon never takes a raw name.");

@@ -36,8 +36,9 @@ TEST(SessionJsonTest, TheProtocolIsCheckedFirst) {
 TEST(SessionJsonTest, MalformedBodiesAreRequestRefusals) {
   for (const char* body :
        {"", "[]", "{", R"({"protocol":1,"bogus":1})", R"({"protocol":1,"lifetime_ms":"1"})",
-        R"({"protocol":1,"owner":"alice"})", R"({"protocol":1,"owner":"00112233445566778899AABBCCDDEEFF"})",
-        R"({"protocol":1,"owner":"0011"})"}) {
+        R"({"protocol":1,"owner":"alice"})",
+        R"({"protocol":1,"owner":"00112233445566778899AABBCCDDEEFF"})",
+        R"({"protocol":1,"owner":"0011"})", R"({"protocol":1,"owner":""})"}) {
     auto parsed = ParseSessionOpenJson(body);
     ASSERT_FALSE(parsed.ok()) << body;
     EXPECT_EQ(NotDispatchedReason(parsed.error()), NotDispatched::kRequest) << body;

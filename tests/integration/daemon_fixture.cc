@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "daemon/auth/store_authenticator.h"
+#include "daemon/server/run_limit_settings.h"
 
 namespace plimsoll::daemon::testing {
 
@@ -118,7 +119,7 @@ DaemonUnderTest::DaemonUnderTest(DaemonOptions options) {
   settings_.unix_socket = options.unix_socket;
   if (options.tune) options.tune(settings_);
 
-  Limits limits;  // as DaemonMain builds them
+  Limits limits = ApplyRunLimits(settings_.run_limits, Limits{});  // as DaemonMain builds them
   limits.run_ceiling_ms = settings_.run_ceiling.count();
   auto inner = MakeProvider(settings_.provider, limits);
   if (!inner.ok()) throw std::runtime_error(inner.error().ToString());

@@ -26,7 +26,7 @@
 #include "daemon/auth/caller_store.h"
 #include "daemon/http/test_certificate.h"
 #include "daemon_test_client.h"
-#include "providers/embedded/embedded_provider.h"
+#include "plimsoll/embedded_provider.h"
 
 namespace plimsoll::daemon::testing {
 namespace {

@@ -160,6 +160,46 @@ TEST(RunCeiling, AProviderThatDoesNotReturnIsAnsweredDeadlineExceededAndKeepsIts
   EXPECT_EQ(Scrape(daemon)["plimsoll_run_duration_seconds_count"], 2);
 }
 
+// A module run is a project underneath (wire/module_project.h): sent without
+// timeout_ms, the daemon waits for it as long as the core lets it run (the
+// project default), not a snippet's default (issue 39, item 9). A snippet
+// held as long is answered deadline_exceeded: the bound is real.
+TEST(RunCeiling, AModuleWithoutATimeoutIsBoundedAsTheProjectItRunsAs) {
+  DaemonUnderTest daemon({.provider = "embedded", .dev = true, .tune = [](Settings& settings) {
+                            settings.run_limits.snippet_timeout_ms = 200;
+                            settings.run_limits.project_timeout_ms = 5'000;
+                            settings.run_grace = milliseconds(200);
+                          }});
+  const std::string module_body =
+      R"({"protocol": 1, "module": {"model": "cartpole", "rows": [[0, 0, 0.05, 0]],)"
+      R"( "end_time": 1, "step": 0.01}})";
+  const milliseconds held(1'500);  // past a snippet's 200 + 200 ms, within a project's 5 s
+
+  daemon.provider().Hold();
+  auto release = std::async(std::launch::async, [&] {
+    std::this_thread::sleep_for(held);
+    daemon.provider().Release();
+  });
+  HttpReply module = SendOnce(daemon.port(), PostRun(module_body));
+  release.get();
+  EXPECT_NE(module.status, 504u) << "the daemon gave up on a module the core still runs: "
+                                 << module.body;
+  EXPECT_EQ(daemon.provider().runs(), 1);
+  ASSERT_TRUE(daemon.provider().last_request().has_value());
+  EXPECT_EQ(daemon.provider().last_request()->timeout_ms, 5'000)
+      << "the core resolved another timeout than the daemon's bound";
+
+  daemon.provider().Hold();
+  release = std::async(std::launch::async, [&] {
+    std::this_thread::sleep_for(held);
+    daemon.provider().Release();
+  });
+  HttpReply snippet = SendOnce(daemon.port(), PostRun(RunBody("console.log(1)")));
+  release.get();
+  EXPECT_EQ(snippet.status, 504u) << snippet.body;
+  EXPECT_EQ(json::parse(snippet.body)["error"]["code"], "deadline_exceeded");
+}
+
 // ---- Evidence monitor --------------------------------------------------------
 
 TEST(EvidenceMonitor, ALowerTierRefusesFloorsAboveItWithNothingRunAndThenRecovers) {

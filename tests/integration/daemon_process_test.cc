@@ -17,7 +17,7 @@
 #include "child_daemon.h"
 #include "daemon/auth/caller_store.h"
 #include "daemon_test_client.h"
-#include "providers/embedded/embedded_provider.h"
+#include "plimsoll/embedded_provider.h"
 
 namespace plimsoll::daemon::testing {
 namespace {

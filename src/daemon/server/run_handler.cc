@@ -49,12 +49,7 @@ Expected<Result> RunGuarded(const Dispatch& dispatch, Metrics& metrics,
 // ceiling. A timeout above the provider's maximum is refused before dispatch,
 // so it never reaches the bound.
 milliseconds RunTimeout(const Request& request, const RunBound& bound) {
-  int64_t timeout_ms = request.timeout_ms;
-  if (timeout_ms <= 0) {
-    timeout_ms = request.project ? bound.limits.project_timeout_default_ms
-                                 : bound.limits.snippet_timeout_default_ms;
-  }
-  return std::min(milliseconds(timeout_ms), bound.ceiling);
+  return std::min(milliseconds(ResolvedTimeoutMs(request, bound.limits)), bound.ceiling);
 }
 
 void CountRun(ApiServices& services, const ServedImage& image, const Expected<Result>& result) {
@@ -211,8 +206,7 @@ boost::asio::awaitable<http::Answer> AdmitAndRun(ApiServices& services,
     run_audit["broker_calls"] = calls.calls;
     run_audit["broker_denied"] = calls.denied;
     for (const broker::AdvisorFinding& finding : grant->OperatorFindings()) {
-      services.log.Info("advisor (grant profile " + calls.profile + "): " +
-                        finding.advice.message);
+      services.log.Info("advisor (grant profile " + calls.profile + "): " + finding.advice.message);
     }
   }
   if (!result.ok()) {

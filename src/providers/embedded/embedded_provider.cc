@@ -1,4 +1,4 @@
-#include "providers/embedded/embedded_provider.h"
+#include "plimsoll/embedded_provider.h"
 
 #include <chrono>
 
