@@ -140,13 +140,20 @@ class Client {
   Expected<Result> Run(const Request& request);
 
   // Sessions (SPEC §9, docs/sessions.md). OpenSession answers the session's
-  // identity (id, provider, tier, environment, times). RunInSession checks
-  // the answer as Run does and also the chain: the record must name this
-  // session (SHA-256 of `session_id`), carry the next sequence and link to
-  // the previous record; a gap, a reorder or a foreign session is kDataLoss
-  // without a mark. `chain` starts empty (ChainState{}) for a new session and
-  // is advanced only by answers that pass. CloseSession checks that the
-  // close names the chain's last record and call count (kDataLoss if not).
+  // identity (id, provider, tier, environment, times); a tier below the
+  // request's floor, or another environment than the one it required, is
+  // kDataLoss. RunInSession checks the answer as Run does and also the chain:
+  // the record must name this session (SHA-256 of `session_id`), carry the
+  // next sequence and link to the previous record; a gap, a reorder or a
+  // foreign session is kDataLoss without a mark. Every answer is also held to
+  // the floor the session was opened with when this Client opened it (the
+  // Client keeps it until CloseSession), whatever floor the call asks: an
+  // on-path rewriter can lower a cell's tier and recompute every digest, and
+  // only a floor catches that. A session opened by another Client is held
+  // only to each call's own minimum_isolation. `chain` starts empty
+  // (ChainState{}) for a new session and is advanced only by answers that
+  // pass. CloseSession checks that the close names the chain's last record
+  // and call count (kDataLoss if not).
   Expected<SessionInfo> OpenSession(const SessionOpenRequest& request);
   Expected<Result> RunInSession(std::string_view session_id, const Request& request,
                                 ChainState& chain);

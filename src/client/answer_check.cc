@@ -44,6 +44,15 @@ std::optional<std::string> EchoProblem(std::string_view sent_id, const HttpAnswe
          std::string(sent_id) + "\"";
 }
 
+// The floor `tier` does not meet, or nullopt when it meets it ("" is no
+// floor; a name that is not a tier is met by nothing).
+std::optional<std::string> BelowFloor(Tier tier, std::string_view floor) {
+  if (floor.empty()) return std::nullopt;
+  std::optional<Tier> parsed = ParseTier(floor);
+  if (parsed && MeetsFloor(tier, *parsed)) return std::nullopt;
+  return Printable(floor);
+}
+
 Error NotThisCallsAnswer(const std::string& problem, std::string_view said) {
   std::string message =
       "The daemon's answer is not believed: " + problem +
@@ -102,14 +111,30 @@ Expected<Result> CheckRunAnswer(const Request& sent, std::string_view sent_id,
   return result;
 }
 
-Expected<SessionInfo> CheckSessionOpenAnswer(std::string_view sent_id, const HttpAnswer& answer) {
+Expected<SessionInfo> CheckSessionOpenAnswer(const SessionOpenRequest& sent,
+                                             std::string_view sent_id, const HttpAnswer& answer) {
   if (answer.status != 201) return ErrorFromAnswer(sent_id, answer);
   if (auto problem = EchoProblem(sent_id, answer)) return NotThisCallsAnswer(*problem, "");
-  return ParseSessionOpenedJson(answer.body);
+  Expected<SessionInfo> info = ParseSessionOpenedJson(answer.body);
+  if (!info.ok()) return info.error();
+  // The session is open on the daemon from here: a failed check leaves it
+  // to expire.
+  if (auto floor = BelowFloor(info->isolation, sent.options.minimum_isolation)) {
+    return Failure(ErrorCode::kDataLoss,
+                   "The session answer has tier " + std::string(TierName(info->isolation)) +
+                       ", below the floor \"" + *floor + "\" it was opened with: not believed.");
+  }
+  if (!sent.options.environment.empty() && info->environment != sent.options.environment) {
+    return Failure(ErrorCode::kDataLoss,
+                   "The session answer names another environment than the one required: not "
+                   "believed.");
+  }
+  return info;
 }
 
 Expected<Result> CheckSessionRunAnswer(const Request& sent, std::string_view sent_id,
-                                       const HttpAnswer& answer, ChainState& chain) {
+                                       const HttpAnswer& answer, ChainState& chain,
+                                       std::string_view session_floor) {
   if (answer.status != 200) return ErrorFromAnswer(sent_id, answer);
   if (auto problem = EchoProblem(sent_id, answer)) return NotThisCallsAnswer(*problem, "");
   Expected<Result> result = ParseResultJson(answer.body);
@@ -117,6 +142,12 @@ Expected<Result> CheckSessionRunAnswer(const Request& sent, std::string_view sen
   ChainState advanced = chain;
   Status checked = CheckExchange(sent, *result, &advanced);
   if (!checked.ok()) return checked.error();
+  if (auto floor = BelowFloor(result->isolation, session_floor)) {
+    return Failure(ErrorCode::kDataLoss,
+                   "The answer's tier " + std::string(TierName(result->isolation)) +
+                       " is below the floor \"" + *floor +
+                       "\" the session was opened with: not believed (the call may have run).");
+  }
   chain = std::move(advanced);
   return result;
 }

@@ -36,14 +36,20 @@ Error ErrorFromAnswer(std::string_view sent_id, const HttpAnswer& answer);
 Expected<Result> CheckRunAnswer(const Request& sent, std::string_view sent_id,
                                 const HttpAnswer& answer);
 
-// POST /v1/sessions (201).
-Expected<SessionInfo> CheckSessionOpenAnswer(std::string_view sent_id, const HttpAnswer& answer);
+// POST /v1/sessions (201): the session's tier must meet the floor `sent`
+// asked for and its environment be the one it required (kDataLoss if not).
+Expected<SessionInfo> CheckSessionOpenAnswer(const SessionOpenRequest& sent,
+                                             std::string_view sent_id, const HttpAnswer& answer);
 
 // POST /v1/sessions/{id}/runs: CheckRunAnswer's checks plus the chain
 // (CheckExchange with `chain`, which starts with the session's digest and
-// advances only when everything passed).
+// advances only when everything passed), and the tier against
+// `session_floor`, the floor the session was opened with ("" for none),
+// whatever floor the call itself asked: an on-path rewriter can lower one
+// call's tier and recompute every digest, and only a floor catches that.
 Expected<Result> CheckSessionRunAnswer(const Request& sent, std::string_view sent_id,
-                                       const HttpAnswer& answer, ChainState& chain);
+                                       const HttpAnswer& answer, ChainState& chain,
+                                       std::string_view session_floor);
 
 // DELETE /v1/sessions/{id}: the close must name the chain's last record and
 // call count.

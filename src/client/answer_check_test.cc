@@ -240,5 +240,66 @@ TEST(AnswerCheckTest, DescribeAndHealthCheckTheEchoToo) {
   EXPECT_EQ(refused.error().not_dispatched(), NotDispatched::kPermission);
 }
 
+// A session call's answer with every digest and the chain intact, as an
+// on-path rewriter that lowered the tier would make it.
+HttpAnswer SessionCallAnswer(const Request& request, Tier tier, const ChainState& chain) {
+  Result result;
+  result.provider = "linux";
+  result.isolation = tier;
+  result.environment = "sha256:image";
+  result.kind = PayloadKind::kCell;
+  result.duration_ms = 3;
+  result.record = MakeRecord(
+      request, result, "sha256:policy", {1000, 1003},
+      SessionLink{chain.session_sha256, chain.last_sequence + 1, chain.last_record_sha256});
+  return Success(result);
+}
+
+TEST(AnswerCheckTest, ASessionCallBelowTheSessionsFloorIsDataLoss) {
+  Request cell;  // a cell asks no floor of its own
+  cell.cell = CellPayload{"javascript", "6 * 7"};
+  const ChainState start{SessionIdDigest(kOtherId), 0, ""};
+
+  ChainState chain = start;
+  Expected<Result> met = CheckSessionRunAnswer(
+      cell, kSentId, SessionCallAnswer(cell, Tier::kContainer, chain), chain, "container");
+  ASSERT_TRUE(met.ok()) << met.error().ToString();
+  EXPECT_EQ(chain.last_sequence, 1);
+
+  chain = start;
+  Expected<Result> lowered = CheckSessionRunAnswer(
+      cell, kSentId, SessionCallAnswer(cell, Tier::kProcess, chain), chain, "container");
+  ASSERT_FALSE(lowered.ok()) << "a cell lowered below the session's floor was believed";
+  EXPECT_EQ(lowered.error().code(), ErrorCode::kDataLoss);
+  EXPECT_FALSE(lowered.error().not_dispatched());
+  EXPECT_NE(lowered.error().message().find("the session was opened with"), std::string::npos);
+  EXPECT_EQ(chain.last_sequence, 0) << "a call that failed must not advance the chain";
+
+  // Without a session floor, only the call's own floor holds.
+  EXPECT_TRUE(CheckSessionRunAnswer(cell, kSentId, SessionCallAnswer(cell, Tier::kProcess, chain),
+                                    chain, "")
+                  .ok());
+}
+
+TEST(AnswerCheckTest, ASessionOpenedBelowItsFloorIsDataLoss) {
+  SessionInfo info;
+  info.id = kOtherId;
+  info.provider = "linux";
+  info.isolation = Tier::kProcess;
+  info.environment = "sha256:image";
+  HttpAnswer answer{.status = 201,
+                    .headers = {{"plimsoll-request-id", kSentId}},
+                    .body = SessionOpenedToJson(info, Limits{})};
+  SessionOpenRequest open;
+  EXPECT_TRUE(CheckSessionOpenAnswer(open, kSentId, answer).ok());
+  open.options.minimum_isolation = "container";
+  Expected<SessionInfo> below = CheckSessionOpenAnswer(open, kSentId, answer);
+  ASSERT_FALSE(below.ok());
+  EXPECT_EQ(below.error().code(), ErrorCode::kDataLoss);
+  open.options.minimum_isolation = "";
+  open.options.environment = "sha256:other";
+  EXPECT_EQ(CheckSessionOpenAnswer(open, kSentId, answer).error().code(), ErrorCode::kDataLoss);
+}
+
 }  // namespace
 }  // namespace plimsoll::client

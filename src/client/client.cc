@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <mutex>
 #include <utility>
 
@@ -74,14 +75,18 @@ class Client::Impl {
   }
 
   Expected<SessionInfo> OpenSession(const SessionOpenRequest& request) {
-    client::HttpCall call = Call("POST", "/v1/sessions", options_.call_timeout,
-                                 "the session may have been opened");
+    client::HttpCall call =
+        Call("POST", "/v1/sessions", options_.call_timeout, "the session may have been opened");
     call.body = SessionOpenToJson(request);
     call.headers.emplace_back("Content-Type", "application/json");
     std::lock_guard lock(mutex_);
     auto sent = Send(std::move(call));
     if (!sent.ok()) return sent.error();
-    return client::CheckSessionOpenAnswer(sent->first, sent->second);
+    Expected<SessionInfo> info = client::CheckSessionOpenAnswer(request, sent->first, sent->second);
+    if (info.ok() && !request.options.minimum_isolation.empty()) {
+      session_floors_[info->id] = request.options.minimum_isolation;
+    }
+    return info;
   }
 
   Expected<Result> RunInSession(std::string_view session_id, const Request& request,
@@ -90,15 +95,15 @@ class Client::Impl {
       return BadOption("A session ID is 32 lowercase hex digits, as POST /v1/sessions gave it.");
     }
     if (chain.session_sha256.empty()) chain.session_sha256 = SessionIdDigest(session_id);
-    client::HttpCall call =
-        Call("POST", "/v1/sessions/" + std::string(session_id) + "/runs", RunBudget(request),
-             "the code may have run");
+    client::HttpCall call = Call("POST", "/v1/sessions/" + std::string(session_id) + "/runs",
+                                 RunBudget(request), "the code may have run");
     call.body = RequestToJson(request);
     call.headers.emplace_back("Content-Type", "application/json");
     std::lock_guard lock(mutex_);
     auto sent = Send(std::move(call));
     if (!sent.ok()) return sent.error();
-    return client::CheckSessionRunAnswer(request, sent->first, sent->second, chain);
+    return client::CheckSessionRunAnswer(request, sent->first, sent->second, chain,
+                                         SessionFloor(session_id));
   }
 
   Expected<SessionClose> CloseSession(std::string_view session_id, const ChainState& chain) {
@@ -111,7 +116,10 @@ class Client::Impl {
     std::lock_guard lock(mutex_);
     auto sent = Send(std::move(call));
     if (!sent.ok()) return sent.error();
-    return client::CheckSessionCloseAnswer(sent->first, sent->second, chain);
+    Expected<SessionClose> closed =
+        client::CheckSessionCloseAnswer(sent->first, sent->second, chain);
+    if (closed.ok()) session_floors_.erase(std::string(session_id));
+    return closed;
   }
 
   Expected<DaemonDescription> Describe() {
@@ -165,6 +173,13 @@ class Client::Impl {
     return call;
   }
 
+  // The floor the session was opened with through this client ("" for none
+  // or a session opened elsewhere). Precondition: mutex_ held.
+  std::string SessionFloor(std::string_view session_id) const {
+    auto found = session_floors_.find(std::string(session_id));
+    return found == session_floors_.end() ? std::string() : found->second;
+  }
+
   // Sends `call` with a fresh request ID; returns the ID and the answer.
   // Precondition: mutex_ held.
   Expected<std::pair<std::string, client::HttpAnswer>> Send(client::HttpCall call) {
@@ -180,6 +195,9 @@ class Client::Impl {
   ClientOptions options_;
   std::mutex mutex_;
   std::unique_ptr<client::HttpConnection> connection_;
+  // Session ID -> the floor it was opened with here, for every session this
+  // client opened with a floor and has not closed. Guarded by mutex_.
+  std::map<std::string, std::string, std::less<>> session_floors_;
 };
 
 Expected<Client> Client::Open(std::string_view url, ClientOptions options) {

@@ -108,7 +108,12 @@ def decoded(body):
 
 
 def lower_tier(answer):
-    """The answer one tier lower, with result_sha256 and record_sha256 recomputed."""
+    """The answer one tier lower, with result_sha256 and record_sha256 recomputed.
+
+    Every 200 answer that states a tier is lowered: a single run's, each call of a session (a
+    cell, a snippet, a project) and a session's state. A session's open (201) passes as it is,
+    so the session is opened at its floor and only what follows is lowered: the client must hold
+    every answer of the session to the floor it was opened with."""
     try:
         result = json.loads(answer.body)
     except ValueError:
@@ -117,7 +122,9 @@ def lower_tier(answer):
         return answer
     lowered = LOWER[result["isolation"]]
     result["isolation"] = lowered
-    record = result["record"]
+    record = result.get("record")
+    if not isinstance(record, dict):  # a session's state: a tier and no record
+        return Answer(answer.status, answer.reason, answer.headers, json.dumps(result).encode())
     record["isolation"] = lowered
     record["result_sha256"] = digest.result_digest({k: v for k, v in result.items() if k != "record"})
     record["record_sha256"] = digest.record_digest(record)
