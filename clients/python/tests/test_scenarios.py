@@ -105,7 +105,8 @@ _ARGS = {
                      "image"},
     "run_cell": {"language", "code", "timeout_ms"}, "session_run_javascript": {"code",
                                                                               "timeout_ms"},
-    "session_upload": {"files"}, "session_download": {"paths"}, "close_session": set(),
+    "session_upload": {"files"}, "session_download": {"paths"}, "session_info": set(),
+    "close_session": set(),
 }
 
 
@@ -157,6 +158,8 @@ class SyncDriver:
             return s.upload(_files(args["files"]))
         if op == "session_download":
             return s.download(args["paths"])
+        if op == "session_info":
+            return s.info()
         if op == "close_session":
             return s.close()
         raise ScenarioError(f"unknown op {op!r}")
@@ -204,6 +207,8 @@ class AsyncDriver:
             return await s.upload(_files(args["files"]))
         if op == "session_download":
             return await s.download(args["paths"])
+        if op == "session_info":
+            return await s.info()
         if op == "close_session":
             return await s.close()
         raise ScenarioError(f"unknown op {op!r}")
@@ -293,7 +298,8 @@ def _check(expect: Dict[str, Any], outcome: Any, error: Optional[PlimsollError])
             raise ScenarioError(f"unknown describe fields {sorted(unknown)}")
         return _compare("describe", got, want)
     if kind == "session":
-        opened = outcome.opened
+        # An open_session step answers the session (its `opened`), session_info its state.
+        opened = outcome.opened if isinstance(outcome, (Session, AsyncSession)) else outcome
         got = {"provider": opened.provider, "isolation": opened.isolation,
                "environment": opened.environment, "image": opened.image}
         unknown = set(want) - set(got)

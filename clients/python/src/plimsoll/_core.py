@@ -660,14 +660,18 @@ def parse_result(d: Mapping[str, Any]) -> Result:
 
 
 class ChainState:
-    """Where a session's record chain stands: the last call's sequence and record digest."""
+    """Where a session's record chain stands: the last call's sequence and record digest, and
+    the floor the session was opened with ("" for none), which every call's answer must meet
+    whatever the call itself asks: an on-path rewriter can lower one call's tier and recompute
+    every digest, and only the floor catches that."""
 
-    __slots__ = ("session_sha256", "last_sequence", "last_record_sha256")
+    __slots__ = ("session_sha256", "last_sequence", "last_record_sha256", "floor")
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: str, floor: Optional[str] = None) -> None:
         self.session_sha256 = records.session_digest(session_id)
         self.last_sequence = 0
         self.last_record_sha256 = ""
+        self.floor = floor or ""
 
     def __repr__(self) -> str:
         return f"ChainState(calls={self.last_sequence}, last={self.last_record_sha256!r})"
@@ -703,6 +707,9 @@ def check_exchange(sent: Mapping[str, Any], request_sha256: str, document: Mappi
     if floor and not tier_meets(result.isolation, floor):
         raise _mismatch(f'the run\'s tier {result.isolation} does not meet the requested floor '
                         f'"{floor}".')
+    if chain is not None and chain.floor and not tier_meets(result.isolation, chain.floor):
+        raise _mismatch(f'the call\'s tier {result.isolation} does not meet the floor '
+                        f'"{chain.floor}" the session was opened with.')
     environment = sent.get("environment") or ""
     if environment and result.environment != environment:
         raise _mismatch("the run's environment is not the one the request required.")
@@ -851,7 +858,8 @@ def check_session_open_answer(sent: Mapping[str, Any], sent_id: str,
     return result
 
 
-def check_session_state_answer(sent_id: str, answer: Answer) -> SessionState:
+def check_session_state_answer(sent_id: str, answer: Answer, floor: str = "") -> SessionState:
+    """GET /v1/sessions/{id}; ``floor`` is the one the session was opened with ("" for none)."""
     def read(d: Dict[str, Any]) -> SessionState:
         interpreters = _list(d, "interpreters", "")
         if not all(type(x) is str for x in interpreters):
@@ -862,6 +870,10 @@ def check_session_state_answer(sent_id: str, answer: Answer) -> SessionState:
                             tuple(interpreters), _str(d, "last_record_sha256", ""),
                             _session_image(d))
     result: SessionState = _readable(sent_id, answer, 200, read)
+    if floor and not tier_meets(result.isolation, floor):
+        raise _lost(f"The session's state states tier {result.isolation}, which does not meet "
+                    f'the floor "{floor}" the session was opened with: not believed.', sent_id,
+                    answer.status)
     return result
 
 

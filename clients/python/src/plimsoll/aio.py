@@ -94,7 +94,8 @@ class AsyncClient(Base, AsyncRunCalls):
         request_id, answer = await self._exchange("POST", "/v1/sessions", encode_json(request),
                                                   self._settings.call_timeout,
                                                   "the session may have been opened")
-        return AsyncSession(self, check_session_open_answer(request, request_id, answer))
+        return AsyncSession(self, check_session_open_answer(request, request_id, answer),
+                            floor=request.get("minimum_isolation"))
 
     def session(self, **options: Any) -> "_Opening":
         """``async with client.session(...) as s``: opens on entry, closes on exit."""
@@ -120,10 +121,12 @@ class _Opening:
 class AsyncSession(AsyncRunCalls):
     """The asyncio twin of :class:`plimsoll.Session`."""
 
-    def __init__(self, client: AsyncClient, opened: SessionInfo) -> None:
+    def __init__(self, client: AsyncClient, opened: SessionInfo, *,
+                 floor: Optional[str] = None) -> None:
         self._client = client
         self.opened = opened
-        self._chain = ChainState(opened.session_id)
+        # Every answer of the session is held to the floor it was opened with.
+        self._chain = ChainState(opened.session_id, floor)
         self._end: Optional[SessionEnd] = None
         self._path = f"/v1/sessions/{opened.session_id}"
 
@@ -173,7 +176,7 @@ class AsyncSession(AsyncRunCalls):
         request_id, answer = await self._client._exchange(
             "GET", self._path, None, self._client._settings.call_timeout,
             "the daemon may have answered")
-        return check_session_state_answer(request_id, answer)
+        return check_session_state_answer(request_id, answer, self._chain.floor)
 
     async def close(self) -> SessionEnd:
         if self._end is not None:

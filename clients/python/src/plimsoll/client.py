@@ -100,16 +100,19 @@ class Client(Base, RunCalls):
         request_id, answer = self._exchange("POST", "/v1/sessions", encode_json(request),
                                             self._settings.call_timeout,
                                             "the session may have been opened")
-        return Session(self, check_session_open_answer(request, request_id, answer))
+        return Session(self, check_session_open_answer(request, request_id, answer),
+                       floor=request.get("minimum_isolation"))
 
 
 class Session(RunCalls):
     """One session on one daemon. Every answer must continue the session's record chain."""
 
-    def __init__(self, client: Client, opened: SessionInfo) -> None:
+    def __init__(self, client: Client, opened: SessionInfo, *,
+                 floor: Optional[str] = None) -> None:
         self._client = client
         self.opened = opened
-        self._chain = ChainState(opened.session_id)
+        # Every answer of the session is held to the floor it was opened with.
+        self._chain = ChainState(opened.session_id, floor)
         self._end: Optional[SessionEnd] = None
         self._path = f"/v1/sessions/{opened.session_id}"
 
@@ -163,7 +166,7 @@ class Session(RunCalls):
         request_id, answer = self._client._exchange("GET", self._path, None,
                                                     self._client._settings.call_timeout,
                                                     "the daemon may have answered")
-        return check_session_state_answer(request_id, answer)
+        return check_session_state_answer(request_id, answer, self._chain.floor)
 
     def close(self) -> SessionEnd:
         """Closes the session; the close must name the chain's last record and call count."""
