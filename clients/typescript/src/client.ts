@@ -193,7 +193,7 @@ export class Client {
     }
     if (options.environment && opened.environment !== options.environment) throw fail("has another environment than the one required");
     if (options.image && opened.image !== options.image) throw fail("names another image than the one required");
-    return Session.create(this, opened);
+    return Session.create(this, opened, options.minimumIsolation);
   }
 
   /** @internal One HTTP exchange: the echo and the error rules of readAnswer. */

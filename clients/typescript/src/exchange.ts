@@ -11,11 +11,18 @@ import type { RawAnswer } from "./transport.js";
 import { meetsFloor, type SentRequest } from "./types.js";
 import { Result, Unreadable } from "./wire.js";
 
-/** A session's chain: the last sequence and record digest that passed every check. */
+/**
+ * A session's chain: the last sequence and record digest that passed every check, and the floor
+ * the session was opened with. Every answer of the session must meet that floor, whatever the
+ * call itself asks: an on-path rewriter can lower one call's tier and recompute every digest, and
+ * only the floor catches that.
+ */
 export interface ChainState {
   session: string;
   sequence: number;
   previous: string;
+  /** The session's floor (absent or "" for none). */
+  floor?: string;
 }
 
 /** The body of a 2xx answer that passed the echo check, or the error it stands for. */
@@ -120,6 +127,9 @@ export async function checkRun(sent: SentRequest, requestSha256: string, body: u
   if (rec.environment !== result.environment) fail("the record's environment differs from the answer's");
   if (sent.minimum_isolation && !meetsFloor(result.isolation, sent.minimum_isolation)) {
     fail(`the answer's tier ${result.isolation} is below the floor ${sent.minimum_isolation}`);
+  }
+  if (chain?.floor && !meetsFloor(result.isolation, chain.floor)) {
+    fail(`the answer's tier ${result.isolation} is below the floor ${chain.floor} the session was opened with`);
   }
   if (sent.environment && result.environment !== sent.environment) fail("the answer's environment is not the one required");
   if (rec.startedUnixMs > rec.endedUnixMs) fail("the record ends before it starts");

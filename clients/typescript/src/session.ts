@@ -12,7 +12,7 @@ import type { Client } from "./client.js";
 import { projectWire, withOptions } from "./client.js";
 import { DataLossError, clientRefusal } from "./errors.js";
 import { type ChainState, sessionDigest } from "./exchange.js";
-import type { Artifact, Language, ProjectFile, ProjectSpec, RunOptions, SessionClosed, SessionState, Tier, WireRequest } from "./types.js";
+import { type Artifact, type Language, meetsFloor, type ProjectFile, type ProjectSpec, type RunOptions, type SessionClosed, type SessionState, type Tier, type WireRequest } from "./types.js";
 import { buildRequest, readSessionClosed, readSessionState, type Result, type SessionOpened, Unreadable } from "./wire.js";
 
 export interface CellOptions {
@@ -38,7 +38,7 @@ export class Session implements AsyncDisposable {
   #closed: SessionClosed | undefined;
   #queue: Promise<unknown> = Promise.resolve();
 
-  private constructor(client: Client, opened: SessionOpened, session: string) {
+  private constructor(client: Client, opened: SessionOpened, session: string, floor: string) {
     this.#client = client;
     this.#id = opened.sessionId;
     this.provider = opened.provider;
@@ -48,12 +48,18 @@ export class Session implements AsyncDisposable {
     this.createdUnixMs = opened.createdUnixMs;
     this.expiresUnixMs = opened.expiresUnixMs;
     this.idleTimeoutMs = opened.idleTimeoutMs;
-    this.#chain = { session, sequence: 0, previous: "" };
+    // Every answer of the session is held to the floor it was opened with.
+    this.#chain = { session, sequence: 0, previous: "", floor };
   }
 
-  /** @internal */
-  static async create(client: Client, opened: SessionOpened): Promise<Session> {
-    return new Session(client, opened, await sessionDigest(opened.sessionId));
+  /** @internal `floor`: the minimumIsolation the session was opened with. */
+  static async create(client: Client, opened: SessionOpened, floor = ""): Promise<Session> {
+    return new Session(client, opened, await sessionDigest(opened.sessionId), floor);
+  }
+
+  /** The floor the session was opened with ("" for none): every answer of the session meets it. */
+  get floor(): string {
+    return this.#chain.floor ?? "";
   }
 
   /** The session ID: a bearer secret (never printed by toString, inspect or JSON). */
@@ -130,12 +136,17 @@ export class Session implements AsyncDisposable {
     return this.#serial(async () => {
       this.#open();
       const { body, requestId, status } = await this.#client.request("GET", `/v1/sessions/${encodeURIComponent(this.#id)}`, undefined, this.#client.callTimeoutMs, options.signal);
+      let state: SessionState;
       try {
-        return readSessionState(body);
+        state = readSessionState(body);
       } catch (e) {
         if (e instanceof Unreadable) throw new DataLossError(`The session state cannot be read: ${e.message}.`, { requestId, httpStatus: status });
         throw e;
       }
+      if (this.floor && !meetsFloor(state.isolation, this.floor)) {
+        throw new DataLossError(`The session state has tier ${state.isolation}, below the floor ${this.floor} the session was opened with; not believed.`, { requestId, httpStatus: status });
+      }
+      return state;
     });
   }
 

@@ -115,6 +115,8 @@ async function perform(state: State, op: string, args: Record<string, any>): Pro
       return session().upload((args.files ?? []).map((f: any) => ({ path: f.path, content: bytesArg(f) })));
     case "session_download":
       return session().download(args.paths);
+    case "session_info":
+      return session().info();
     case "close_session":
       return session().close();
     default:
