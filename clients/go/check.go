@@ -4,11 +4,15 @@ import (
 	"fmt"
 )
 
-// chainState is a session's chain: the session digest, the last sequence and record digest.
+// chainState is a session's chain: the session digest, the last sequence and record digest, and
+// the floor the session was opened with ("" for none). Every answer of the session must meet that
+// floor whatever the call itself asks: an on-path rewriter can lower one call's tier and recompute
+// every digest, and only the floor catches that.
 type chainState struct {
 	session  string
 	sequence int64
 	previous string
+	floor    string
 }
 
 // checkAnswer is CheckExchange (docs/run-records.md §5) on a request as sent and an answer as
@@ -48,6 +52,10 @@ func checkAnswer(req, answer *jsonValue, chain *chainState) (*Result, error) {
 	}
 	if floor, _ := asString(req.get("minimum_isolation"), ""); floor != "" && !TierMeets(result.Isolation, floor) {
 		return nil, fmt.Errorf("the answer's tier %q does not meet the floor %q", result.Isolation, floor)
+	}
+	if chain != nil && chain.floor != "" && !TierMeets(result.Isolation, chain.floor) {
+		return nil, fmt.Errorf("the answer's tier %q does not meet the floor %q the session was opened with",
+			result.Isolation, chain.floor)
 	}
 	if env, _ := asString(req.get("environment"), ""); env != "" && result.Environment != env {
 		return nil, fmt.Errorf("the answer's environment %q is not the one required (%q)",

@@ -397,6 +397,9 @@ func (r *runner) do(ctx context.Context, label string, step *scenarioStep) (any,
 		paths := a.strings("paths")
 		a.done()
 		value, err = r.needSession(label).Download(ctx, paths)
+	case "session_info":
+		a.done()
+		value, err = r.needSession(label).Info(ctx)
 	case "close_session":
 		a.done()
 		value, err = r.needSession(label).Close(ctx)
@@ -464,18 +467,24 @@ func (r *runner) expect(label string, step *scenarioStep, value any, err error) 
 				}
 			}
 		case "session":
-			s, ok := value.(*plimsoll.Session)
-			if !ok {
-				r.t.Fatalf("%s: expect.session on an op other than open_session", label)
+			// open_session answers the session, session_info its state.
+			var provider, isolation string
+			switch s := value.(type) {
+			case *plimsoll.Session:
+				provider, isolation = s.Provider, s.Isolation
+			case *plimsoll.SessionInfo:
+				provider, isolation = s.Provider, s.Isolation
+			default:
+				r.t.Fatalf("%s: expect.session on an op other than open_session or session_info", label)
 			}
 			fields, _ := want.(map[string]any)
 			for _, f := range sortedKeys(fields) {
 				var got any
 				switch f {
 				case "provider":
-					got = s.Provider
+					got = provider
 				case "isolation":
-					got = s.Isolation
+					got = isolation
 				default:
 					r.t.Fatalf("%s: unknown session field %q", label, f)
 				}

@@ -143,6 +143,8 @@ func (c *Client) OpenSession(ctx context.Context, options SessionOptions) (*Sess
 		return nil, dataLoss(a.requestID, a.status, "The session's environment is not the one required.")
 	}
 	s.chain.session = sessionDigest(id)
+	// Every later answer of the session is held to the floor it was opened with.
+	s.chain.floor = options.MinimumIsolation
 	return s, nil
 }
 
@@ -224,6 +226,10 @@ func (s *Session) Info(ctx context.Context) (*SessionInfo, error) {
 	}
 	if sid := r.str(v, "session_id", "session_id"); sid != s.id.value {
 		return nil, dataLoss(a.requestID, a.status, "The session state names another session.")
+	}
+	if !TierMeets(info.Isolation, s.chain.floor) {
+		return nil, dataLoss(a.requestID, a.status, "The session state's tier "+strconv.Quote(info.Isolation)+
+			" does not meet the floor "+strconv.Quote(s.chain.floor)+" the session was opened with.")
 	}
 	return info, nil
 }
