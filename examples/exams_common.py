@@ -1,8 +1,9 @@
 """What the exam examples share (examples/oracle, examples/plant_replays; docs/exams.md).
 
 A trial as an ordinary project through plimsolld's API (the Python client; the controller is the
-only file sent, one `plimsoll-trial ... -- qjs --controller controller.js` step, or for a C
-controller a `plimsoll-cc` step and then `plimsoll-trial ... -- plimsoll-wasm-controller`; the
+only file sent, with the scenario file when there is one; one step, `plimsoll-trial ... -- qjs
+--controller controller.js`, or for a C controller `plimsoll-trial ... --build plimsoll-cc ... --
+plimsoll-wasm-controller controller.wasm`: the runner compiles it once the scenario is gone; the
 trajectory as the artifact), the tick-by-tick comparison of two trajectories, the daemon those tools
 start (loopback port 0, --dev), their command-line options, embedding data in a self-contained page,
 and the headless-Chromium helpers their tests use.
@@ -32,25 +33,33 @@ sys.path.insert(0, os.path.join(REPO, "clients", "python", "src"))
 from plimsoll import Client  # noqa: E402,F401  (re-exported for the tools)
 
 TRAJECTORY = "trajectory.f64"
+SCENARIO = "scenario.json"
 
 
-def trial_step(plant):
-    """The one step of an exam project: the plant's default scenario, the controller on qjs."""
-    return ["plimsoll-trial", "--plant", plant, "--trajectory", TRAJECTORY,
-            "--", "qjs", "--controller", "controller.js"]
+def runner_options(plant, scenario):
+    """plimsoll-trial's options before the controller: the plant, the scenario file when there is
+    one (else the plant's default scenario), the trajectory."""
+    return (["plimsoll-trial", "--plant", plant] + (["--scenario", SCENARIO] if scenario else [])
+            + ["--trajectory", TRAJECTORY])
 
 
-def c_trial_steps(plant):
-    """The two steps of a C exam project (docs/exams.md, "C controllers"): compile controller.c to
-    a checked module in the sandbox, then the trial with the module on plimsoll-wasm-controller."""
-    return [["plimsoll-cc", "--plant", plant, "controller.c", "-o", "controller.wasm"],
-            ["plimsoll-trial", "--plant", plant, "--trajectory", TRAJECTORY,
-             "--", "plimsoll-wasm-controller", "controller.wasm"]]
+def trial_step(plant, scenario=None):
+    """The one step of an exam project with the controller on qjs."""
+    return runner_options(plant, scenario) + ["--", "qjs", "--controller", "controller.js"]
 
 
-# What each language's project sends: the controller's file name and the steps.
-LANGUAGES = {"javascript": ("controller.js", lambda plant: [trial_step(plant)]),
-             "c": ("controller.c", c_trial_steps)}
+def c_trial_step(plant, scenario=None):
+    """The one step of a C exam project (docs/exams.md, "C controllers"): the runner reads and
+    deletes the scenario, then runs the build command (plimsoll-cc: controller.c to a checked
+    module), then the trial with the module on plimsoll-wasm-controller. The compile is the
+    agent's code, so it runs only once the scenario is gone (never as a step of its own)."""
+    return runner_options(plant, scenario) + [
+        "--build", "plimsoll-cc", "--plant", plant, "controller.c", "-o", "controller.wasm",
+        "--", "plimsoll-wasm-controller", "controller.wasm"]
+
+
+# What each language's project sends: the controller's file name and its one step.
+LANGUAGES = {"javascript": ("controller.js", trial_step), "c": ("controller.c", c_trial_step)}
 
 
 class Daemon:
@@ -111,13 +120,17 @@ def daemon_url(options, tool):
     return Daemon(options.plimsolld, options.provider, options.image, tool)
 
 
-def run_trial(client, plant, label, source, tool, language="javascript"):
-    """One exam trial as a project (the controller in `language`: "javascript" or "c"); checks
-    that every step exited 0 and that the trajectory's SHA-256 is the runner's fingerprint.
+def run_trial(client, plant, label, source, tool, language="javascript", scenario=None):
+    """One exam trial as a project (the controller in `language`: "javascript" or "c"; `scenario`
+    the plant's parameters as a list, sent as scenario.json, or None for the plant's default);
+    checks that every step exited 0 and that the trajectory's SHA-256 is the runner's fingerprint.
     Returns the run: tier, record, the runner's summary, the trajectory (base64). A refusal
     (nothing ran: a plimsoll.RefusedError) is the caller's to handle."""
-    file_name, steps_of = LANGUAGES[language]
-    result = client.run_project(files={file_name: source}, steps=steps_of(plant),
+    file_name, step_of = LANGUAGES[language]
+    files = {file_name: source}
+    if scenario is not None:
+        files[SCENARIO] = json.dumps({"plant": plant, "parameters": scenario})
+    result = client.run_project(files=files, steps=[step_of(plant, scenario is not None)],
                                 artifacts=[TRAJECTORY], timeout_ms=120_000)
     steps = list(result.steps)
     for step in steps:
@@ -135,7 +148,7 @@ def run_trial(client, plant, label, source, tool, language="javascript"):
     if digest != summary["fingerprint"]:
         raise SystemExit(f"{tool}: {plant} {label}: the trajectory's SHA-256 {digest} is not the "
                          f"fingerprint the runner printed, {summary['fingerprint']}")
-    return {"label": label, "language": language, "controller": source,
+    return {"label": label, "language": language, "controller": source, "scenario": scenario,
             "step_milliseconds": [step.duration_ms for step in steps],
             "provider": result.provider, "isolation": result.isolation,
             "environment": result.environment, "record_sha256": result.record.record_sha256,

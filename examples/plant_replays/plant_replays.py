@@ -9,8 +9,9 @@ can be checked, and writes a self-contained page per plant (NAME.html: no networ
 script), index.html listing the nine, and plant_replays.json (the runners' summaries and verdicts).
 
 The passing controller runs a second time in C (sims/NAME/examples/passing.c, the same law), as an
-ordinary project too: controller.c the only file, steps `plimsoll-cc --plant NAME controller.c -o
-controller.wasm` and `plimsoll-trial ... -- plimsoll-wasm-controller controller.wasm`. The page
+ordinary project too: controller.c the only file, one step `plimsoll-trial ... --build plimsoll-cc
+--plant NAME controller.c -o controller.wasm -- plimsoll-wasm-controller controller.wasm` (the runner
+compiles it once the scenario is gone, docs/exams.md "Hidden scenarios and C controllers"). The page
 compares its trajectory with the JavaScript one tick by tick in the browser. A provider that refuses
 C projects (`embedded`: refused unsupported, nothing ran) gets a page that says so.
 

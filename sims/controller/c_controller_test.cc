@@ -8,7 +8,9 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -406,6 +408,100 @@ TEST_F(CControllerTest, ThePlimsollCcCommandExitsAsDocumented) {
   EXPECT_EQ(RunCommand(cc + " " + source + " -o " + out), 2);
   EXPECT_EQ(RunCommand(cc + " --plant cartpole --bogus " + source + " -o " + out), 2);
   EXPECT_EQ(RunCommand(cc + " --plant no-such-plant " + source + " -o " + out), 3);
+}
+
+// What a command printed on stdout and stderr, and its exit status.
+struct Printed {
+  int exit_code = -1;
+  std::string output;
+};
+Printed RunCapturing(const std::string& command) {
+  Printed printed;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return printed;
+  char buffer[4096];
+  for (size_t got; (got = fread(buffer, 1, sizeof buffer, pipe)) > 0;) {
+    printed.output.append(buffer, got);
+  }
+  const int status = pclose(pipe);
+  printed.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return printed;
+}
+
+// A C controller's compile is the agent's code. Run as a step before the
+// runner, with the hidden scenario beside it (how exams were built before),
+// `#include "scenario.json"` prints the file in clang's error and `.incbin`
+// embeds it in the module, silently. Run by the runner (--build), after it
+// read and deleted the file, both find nothing: the build fails (exit 5)
+// and no trial starts. The file spells a parameter as no runner output
+// would (a trailing zero), so those bytes anywhere mean the file leaked.
+TEST_F(CControllerTest, TheCompileCannotReadTheScenarioWhenTheRunnerBuildsIt) {
+  const std::string marker = "0.01234567890123450";
+  const std::string scenario =
+      R"({"plant": "cartpole", "parameters": [)" + marker + R"(, 0.0, 0.050, 0.0]})";
+  const std::string law =
+      "double control(double x, double v, double theta, double omega, int k) {\n"
+      "  (void)x; (void)v; (void)theta; (void)omega;\n"
+      "  int n = 0;\n"
+      "  while (leaked[n] != 0) ++n;\n"
+      "  return k < n ? leaked[k] / 65536.0 : 0.0;\n"  // the file's bytes as forces
+      "}\n";
+  std::ofstream(directory_ / "include.c")
+      << "static const unsigned char leaked[] = {0};\n#include \"scenario.json\"\n"
+      << law;
+  std::ofstream(directory_ / "incbin.c")
+      << "__asm__(\".section .rodata.leaked,\\\"\\\",@\\n.globl leaked\\n"
+         ".type leaked,@object\\nleaked:\\n.incbin \\\"scenario.json\\\"\\n.byte 0\\n"
+         ".size leaked, . - leaked\\n\");\n"
+         "extern const unsigned char leaked[];\n"
+      << law;
+  ASSERT_EQ(chmod(directory_.c_str(), 0777), 0);  // the runner runs as kUnprivilegedId
+  const std::string in_directory = "cd " + directory_.string() + " && ";
+  const std::string cc = std::string(PLIMSOLL_CC_BINARY) + " --plant cartpole ";
+  auto write_scenario = [&] {
+    std::ofstream(directory_ / "scenario.json") << scenario;
+    ASSERT_EQ(chown((directory_ / "scenario.json").c_str(), geteuid() == 0 ? 65534 : geteuid(),
+                    geteuid() == 0 ? 65534 : getegid()),
+              0);
+  };
+
+  // Before: the compile as a step of its own, the scenario beside it.
+  write_scenario();
+  const Printed included = RunCapturing(in_directory + cc + "include.c -o include.wasm");
+  EXPECT_EQ(included.exit_code, 1);
+  EXPECT_NE(included.output.find(marker), std::string::npos)
+      << "the attack this test guards against no longer works as written:\n"
+      << included.output;
+  const Printed embedded = RunCapturing(in_directory + cc + "incbin.c -o incbin.wasm");
+  EXPECT_EQ(embedded.exit_code, 0) << embedded.output;
+  std::ifstream module(directory_ / "incbin.wasm", std::ios::binary);
+  const std::string bytes{std::istreambuf_iterator<char>(module), std::istreambuf_iterator<char>()};
+  EXPECT_NE(bytes.find(marker), std::string::npos) << "the module did not embed the scenario";
+
+  // Now: the runner runs the compile once the file is gone.
+  const std::string as =
+      geteuid() == 0 ? "setpriv --reuid 65534 --regid 65534 --clear-groups " : "";
+  for (const char* name : {"include", "incbin"}) {
+    SCOPED_TRACE(name);
+    write_scenario();
+    fs::remove(directory_ / "controller.wasm");
+    const Printed trial = RunCapturing(
+        in_directory + as + PLIMSOLL_TRIAL_BINARY +
+        " --plant cartpole --scenario scenario.json --trajectory t.f64 --build " + cc + name +
+        ".c -o controller.wasm -- " + PLIMSOLL_WASM_CONTROLLER_BINARY + " controller.wasm");
+    EXPECT_EQ(trial.exit_code, 5) << trial.output;
+    EXPECT_EQ(trial.output.find(marker), std::string::npos) << trial.output;
+    EXPECT_NE(trial.output.find(std::string(name) == "include"
+                                    ? "'scenario.json' file not found"
+                                    : "Could not find incbin file 'scenario.json'"),
+              std::string::npos)
+        << trial.output;
+    EXPECT_NE(trial.output.find("plimsoll-trial: The build command"), std::string::npos)
+        << trial.output;
+    EXPECT_FALSE(fs::exists(directory_ / "scenario.json"));
+    EXPECT_FALSE(fs::exists(directory_ / "controller.wasm"));
+    EXPECT_FALSE(fs::exists(directory_ / "t.f64")) << "a trial started";
+  }
 }
 
 }  // namespace

@@ -4,10 +4,11 @@
 // descriptors): a controller that stops reading or writing can never hang
 // the runner.
 //
-// The child gets the runner's environment, descriptors 0-2 only (everything
-// else is closed before exec), default signal dispositions and mask, its own
-// process group (so the end of the trial kills what it forked, too), and
-// SIGKILL if the runner's thread dies (PR_SET_PDEATHSIG).
+// The child is started as child_start.h starts every child of the runner:
+// the runner's environment, descriptors 0-2 only (everything else is closed
+// before exec), default signal dispositions and mask, its own process group
+// (so the end of the trial kills what it forked, too), and SIGKILL if the
+// runner's thread dies (PR_SET_PDEATHSIG).
 //
 // Usage:
 //   auto controller = ControllerProcess::Start({"python3", "balance.py"});

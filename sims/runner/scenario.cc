@@ -28,7 +28,10 @@ Error RefusedCall(const std::string& what, int error) {
   return Refused(what + ": " + std::strerror(error) + ".");
 }
 
-Expected<std::string> ReadScenarioFile(const std::string& path) {
+// Opens the scenario file without following a symlink and checks, before a
+// byte is read, that it is a regular file of the runner's own user with no
+// other name.
+Expected<base::UniqueFd> OpenScenarioFile(const std::string& path) {
   base::UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   if (!fd.valid()) return RefusedCall("The scenario file " + path + " cannot be opened", errno);
   struct stat status = {};
@@ -36,10 +39,24 @@ Expected<std::string> ReadScenarioFile(const std::string& path) {
     return RefusedCall("The scenario file cannot be examined", errno);
   if (!S_ISREG(status.st_mode))
     return Refused("The scenario file " + path + " is not a regular file.");
+  if (status.st_uid != geteuid()) {
+    return Refused("The scenario file " + path + " belongs to uid " +
+                   std::to_string(status.st_uid) + ", not to the runner's user (uid " +
+                   std::to_string(geteuid()) +
+                   "): another user could hold it open or give it another name.");
+  }
+  if (status.st_nlink != 1) {
+    return Refused("The scenario file " + path + " has " + std::to_string(status.st_nlink) +
+                   " links: another name for it would outlive its deletion.");
+  }
+  return fd;
+}
+
+Expected<std::string> ReadScenarioFile(int fd) {
   std::string text;
   char chunk[4096];
   for (;;) {
-    const ssize_t got = read(fd.get(), chunk, sizeof chunk);
+    const ssize_t got = read(fd, chunk, sizeof chunk);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) return RefusedCall("The scenario file cannot be read", errno);
     if (got == 0) break;
@@ -115,12 +132,24 @@ Status PrepareToHoldScenario() {
 }
 
 Expected<Scenario> TakeScenario(const std::string& path) {
-  Expected<std::string> text = ReadScenarioFile(path);
-  // Deleted whatever it held: a refused scenario stays hidden too. (A path
-  // that could not be read is unlinked if it exists; its read error wins.)
-  if (unlink(path.c_str()) != 0 && text.ok()) {
+  Expected<base::UniqueFd> fd = OpenScenarioFile(path);
+  // Deleted whatever it is: a refused scenario stays hidden too, as far as
+  // this name goes. (A path that could not be opened or was refused is
+  // unlinked if it exists; its own error wins.)
+  if (unlink(path.c_str()) != 0 && fd.ok()) {
     return RefusedCall("The scenario file " + path + " cannot be deleted", errno);
   }
+  if (!fd.ok()) return fd.error();
+  // Now no name may reach it: a link made between the check and the
+  // delete would show here.
+  struct stat status = {};
+  if (fstat(fd->get(), &status) != 0)
+    return RefusedCall("The scenario file cannot be examined", errno);
+  if (status.st_nlink != 0) {
+    return Refused("The scenario file " + path + " still has " + std::to_string(status.st_nlink) +
+                   " link(s) after its deletion: another name for it outlives it.");
+  }
+  Expected<std::string> text = ReadScenarioFile(fd->get());
   if (!text.ok()) return text.error();
   Expected<Scenario> scenario = ParseScenario(*text);
   explicit_bzero(text->data(), text->size());

@@ -49,11 +49,19 @@ struct Scenario {
 // run.
 Status PrepareToHoldScenario();
 
-// Reads the scenario file at `path` (a regular file, not a symlink, at most
-// kScenarioFileCap bytes), deletes it, then parses it. The file is deleted
-// even when its contents are refused; if it cannot be deleted, that is an
-// error (nothing may start while it exists). Errors (all refusals, kRequest):
-// unreadable, too large, not deletable, not the JSON above.
+// Takes the scenario file at `path`: opens it without following a symlink
+// and, before reading a byte, refuses it unless it is a regular file owned
+// by this process's effective user with exactly one link (a second name, a
+// hard link made by an earlier step, would outlive the delete; a file of
+// another user could be linked or held open by that user); deletes `path`;
+// refuses it if the opened file still has a link then; reads it from the
+// descriptor (at most kScenarioFileCap bytes) and parses it. `path` is
+// deleted whether the file is accepted or refused (a symlink: the link, not
+// its target; a hard link: this name, not the other); if it cannot be
+// deleted, that is an error (nothing may start while it exists). Errors
+// (all refusals, kRequest): cannot be opened (a symlink: ELOOP), not a
+// regular file, another owner, more than one link, not deletable, unreadable,
+// too large, not the JSON above.
 Expected<Scenario> TakeScenario(const std::string& path);
 
 // The scenario's text as TakeScenario parses it (the JSON above, at most

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "runner/unprivileged_for_tests.h"
+
 namespace plimsoll::sims {
 namespace {
 
@@ -60,6 +62,54 @@ TEST_F(ScenarioTest, RefusesBadFilesAndStillDeletesThem) {
   EXPECT_FALSE(TakeScenario(Write(std::string(kScenarioFileCap + 1, ' '))).ok());
   EXPECT_FALSE(TakeScenario(directory_ + "/absent.json").ok());
   EXPECT_FALSE(TakeScenario(directory_).ok());  // a directory
+}
+
+// A second name made before the runner came (a hard link by an earlier
+// step) would outlive the delete: refused before a byte is read, this name
+// deleted, the other beyond the runner's reach (and so no trial runs).
+TEST_F(ScenarioTest, RefusesAFileWithASecondLink) {
+  const std::string path = Write(R"({"parameters": [0, 0, 0.2, 0]})");
+  const std::string other = directory_ + "/kept.json";
+  ASSERT_EQ(link(path.c_str(), other.c_str()), 0);
+  Expected<Scenario> scenario = TakeScenario(path);
+  ASSERT_FALSE(scenario.ok());
+  EXPECT_EQ(scenario.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(scenario.error().message().find("has 2 links"), std::string::npos)
+      << scenario.error().message();
+  EXPECT_FALSE(Exists(path));
+  EXPECT_TRUE(Exists(other));
+}
+
+// A symlink is not followed (O_NOFOLLOW): the link is deleted, its target
+// never read.
+TEST_F(ScenarioTest, RefusesASymlink) {
+  const std::string target = Write(R"({"parameters": [0, 0, 0.2, 0]})");
+  const std::string path = directory_ + "/link.json";
+  ASSERT_EQ(symlink(target.c_str(), path.c_str()), 0);
+  Expected<Scenario> scenario = TakeScenario(path);
+  ASSERT_FALSE(scenario.ok());
+  EXPECT_NE(scenario.error().message().find("cannot be opened"), std::string::npos)
+      << scenario.error().message();
+  EXPECT_FALSE(Exists(path));
+  EXPECT_TRUE(Exists(target));
+}
+
+// A file of another user: that user could link it or hold it open. (In a
+// sandbox the project's files are the step user's, the runner's own.)
+TEST_F(ScenarioTest, RefusesAFileOfAnotherUser) {
+  if (geteuid() != 0) {
+    GTEST_SKIP() << "skipped: needs root (CAP_CHOWN) to make a file of another user";
+  }
+  const std::string path = Write(R"({"parameters": [0, 0, 0.2, 0]})");
+  ASSERT_EQ(chown(path.c_str(), testing::kUnprivilegedId, testing::kUnprivilegedId), 0);
+  Expected<Scenario> scenario = TakeScenario(path);
+  ASSERT_FALSE(scenario.ok());
+  EXPECT_EQ(scenario.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(
+      scenario.error().message().find("belongs to uid " + std::to_string(testing::kUnprivilegedId)),
+      std::string::npos)
+      << scenario.error().message();
+  EXPECT_FALSE(Exists(path));
 }
 
 TEST(ScenarioDigest, IsSha256OfLittleEndianFloat64s) {

@@ -11,6 +11,7 @@
 
 #include "base/unique_fd.h"
 #include "plant_abi.h"
+#include "runner/build_command.h"
 #include "runner/controller_process.h"
 #include "runner/line_protocol.h"
 #include "runner/plant_registry.h"
@@ -278,6 +279,9 @@ Expected<TrialSummary> RunTrial(const TrialRequest& request) {
   // controller never finds it missing), after the plant accepted the scenario.
   base::UniqueFd trajectory_file;
   const ControllerStarter start = [&]() -> Expected<std::unique_ptr<Controller>> {
+    // The scenario file is gone and the plant has accepted the scenario:
+    // only now may agent code (the compile of a controller) run.
+    if (!request.build_argv.empty()) PLIMSOLL_RETURN_IF_ERROR(RunBuildCommand(request.build_argv));
     trajectory_file.Reset(open(request.trajectory_path.c_str(),
                                O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
     if (!trajectory_file.valid()) {

@@ -3,12 +3,14 @@
 //   1. PrepareToHoldScenario (undumpable; item 3's probe goes there);
 //   2. TakeScenario: read the scenario file, delete it;
 //   3. create the plant, plant_init with the scenario (a refusal ends here);
-//   4. create the trajectory file;
-//   5. start the controller (the scenario file is already gone; the scenario
-//      is in no argv and no environment);
-//   6. each tick: state line out, answer line in (by the answer deadline),
+//   4. run the build command, if any (build_command.h: it makes the
+//      controller, e.g. compiles controller.c; the scenario file is already
+//      gone, so no agent code runs while it exists); a failed build ends here;
+//   5. create the trajectory file;
+//   6. start the controller (the scenario is in no argv and no environment);
+//   7. each tick: state line out, answer line in (by the answer deadline),
 //      plant_step with the answer, one trajectory row;
-//   7. kill and reap the controller, write the trajectory.
+//   8. kill and reap the controller, write the trajectory.
 //
 // The controller is a child process (controller_process.h); RunTrialInProcess
 // below runs the same trial with a controller in this process.
@@ -20,10 +22,10 @@
 //   if (summary.ok()) std::puts(SummaryJson(*summary).dump().c_str());
 //
 // Errors are for trials that could not run (bad request, unreadable or
-// refused scenario, unwritable trajectory, controller not startable, a
-// broken plant module): whatever the controller does, a trial that ran is a
-// TrialSummary. Thread-safety: one trial per thread at a time (the plant's
-// RunScope); PrepareToHoldScenario changes the whole process.
+// refused scenario, a failed build (IsBuildFailure), unwritable trajectory,
+// controller not startable, a broken plant module): whatever the controller does, a trial that ran
+// is a TrialSummary. Thread-safety: one trial per thread at a time (the plant's RunScope);
+// PrepareToHoldScenario changes the whole process.
 #ifndef PLIMSOLL_SIMS_RUNNER_TRIAL_H_
 #define PLIMSOLL_SIMS_RUNNER_TRIAL_H_
 
@@ -64,6 +66,9 @@ struct TrialRequest {
   std::string scenario_path;    // deleted by the trial; empty: the plant's default scenario
   std::string trajectory_path;  // created or truncated
   std::vector<std::string> controller_argv;
+  // Run to its end before the controller starts, after the scenario is
+  // taken (step 4 above; build_command.h); empty: none.
+  std::vector<std::string> build_argv;
   std::chrono::milliseconds answer_deadline = kAnswerDeadline;  // per tick
   // Benchmarks only: when set, each tick's wall time (state read, the
   // exchange with the controller, the plant's step, the row recorded) is

@@ -22,6 +22,16 @@ Expected<TrialRequest> ParseTrialCommand(const std::vector<std::string>& argumen
       ++at;
       break;
     }
+    if (flag == "--build") {
+      // The build command runs to the next "--", which also ends the options.
+      for (++at; at < arguments.size() && arguments[at] != "--"; ++at) {
+        request.build_argv.push_back(arguments[at]);
+      }
+      if (request.build_argv.empty()) return Bad("--build needs a command before the --.");
+      if (at == arguments.size()) return Bad("the controller's command goes after --.");
+      ++at;
+      break;
+    }
     if (at + 1 >= arguments.size()) return Bad("the option " + flag + " needs a value.");
     const std::string& value = arguments[++at];
     if (flag == "--plant") {

@@ -4,7 +4,10 @@
 // it the same way.
 //
 //   --plant NAME [--scenario FILE] --trajectory OUT [--answer-timeout-ms N]
-//   [--tick-times OUT] -- CONTROLLER [ARGS...]
+//   [--tick-times OUT] [--build COMMAND [ARGS...]] -- CONTROLLER [ARGS...]
+//
+// --build is the last option: its command is every argument up to the "--"
+// that starts the controller's (so it holds no "--" of its own).
 //
 // Usage:
 //   Expected<TrialRequest> request = ParseTrialCommand({argv + 1, argv + argc});
@@ -22,11 +25,13 @@ namespace plimsoll::sims {
 
 inline constexpr char kTrialUsage[] =
     "usage: plimsoll-trial --plant NAME [--scenario FILE] --trajectory OUT "
-    "[--answer-timeout-ms N] [--tick-times OUT] -- CONTROLLER [ARGS...]\n";
+    "[--answer-timeout-ms N] [--tick-times OUT] [--build COMMAND [ARGS...]] "
+    "-- CONTROLLER [ARGS...]\n";
 
 // The arguments after the program's name. Errors (kInvalidArgument, one
 // sentence): an unknown option, an option without its value, a bad
-// --answer-timeout-ms, --plant or --trajectory missing, no controller.
+// --answer-timeout-ms, --plant or --trajectory missing, --build without a
+// command, no controller.
 Expected<TrialRequest> ParseTrialCommand(const std::vector<std::string>& arguments);
 
 }  // namespace plimsoll::sims

@@ -1,7 +1,7 @@
 // plimsoll-trial: runs one exam trial (SPEC §10; docs/exams.md).
 //
 //   plimsoll-trial --plant NAME [--scenario FILE] --trajectory OUT
-//                  [--answer-timeout-ms N] -- CONTROLLER [ARGS...]
+//                  [--answer-timeout-ms N] [--build COMMAND [ARGS...]] -- CONTROLLER [ARGS...]
 //
 //   --plant NAME            a linked-in plant (cartpole)
 //   --scenario FILE         the scenario JSON ({"plant": NAME, "parameters": [...]});
@@ -10,14 +10,20 @@
 //   --trajectory OUT        where the trajectory (little-endian float64 rows) is written
 //   --answer-timeout-ms N   the per-tick answer deadline (default 2000; 1..600000)
 //   --tick-times OUT        benchmarks: each tick's wall time, little-endian float64 seconds
+//   --build COMMAND [ARGS...] --
+//                           run COMMAND to its end after the scenario is read and
+//                           deleted, before the controller starts (a C controller's
+//                           compile: build_command.h); the last option
 //   CONTROLLER [ARGS...]    the controller's command (searched on PATH without a '/')
 //
 // Prints one JSON summary line on stdout. Exit status: 0 when the trial ran,
 // whatever its outcome (see "ended"); 2 for usage errors; 3 for a scenario
 // that could not be read or that the plant refused; 4 when the controller
 // could not be started or the trajectory file created, or when a process
-// of the runner's user could read it (same_user_probe.h); 70 when the plant
-// module itself failed. Each non-zero exit writes one line on stderr.
+// of the runner's user could read it (same_user_probe.h); 5 when the build
+// command did not exit 0; 70 when the plant module itself failed. Each
+// non-zero exit writes one line on stderr (after a failed build, after the
+// build's own messages).
 #include <signal.h>
 #include <unistd.h>
 
@@ -27,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runner/build_command.h"
 #include "runner/plant_registry.h"
 #include "runner/trial.h"
 #include "runner/trial_command.h"
@@ -36,6 +43,7 @@ namespace {
 constexpr int kUsageError = 2;
 constexpr int kScenarioError = 3;
 constexpr int kStartError = 4;
+constexpr int kBuildError = 5;
 constexpr int kInternalError = 70;  // EX_SOFTWARE
 
 }  // namespace
@@ -67,6 +75,7 @@ int main(int argc, char** argv) {
   if (!summary.ok()) {
     const plimsoll::Error& error = summary.error();
     std::fprintf(stderr, "plimsoll-trial: %s\n", error.message().c_str());
+    if (sims::IsBuildFailure(error)) return kBuildError;
     if (error.code() == plimsoll::ErrorCode::kInvalidArgument) return kScenarioError;
     if (error.code() == plimsoll::ErrorCode::kFailedPrecondition) return kStartError;
     return kInternalError;

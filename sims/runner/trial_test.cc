@@ -60,8 +60,11 @@ class TrialTest : public ::testing::Test {
 
   std::string Path(const std::string& name) const { return directory_ + "/" + name; }
 
+  // Written as the user the trial runs as (the runner takes a scenario file
+  // of its own user only).
   void WriteFile(const std::string& name, const std::string& text) {
     std::ofstream(Path(name)) << text;
+    EXPECT_TRUE(testing::GiveToUnprivileged(Path(name))) << name;
   }
   std::string ReadFile(const std::string& path) {
     std::ifstream in(path, std::ios::binary);

@@ -16,6 +16,11 @@ bool BecomeUnprivileged() {
          setresuid(kUnprivilegedId, kUnprivilegedId, kUnprivilegedId) == 0;
 }
 
+bool GiveToUnprivileged(const std::string& path) {
+  if (geteuid() != 0) return true;
+  return chown(path.c_str(), kUnprivilegedId, kUnprivilegedId) == 0;
+}
+
 std::string InChild(const std::function<std::string()>& body) {
   int answer[2];
   if (pipe2(answer, O_CLOEXEC) != 0) return "child failed";

@@ -24,6 +24,11 @@ inline constexpr uid_t kUnprivilegedId = 65534;
 // False if a switch failed.
 bool BecomeUnprivileged();
 
+// As root, gives `path` to kUnprivilegedId (the runner takes a scenario
+// file only from its own user, as a sandbox's project files are the step
+// user's); otherwise nothing. False if the chown failed.
+bool GiveToUnprivileged(const std::string& path);
+
 // Runs `body` in a forked child and returns what it returned, so that it may
 // change process-wide state (uid, dumpability) without touching the test.
 // "child failed" if the child died without answering.

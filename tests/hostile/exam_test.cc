@@ -8,6 +8,21 @@
 // The scenario file spells one parameter as no runner output ever would
 // ("0.01234567890123450": the shortest spelling has no trailing zero), so
 // seeing those bytes anywhere means the file's contents leaked.
+//
+// C controllers (the second half): the compile of controller.c is the
+// agent's code too. The runner runs it (plimsoll-trial --build plimsoll-cc
+// ...) only after it has read and deleted the scenario file, so an
+// `#include "scenario.json"` (which would print the file in clang's error on
+// stderr) and an `.incbin "scenario.json"` (which would embed it in the
+// module, and the module could answer its bytes as forces) find nothing and
+// the build fails (exit 5). A second name for the file made by an earlier
+// step (a hard link) or a symlink in its place makes the runner refuse the
+// scenario (exit 3) before it builds or starts anything. Each verdict: the
+// file's bytes appear in no output, no artifact and no force the plant
+// applied.
+#include <cmath>
+#include <cstring>
+
 #include "hostile/hostile.h"
 
 namespace plimsoll::hostile {
@@ -168,6 +183,198 @@ const Program kExamPrograms[] = {{
                 }},
 }};
 PLIMSOLL_HOSTILE_PROGRAMS(Exam, kExamPrograms);
+
+// The scenario file's marker (kScenario spells it so; no runner output would).
+const std::string kMarker = "0.01234567890123450";
+
+// A C law that answers the bytes of `leaked` (NUL-terminated), one per tick,
+// as forces of byte/65536 N: were the scenario compiled in, the trajectory's
+// applied forces would carry it back.
+const std::string kLeakingLaw =
+    "double control(double x, double v, double theta, double omega, int k) {\n"
+    "  (void)x; (void)v; (void)theta; (void)omega;\n"
+    "  int n = 0;\n"
+    "  while (leaked[n] != 0) ++n;\n"
+    "  return k < n ? leaked[k] / 65536.0 : 0.0;\n"
+    "}\n";
+
+// controller.c embedding FILE with the assembler's .incbin.
+std::string IncbinController(const std::string& file) {
+  return "__asm__(\".section .rodata.leaked,\\\"\\\",@\\n.globl leaked\\n"
+         ".type leaked,@object\\nleaked:\\n.incbin \\\"" +
+         file +
+         "\\\"\\n.byte 0\\n.size leaked, . - leaked\\n\");\n"
+         "extern const unsigned char leaked[];\n" +
+         kLeakingLaw;
+}
+
+// The project's trial step: the scenario hidden, controller.c compiled by the
+// runner once it is gone, the module as the controller.
+const std::vector<std::string> kCTrialStep = {"plimsoll-trial",
+                                              "--plant",
+                                              "cartpole",
+                                              "--scenario",
+                                              "scenario.json",
+                                              "--trajectory",
+                                              "trajectory.f64",
+                                              "--build",
+                                              "plimsoll-cc",
+                                              "--plant",
+                                              "cartpole",
+                                              "controller.c",
+                                              "-o",
+                                              "controller.wasm",
+                                              "--",
+                                              "plimsoll-wasm-controller",
+                                              "controller.wasm"};
+
+// Every byte the run gave back: each step's output, the run's, every
+// artifact, and the forces the plant applied decoded as kLeakingLaw encodes.
+void ExpectTheScenarioNowhere(const Result& result) {
+  std::vector<std::pair<std::string, std::string>> outputs = {{"stdout", result.stdout_bytes},
+                                                              {"stderr", result.stderr_bytes}};
+  for (size_t i = 0; i < result.steps.size(); ++i) {
+    outputs.push_back({"step " + std::to_string(i) + " stdout", result.steps[i].stdout_bytes});
+    outputs.push_back({"step " + std::to_string(i) + " stderr", result.steps[i].stderr_bytes});
+  }
+  for (const Artifact& artifact : result.artifacts) {
+    outputs.push_back({artifact.path, artifact.content});
+    std::string forces;  // column 4 of each 5-double row: F as applied
+    for (size_t at = 4 * 8; at + 8 <= artifact.content.size(); at += 5 * 8) {
+      double force;
+      std::memcpy(&force, artifact.content.data() + at, sizeof force);
+      const double byte = std::round(force * 65536.0);
+      if (byte > 0 && byte < 256) forces.push_back(static_cast<char>(byte));
+    }
+    outputs.push_back({artifact.path + " (forces as bytes)", forces});
+  }
+  for (const auto& [where, bytes] : outputs) {
+    EXPECT_EQ(bytes.find(kMarker), std::string::npos) << "the scenario leaked into " << where;
+  }
+}
+
+// The runner's own line in the trial step's stderr.
+void ExpectRunnerSaid(const Result& result, const std::string& words) {
+  ASSERT_FALSE(result.steps.empty());
+  EXPECT_NE(result.steps.back().stderr_bytes.find(words), std::string::npos)
+      << "the trial step's stderr does not say \"" << words
+      << "\": " << result.steps.back().stderr_bytes;
+}
+
+// gVisor: the runner refuses at its proof, before it reads the scenario or
+// builds anything (as AControllerFindsNoHiddenScenario says).
+GvisorVerdict RefusedUnderGvisor(size_t steps) {
+  return GvisorVerdict{
+      .difference =
+          "the runner's proof fails under gVisor (google/gvisor#160), so it refuses "
+          "before it reads the scenario or runs the build",
+      .outcome = ProjectOutcome::kCompleted,
+      .exit_code = 4,
+      .step_count = steps,
+      .stdout_lines = {},
+      .check =
+          [](const Result& result, const Description&) {
+            ExpectTheScenarioNowhere(result);
+            ExpectRunnerSaid(result, "can read it (/proc/PID/environ, /proc/PID/fd/N");
+          },
+  };
+}
+
+const Program kCExamPrograms[] = {
+    {
+        .name = "ACControllersIncludeOfTheScenarioFindsNothing",
+        .verdict = "controller.c does #include \"scenario.json\"; the runner compiles it only "
+                   "after deleting the file, so clang says the file is not found, the build fails "
+                   "(exit 5) with the compiler's message on stderr, and the scenario's bytes are "
+                   "in no output",
+        .steps = {kCTrialStep},
+        .files = {{"scenario.json", kScenario},
+                  {"controller.c",
+                   "static const unsigned char leaked[] = {\n"
+                   "#include \"scenario.json\"\n"
+                   "};\n" +
+                       kLeakingLaw}},
+        .artifacts = {"trajectory.f64"},
+        .timeout_ms = 120'000,
+        .exit_code = 5,
+        .step_count = 1,
+        .check =
+            [](const Result& result, const Description&) {
+              ExpectTheScenarioNowhere(result);
+              ExpectRunnerSaid(result, "'scenario.json' file not found");
+              ExpectRunnerSaid(result, "plimsoll-trial: The build command plimsoll-cc exited 1");
+            },
+        .under_gvisor = RefusedUnderGvisor(1),
+    },
+    {
+        .name = "ACControllersIncbinOfTheScenarioFindsNothing",
+        .verdict = "controller.c embeds scenario.json with .incbin and answers its bytes as "
+                   "forces; the runner compiles it only after deleting the file, so the assembler "
+                   "finds no file, the build fails (exit 5), and the scenario's bytes are in no "
+                   "output and no force",
+        .steps = {kCTrialStep},
+        .files = {{"scenario.json", kScenario},
+                  {"controller.c", IncbinController("scenario.json")}},
+        .artifacts = {"trajectory.f64"},
+        .timeout_ms = 120'000,
+        .exit_code = 5,
+        .step_count = 1,
+        .check =
+            [](const Result& result, const Description&) {
+              ExpectTheScenarioNowhere(result);
+              ExpectRunnerSaid(result, "Could not find incbin file 'scenario.json'");
+              ExpectRunnerSaid(result, "plimsoll-trial: The build command plimsoll-cc exited 1");
+            },
+        .under_gvisor = RefusedUnderGvisor(1),
+    },
+    {
+        .name = "AHardLinkToTheScenarioFromAnEarlierStepIsRefused",
+        .verdict = "an earlier step links scenario.json as kept.json (which would outlive the "
+                   "runner's delete) and controller.c embeds kept.json; the runner sees two links "
+                   "and refuses the scenario before reading it (exit 3): nothing is built, no "
+                   "controller starts, the scenario's bytes are in no output",
+        .steps = {{"python3", "-c", "import os; os.link('scenario.json', 'kept.json')"},
+                  kCTrialStep},
+        .files = {{"scenario.json", kScenario}, {"controller.c", IncbinController("kept.json")}},
+        .artifacts = {"trajectory.f64"},
+        .timeout_ms = 120'000,
+        .exit_code = 3,
+        .step_count = 2,
+        .check =
+            [](const Result& result, const Description&) {
+              ExpectTheScenarioNowhere(result);
+              ExpectRunnerSaid(result, "The scenario file scenario.json has 2 links");
+              EXPECT_TRUE(result.artifacts.empty() || result.artifacts[0].content.empty())
+                  << "a trial ran";
+            },
+        .under_gvisor = RefusedUnderGvisor(2),
+    },
+    {
+        .name = "ASymlinkInPlaceOfTheScenarioIsRefused",
+        .verdict = "an earlier step moves scenario.json to real.json and puts a symlink to it in "
+                   "its place, and controller.c embeds real.json; the runner does not follow the "
+                   "link and refuses the scenario (exit 3): nothing is built, no controller "
+                   "starts, the scenario's bytes are in no output",
+        .steps = {{"python3", "-c",
+                   "import os; os.rename('scenario.json', 'real.json'); "
+                   "os.symlink('real.json', 'scenario.json')"},
+                  kCTrialStep},
+        .files = {{"scenario.json", kScenario}, {"controller.c", IncbinController("real.json")}},
+        .artifacts = {"trajectory.f64"},
+        .timeout_ms = 120'000,
+        .exit_code = 3,
+        .step_count = 2,
+        .check =
+            [](const Result& result, const Description&) {
+              ExpectTheScenarioNowhere(result);
+              ExpectRunnerSaid(result, "The scenario file scenario.json cannot be opened");
+              EXPECT_TRUE(result.artifacts.empty() || result.artifacts[0].content.empty())
+                  << "a trial ran";
+            },
+        .under_gvisor = RefusedUnderGvisor(2),
+    },
+};
+PLIMSOLL_HOSTILE_PROGRAMS(CExam, kCExamPrograms);
 
 }  // namespace
 }  // namespace plimsoll::hostile

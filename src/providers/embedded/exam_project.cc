@@ -144,6 +144,11 @@ Expected<Result> RunExamProject(const ProjectPayload& project, Clock::time_point
                   "plimsoll-trial: " + request.error().message() + "\n" + sims::kTrialUsage, start,
                   limits);
   }
+  if (!request->build_argv.empty()) {
+    return Unsupported(
+        "with a JavaScript controller only; a build command (--build " + request->build_argv[0] +
+        ", e.g. a C controller's compile) runs an image program, and this provider has none.");
+  }
   const std::vector<std::string>& controller = request->controller_argv;
   if (controller.size() != 3 || !Named(controller[0], "qjs") || controller[1] != "--controller") {
     return Unsupported(

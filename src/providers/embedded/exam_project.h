@@ -15,7 +15,8 @@
 //
 // Not served here (refused `unsupported`, nothing ran): any other project,
 // a controller that is not `qjs --controller FILE` (no Python, no other qjs
-// options), a granted exam. The project's deadline bounds the trial: past
+// options), a build command (`--build`: a C controller's compile), a
+// granted exam. The project's deadline bounds the trial: past
 // it the step is 124 and timed out, as a killed step is.
 #ifndef PLIMSOLL_PROVIDERS_EMBEDDED_EXAM_PROJECT_H_
 #define PLIMSOLL_PROVIDERS_EMBEDDED_EXAM_PROJECT_H_

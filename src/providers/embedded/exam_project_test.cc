@@ -45,6 +45,21 @@ TEST(ExamProject, ControllersOtherThanQjsAreRefusedWithNothingRun) {
   }
 }
 
+// A build command (a C controller's compile, --build) runs an image
+// program: refused, even with a qjs controller after it.
+TEST(ExamProject, ABuildCommandIsRefusedWithNothingRun) {
+  ProjectPayload project = Exam({"qjs", "--controller", "controller.js"});
+  project.steps[0] = {"plimsoll-trial", "--plant", "cartpole", "--trajectory", "trajectory.f64",
+                      "--build",        "true",    "--",       "qjs",          "--controller",
+                      "controller.js"};
+  ASSERT_TRUE(IsExamProject(project));
+  Expected<Result> result = RunExamProject(project, Clock::now() + 5s, Limits{});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().not_dispatched(), NotDispatched::kUnsupported);
+  EXPECT_NE(result.error().message().find("--build"), std::string::npos)
+      << result.error().message();
+}
+
 TEST(ExamProject, UsageErrorsAreExitTwoAsFromTheCommand) {
   ProjectPayload project = Exam({"qjs", "--controller", "controller.js"});
   project.steps[0] = {"plimsoll-trial", "--plant", "cartpole", "--bogus", "1", "--", "qjs"};
