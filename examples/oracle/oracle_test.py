@@ -3,7 +3,8 @@
 build's guest image) and checks the report in headless Chromium: it renders, the replay animates
 (its frame counter moves), the browser recomputes all three fingerprints from the embedded
 trajectories and they match, and the numbers the page shows equal the runner's JSON
-(report.json, written from the runners' own summaries): the draft's failure time above all.
+(report.json, written from the runners' own summaries): the draft's failure time above all, which
+is the published figure, 5.96 s (tick 596) from θ0 = 0.2 rad, the scenario the page states.
 
     oracle_test.py PLIMSOLLD IMAGE
 
@@ -43,6 +44,15 @@ def main():
             problems.append(f"the accepted controller did not finish twice alike: {accepted} {second}")
         if not (draft["ended"] == "failed" and draft["fingerprint"] != accepted["fingerprint"]):
             problems.append(f"the draft did not fail with its own fingerprint: {draft}")
+        # The published figure: the draft drops the pole at 5.96 s from the published scenario.
+        if not (draft["ticks"] == 596 and draft["ended_at_seconds"] == 5.96):
+            problems.append(f"the draft did not fall at 5.96 s (tick 596): {draft}")
+        with open(os.path.join(scratch, "report.json")) as f:
+            scenario = json.load(f).get("scenario")
+        if scenario != {"plant": "cartpole", "parameters": [0, 0, 0.2, 0]}:
+            problems.append(f"the oracle's scenario is {scenario}, not the published example's")
+        if len({run["summary"]["scenario_sha256"] for run in runs}) != 1:
+            problems.append("the three runs had different scenarios")
         with open(report, encoding="utf-8") as f:
             page = f.read()
         if refers_outside(page):
@@ -64,6 +74,11 @@ def main():
                             f"the runner {draft['ended_at_seconds']} s")
         if text_of(dom, "draft-ended") != draft["ended"] or text_of(dom, "draft-ticks") != str(draft["ticks"]):
             problems.append("the page's draft ending or tick differs from the runner's")
+        if (text_of(dom, "scenario-theta") != "0.2"
+                or text_of(dom, "scenario-parameters") != "0, 0, 0.2, 0"
+                or text_of(dom, "scenario-digest") != accepted["scenario_sha256"]):
+            problems.append("the page does not state the scenario the runs were sent: "
+                            f"{text_of(dom, 'scenario-parameters')!r}, {text_of(dom, 'scenario-digest')!r}")
         for index, run in enumerate(runs):
             row = re.search(r'<tr id="run-%d"[^>]*>(.*?)</tr>' % index, dom, re.S)
             if not row:

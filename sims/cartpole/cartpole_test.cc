@@ -219,6 +219,46 @@ TEST(CartPolePlant, TheDraftWithFlippedSignsDropsThePole) {
   RecordProperty("draft_fall_tick", trial.ticks);
 }
 
+// The published figure (docs/exams.md, "The oracle"): the draft with the
+// two sign errors drops the pole at 5.96 s when the pole starts at 0.2 rad
+// (x0 = v0 = ω0 = 0), the scenario the oracle sends; the accepted
+// controller balances from there too. Checked against the independent model
+// (host libm), which must fall on the same tick.
+TEST(CartPolePlant, FromPointTwoRadiansTheDraftFallsAt596Seconds) {
+  const std::vector<double> oracle = {0, 0, 0.2, 0};
+  CartPolePlant plant;
+  ASSERT_TRUE(plant.ok());
+  const Trial draft = RunTrial(plant, oracle, Draft);
+  EXPECT_EQ(draft.end, PLANT_FAILED);
+  EXPECT_EQ(draft.ticks, 596);
+  EXPECT_EQ(draft.score, 5.95);
+
+  ReferenceCartPole reference = {0, 0, 0.2, 0};
+  int reference_ticks = 0;
+  for (bool fallen = false; !fallen && reference_ticks < kEndTicks; ++reference_ticks) {
+    fallen =
+        reference.Tick(Draft({reference.x, reference.v, reference.theta, reference.omega})) != 0;
+  }
+  EXPECT_EQ(reference_ticks, draft.ticks) << "the independent model falls on another tick";
+
+  const Trial accepted = RunTrial(plant, oracle, Accepted);
+  EXPECT_EQ(accepted.end, PLANT_FINISHED);
+  EXPECT_EQ(accepted.ticks, kEndTicks);
+  EXPECT_EQ(accepted.score, 20.0);
+  double largest_angle = 0, largest_position = 0;
+  for (size_t row = 0; row < accepted.rows.size(); row += 5) {
+    largest_position = std::fmax(largest_position, std::fabs(accepted.rows[row]));
+    largest_angle = std::fmax(largest_angle, std::fabs(accepted.rows[row + 2]));
+  }
+  Report(
+      "theta0 = 0.2 rad: draft falls on tick %d (t = %.2f s; reference tick %d), score %.2f, "
+      "final x = %.4f m, v = %.4f m/s; accepted %d ticks, score %.2f, largest |theta| %.4f rad, "
+      "largest |x| %.4f m, rows FNV-1a %016llx",
+      draft.ticks, draft.ticks * 0.01, reference_ticks, draft.score, draft.final_state[0],
+      draft.final_state[1], accepted.ticks, accepted.score, largest_angle, largest_position,
+      static_cast<unsigned long long>(Fnv1aOfRows(accepted.rows)));
+}
+
 TEST(CartPolePlant, ClampsTheForceAndReportsItAsApplied) {
   CartPolePlant plant;
   ASSERT_TRUE(plant.ok());

@@ -226,6 +226,33 @@ TEST_F(TrialTest, TheDraftDropsThePoleOnTick799) {
   std::printf("[ report   ] draft: %s\n", SummaryJson(draft).dump().c_str());
 }
 
+// The oracle's scenario (examples/oracle, docs/exams.md "The oracle"): the
+// published example's, the pole released from rest at 0.2 rad. The draft
+// drops it at 5.96 s, the published figure; the accepted controller
+// balances and gives the same fingerprint twice. The fingerprints are the
+// ones the oracle's report shows.
+TEST_F(TrialTest, TheOraclesScenarioDropsTheDraftAtTheFiguresTime) {
+  const std::string scenario = "[0, 0, 0.2, 0]";
+  const TrialSummary first = Run(Request(Controller(kAccepted), scenario));
+  const TrialSummary second = Run(Request(Controller(kAccepted), scenario));
+  const TrialSummary draft = Run(Request(Controller(kDraft), scenario));
+  EXPECT_EQ(TrialEndName(first.ended), "finished");
+  EXPECT_EQ(first.ticks, 2000);
+  EXPECT_EQ(first.score, 20.0);
+  EXPECT_EQ(second.fingerprint, first.fingerprint);
+  EXPECT_EQ(first.fingerprint, "3cd54e1c5721b38d8e9300c5936fa572cabd0bc14ca81194956afe0c949b3445");
+  EXPECT_EQ(TrialEndName(draft.ended), "failed");
+  EXPECT_EQ(draft.ticks, 596);
+  EXPECT_EQ(draft.ended_at_seconds, 5.96);
+  EXPECT_EQ(draft.score, 5.95);
+  EXPECT_EQ(draft.fingerprint, "e374be5654b2f1946977440ba76403d6b6efd4e3a5697f302776e0c51deff691");
+  EXPECT_EQ(draft.scenario_sha256, first.scenario_sha256);
+  EXPECT_EQ(first.scenario_sha256,
+            "83701aa673ccc5f792d2d516764d65db7833e0edde10488b9597095fcbd217bf");
+  std::printf("[ report   ] oracle scenario: accepted %s; draft %s\n",
+              SummaryJson(first).dump().c_str(), SummaryJson(draft).dump().c_str());
+}
+
 TEST_F(TrialTest, TheSummaryHasEveryField) {
   const nlohmann::json json = SummaryJson(Run(Request(Controller(OnTick(3, "return 'nan'")))));
   for (const char* field : {"plant", "scenario_sha256", "ticks", "ended", "ended_at_seconds",
