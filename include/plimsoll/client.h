@@ -150,14 +150,27 @@ class Client {
   // Client keeps it until CloseSession), whatever floor the call asks: an
   // on-path rewriter can lower a cell's tier and recompute every digest, and
   // only a floor catches that. A session opened by another Client is held
-  // only to each call's own minimum_isolation. `chain` starts empty
+  // only to each call's own minimum_isolation, unless the caller tells this
+  // Client its floor with SetSessionFloor. `chain` starts empty
   // (ChainState{}) for a new session and is advanced only by answers that
   // pass. CloseSession checks that the close names the chain's last record
-  // and call count (kDataLoss if not).
+  // and call count (kDataLoss if not), and forgets the session's floor.
   Expected<SessionInfo> OpenSession(const SessionOpenRequest& request);
   Expected<Result> RunInSession(std::string_view session_id, const Request& request,
                                 ChainState& chain);
   Expected<SessionClose> CloseSession(std::string_view session_id, const ChainState& chain);
+
+  // For a session opened elsewhere (by another Client, or another process:
+  // the CLI's `plimsoll session run` opens a Client per command): `floor` is
+  // the minimum_isolation the session was opened with ("process",
+  // "container", "kernel" or "vm"), and from now until CloseSession every
+  // RunInSession answer of `session_id` is held to it exactly as if this
+  // Client had opened the session; it replaces any floor held for that
+  // session. Sends nothing. The floor must come from where the opener kept
+  // it, never from the daemon's answers (an on-path rewriter writes those).
+  // Refusal(kRequest) for an ID that is not 32 lowercase hex digits or a
+  // name that is not one of those four tiers ("" included).
+  Status SetSessionFloor(std::string_view session_id, std::string_view floor);
 
   // GET /v1/describe.
   Expected<DaemonDescription> Describe();

@@ -20,6 +20,7 @@
 #include "plimsoll/client.h"
 #include "plimsoll/record.h"
 #include "plimsoll/session.h"
+#include "plimsoll/tier.h"
 
 namespace plimsoll::cli {
 namespace {
@@ -28,6 +29,9 @@ namespace {
 struct ChainFile {
   std::string daemon;
   ChainState chain;
+  // The floor the session was opened with ("" for none): each command opens
+  // a new Client, which knows it only from here (Client::SetSessionFloor).
+  std::string floor;
 };
 
 std::string StateDirectory(const SessionCommandOptions& options) {
@@ -70,10 +74,11 @@ Status WriteChain(const SessionCommandOptions& options, const ChainFile& file) {
   PLIMSOLL_RETURN_IF_ERROR(MakePrivateDirectories(SessionsDirectory(options)));
   std::string path = ChainPath(options, file.chain.session_sha256);
   std::string partial = path + ".partial";
-  std::string text =
-      "daemon " + file.daemon + "\nsession_sha256 " + file.chain.session_sha256 +
-      "\nlast_sequence " + std::to_string(file.chain.last_sequence) + "\nlast_record_sha256 " +
-      (file.chain.last_record_sha256.empty() ? "-" : file.chain.last_record_sha256) + "\n";
+  std::string text = "daemon " + file.daemon + "\nsession_sha256 " + file.chain.session_sha256 +
+                     "\nlast_sequence " + std::to_string(file.chain.last_sequence) +
+                     "\nlast_record_sha256 " +
+                     (file.chain.last_record_sha256.empty() ? "-" : file.chain.last_record_sha256) +
+                     "\nfloor " + (file.floor.empty() ? "-" : file.floor) + "\n";
   int fd = open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return StateError("Cannot write " + partial, errno);
   bool written =
@@ -102,8 +107,13 @@ Expected<ChainFile> ReadChain(const SessionCommandOptions& options,
     if (key == "session_sha256") file.chain.session_sha256 = value;
     if (key == "last_sequence") file.chain.last_sequence = std::strtoll(value.c_str(), nullptr, 10);
     if (key == "last_record_sha256") file.chain.last_record_sha256 = value == "-" ? "" : value;
+    if (key == "floor") file.floor = value == "-" ? "" : value;
   }
-  if (file.chain.session_sha256 != session_sha256 || file.chain.last_sequence < 0) {
+  // A floor that is not one a session can be opened with is an edited file,
+  // not a looser check. (A file from before the floor was kept has none.)
+  std::optional<Tier> floor = ParseTier(file.floor);
+  bool floor_ok = file.floor.empty() || (floor && IsRunnableTier(*floor));
+  if (file.chain.session_sha256 != session_sha256 || file.chain.last_sequence < 0 || !floor_ok) {
     return Failure(ErrorCode::kDataLoss, "The session's chain file " + path + " is damaged.");
   }
   return file;
@@ -118,7 +128,9 @@ int Open(const SessionCommandOptions& options, Client& client, std::ostream& out
   request.options.idle_timeout_ms = options.idle_timeout_ms;
   auto info = client.OpenSession(request);
   if (!info.ok()) return ReportError(info.error(), false, out, err);
-  ChainFile file{options.daemon.url, ChainState{SessionIdDigest(info->id), 0, ""}};
+  // The floor is the one asked, as the Client that opened the session holds
+  // it: every later command's Client is told it (RunCell).
+  ChainFile file{options.daemon.url, ChainState{SessionIdDigest(info->id), 0, ""}, options.floor};
   if (Status saved = WriteChain(options, file); !saved.ok()) {
     err << "plimsoll session: " << saved.error().ToString()
         << " (the session is open; close it with `plimsoll session close`)\n";
@@ -153,6 +165,14 @@ int RunCell(const SessionCommandOptions& options, Client& client, std::ostream& 
   if (!code.ok()) return ReportError(code.error(), options.json, out, err);
   auto file = ReadChain(options, SessionIdDigest(options.id));
   if (!file.ok()) return ReportError(file.error(), options.json, out, err);
+  // This Client did not open the session: without the floor it was opened
+  // with, a cell's tier lowered on the path (every digest recomputed) would
+  // be believed.
+  if (!file->floor.empty()) {
+    if (Status held = client.SetSessionFloor(options.id, file->floor); !held.ok()) {
+      return ReportError(held.error(), options.json, out, err);
+    }
+  }
   Request request;
   request.timeout_ms = options.timeout_ms;
   request.cell = CellPayload{options.lang, *code};

@@ -15,10 +15,14 @@
 // chain lives in a file per session under the state directory
 // (--state-dir, else $PLIMSOLL_STATE_DIR, else $XDG_STATE_HOME/plimsoll,
 // else ~/.local/state/plimsoll): sessions/<SHA-256 of the ID>, mode 0600,
-// holding the daemon's URL, the last sequence and the last record's
-// digest, never the ID (a bearer secret). `close` checks the daemon's close
-// against it and removes it; `list` shows the sessions this user opened with
-// the CLI and has not closed (by the digest of their ID).
+// holding the daemon's URL, the last sequence, the last record's digest and
+// the floor `open` asked (--floor), never the ID (a bearer secret). `run`
+// gives that floor to its Client (Client::SetSessionFloor), so every cell's
+// answer is held to it as within one process: a tier below it is data_loss,
+// exit 4, and a floor in the file that is not a tier makes the file damaged.
+// `close` checks the daemon's close against it and removes it; `list` shows
+// the sessions this user opened with the CLI and has not closed (by the
+// digest of their ID).
 //
 // Output and exit statuses as `plimsoll run` (docs/cli.md); `open` prints
 // the ID alone on stdout and the provider and tier on stderr.

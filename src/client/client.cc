@@ -7,6 +7,7 @@
 #include <cctype>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include "client/answer_check.h"
@@ -122,6 +123,21 @@ class Client::Impl {
     return closed;
   }
 
+  Status SetSessionFloor(std::string_view session_id, std::string_view floor) {
+    if (!IsSessionId(session_id)) {
+      return BadOption("A session ID is 32 lowercase hex digits, as POST /v1/sessions gave it.");
+    }
+    // The tiers a request may ask as a floor: none and unknown are met by
+    // nothing, so they could only make every answer data_loss.
+    std::optional<Tier> tier = ParseTier(floor);
+    if (!tier || !IsRunnableTier(*tier)) {
+      return BadOption("A session's floor is process, container, kernel or vm.");
+    }
+    std::lock_guard lock(mutex_);
+    session_floors_[std::string(session_id)] = std::string(floor);
+    return Status::Ok();
+  }
+
   Expected<DaemonDescription> Describe() {
     std::lock_guard lock(mutex_);
     auto sent =
@@ -195,8 +211,9 @@ class Client::Impl {
   ClientOptions options_;
   std::mutex mutex_;
   std::unique_ptr<client::HttpConnection> connection_;
-  // Session ID -> the floor it was opened with here, for every session this
-  // client opened with a floor and has not closed. Guarded by mutex_.
+  // Session ID -> the floor it was opened with, for every session this
+  // client opened with a floor, or was told the floor of (SetSessionFloor),
+  // and has not closed. Guarded by mutex_.
   std::map<std::string, std::string, std::less<>> session_floors_;
 };
 
@@ -235,6 +252,10 @@ Expected<Result> Client::RunInSession(std::string_view session_id, const Request
 
 Expected<SessionClose> Client::CloseSession(std::string_view session_id, const ChainState& chain) {
   return impl_->CloseSession(session_id, chain);
+}
+
+Status Client::SetSessionFloor(std::string_view session_id, std::string_view floor) {
+  return impl_->SetSessionFloor(session_id, floor);
 }
 
 Expected<DaemonDescription> Client::Describe() {

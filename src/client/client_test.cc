@@ -202,6 +202,66 @@ TEST(ClientTest, ATierBelowTheFloorIsDataLoss) {
       << result.error().message();
 }
 
+// A daemon's (or an on-path rewriter's) answer to the first call of session
+// kOtherId at tier `tier`, with every digest and the chain link intact.
+Reply FirstSessionCallAnswer(const SeenRequest& seen, Tier tier) {
+  Expected<Request> request = ParseRequestJson(seen.body);
+  if (!request.ok()) throw std::runtime_error("the client sent " + request.error().ToString());
+  Result result;
+  result.provider = "fake";
+  result.isolation = tier;
+  result.environment = "sha256:fake";
+  result.kind = PayloadKind::kCell;
+  result.duration_ms = 2;
+  result.record = MakeRecord(*request, result, "sha256:policy", {1000, 1002},
+                             SessionLink{SessionIdDigest(kOtherId), 1, ""});
+  return {.bytes = RawResponse(200, {{"Plimsoll-Request-Id", seen.Header("plimsoll-request-id")}},
+                               ResultToJson(result))};
+}
+
+TEST(ClientTest, ASessionFloorToldByTheCallerHoldsEveryCallOfThatSession) {
+  // The session was opened elsewhere (another Client, another process) with
+  // floor container; this Client only hears of it through SetSessionFloor.
+  FakeDaemon daemon(
+      [](const SeenRequest& seen) { return FirstSessionCallAnswer(seen, Tier::kProcess); });
+  Client client = OpenOrDie(daemon.url());
+  Request cell;  // a cell asks no floor of its own
+  cell.cell = CellPayload{"javascript", "6 * 7"};
+
+  ChainState unheld;
+  ASSERT_TRUE(client.RunInSession(kOtherId, cell, unheld).ok())
+      << "without a floor, a process-tier answer meets every check";
+
+  ASSERT_TRUE(client.SetSessionFloor(kOtherId, "container").ok());
+  ChainState chain;
+  Expected<Result> lowered = client.RunInSession(kOtherId, cell, chain);
+  ASSERT_FALSE(lowered.ok()) << "a cell below the floor the caller gave was believed";
+  EXPECT_EQ(lowered.error().code(), ErrorCode::kDataLoss);
+  EXPECT_FALSE(NotDispatchedReason(lowered.error()).has_value());
+  EXPECT_NE(lowered.error().message().find("below the floor \"container\" the session was opened"),
+            std::string::npos)
+      << lowered.error().message();
+  EXPECT_EQ(chain.last_sequence, 0);
+
+  // A later SetSessionFloor replaces the floor.
+  ASSERT_TRUE(client.SetSessionFloor(kOtherId, "process").ok());
+  EXPECT_TRUE(client.RunInSession(kOtherId, cell, chain).ok());
+}
+
+TEST(ClientTest, SetSessionFloorRefusesWhatIsNotASessionOrAFloor) {
+  FakeDaemon daemon([](const SeenRequest& seen) { return HonestRunAnswer(seen); });
+  Client client = OpenOrDie(daemon.url());
+  for (std::string_view floor : {"", "none", "unknown", "Container", "bogus"}) {
+    Status set = client.SetSessionFloor(kOtherId, floor);
+    ASSERT_FALSE(set.ok()) << floor;
+    EXPECT_EQ(NotDispatchedReason(set.error()), NotDispatched::kRequest) << floor;
+  }
+  Status bad_id = client.SetSessionFloor("not-a-session", "container");
+  ASSERT_FALSE(bad_id.ok());
+  EXPECT_EQ(NotDispatchedReason(bad_id.error()), NotDispatched::kRequest);
+  EXPECT_EQ(daemon.connections_accepted(), 0) << "setting a floor sends nothing";
+}
+
 TEST(ClientTest, AnOversizedAnswerIsAnErrorWithoutAMark) {
   // Content-Length beyond the default 16 MiB: refused from the header alone.
   FakeDaemon daemon([](const SeenRequest& seen) {
