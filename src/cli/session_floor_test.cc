@@ -14,28 +14,23 @@
 // linux (tests/common/host_preconditions.h).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <signal.h>
 #include <stdlib.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
-#include "child_daemon.h"
 #include "cli/cli_test_support.h"
 #include "cli/exit_status.h"
 #include "common/host_preconditions.h"
+#include "linux_behind_adversary.h"
 #include "plimsoll/record.h"
 
 namespace plimsoll::cli {
 namespace {
 
-using daemon::testing::ApiPortFrom;
-using daemon::testing::ChildDaemon;
-using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 
 // A fresh directory, removed at the end.
@@ -66,40 +61,14 @@ std::string ReadFile(const std::string& path) {
 class CliSessionFloorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string missing = plimsoll::testing::MissingHostPrecondition("linux");
-    if (!missing.empty()) {
-      if (plimsoll::testing::IsRequired("linux")) {
-        GTEST_FAIL() << "PLIMSOLL_REQUIRE_PROVIDERS lists linux but: " << missing;
-      }
-      GTEST_SKIP() << "skipped: " << missing;
-    }
-    const char* image = std::getenv("PLIMSOLL_IMAGE");
-    ASSERT_NE(image, nullptr) << "CTest sets PLIMSOLL_IMAGE (plimsoll_test_uses_image)";
-    const std::string path = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
-    daemon_.emplace(PLIMSOLLD_BINARY,
-                    std::vector<std::string>{"--provider", "linux", "--dev", "--listen",
-                                             "127.0.0.1:0", "--metrics-listen", "off"},
-                    std::vector<std::string>{"PLIMSOLL_IMAGE=" + std::string(image), path});
-    const uint16_t port = ApiPortFrom(daemon_->ReadLine(milliseconds(120'000)));
-    ASSERT_NE(port, 0) << daemon_->ReadStderr();
-    proxy_.emplace(
-        PYTHON3_BINARY,
-        std::vector<std::string>{std::string(PLIMSOLL_SOURCE_DIR) + "/tests/clients/adversary.py",
-                                 "--upstream", "127.0.0.1:" + std::to_string(port)},
-        std::vector<std::string>{path});
-    const std::string serving = proxy_->ReadLine();
-    const std::string prefix = "adversary: serving ";
-    ASSERT_EQ(serving.rfind(prefix, 0), 0u) << serving << proxy_->ReadStderr();
-    proxy_url_ = "http://" + serving.substr(prefix.size());
+    PLIMSOLL_REQUIRE_HOST("linux");
+    served_.emplace();
+    ASSERT_TRUE(served_->problem().empty()) << served_->problem();
+    proxy_url_ = served_->proxy_url();
   }
 
   void TearDown() override {
-    // SIGTERM lets the daemon end its sessions and their sandboxes.
-    if (proxy_) proxy_->Signal(SIGTERM);
-    if (daemon_) {
-      daemon_->Signal(SIGTERM);
-      EXPECT_EQ(daemon_->Wait(milliseconds(60'000)), 0) << daemon_->ReadStderr();
-    }
+    if (served_) EXPECT_EQ(served_->StopDaemon(), 0) << "plimsolld did not stop cleanly";
   }
 
   // `plimsoll session ACTION --daemon URL --state-dir STATE ARGS...`.
@@ -111,8 +80,7 @@ class CliSessionFloorTest : public ::testing::Test {
     return Invoke(argv);
   }
 
-  std::optional<ChildDaemon> daemon_;
-  std::optional<ChildDaemon> proxy_;
+  std::optional<daemon::testing::LinuxDaemonBehindAdversary> served_;
   std::string proxy_url_;
   TempDirectory state_;
 };

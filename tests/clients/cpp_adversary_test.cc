@@ -13,8 +13,6 @@
 // linux (tests/common/host_preconditions.h).
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -24,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "child_daemon.h"
 #include "common/host_preconditions.h"
+#include "linux_behind_adversary.h"
 #include "plimsoll/client.h"
 #include "plimsoll/error.h"
 #include "plimsoll/record.h"
@@ -35,7 +33,6 @@ namespace plimsoll::daemon::testing {
 namespace {
 
 using nlohmann::json;
-using std::chrono::milliseconds;
 
 constexpr std::string_view kTargetPrefix = "adversary_linux:";
 
@@ -241,32 +238,10 @@ std::vector<std::string> Check(const json& expect, const Outcome& outcome) {
 }
 
 TEST(ClientsCppAdversaryTest, EveryLinuxProxyScenarioEndsAsTheScenarioFileSays) {
-  const std::string missing = plimsoll::testing::MissingHostPrecondition("linux");
-  if (!missing.empty()) {
-    if (plimsoll::testing::IsRequired("linux")) {
-      GTEST_FAIL() << "PLIMSOLL_REQUIRE_PROVIDERS lists linux but: " << missing;
-    }
-    GTEST_SKIP() << "skipped: " << missing;
-  }
-  const char* image = std::getenv("PLIMSOLL_IMAGE");
-  ASSERT_NE(image, nullptr) << "CTest sets PLIMSOLL_IMAGE (plimsoll_test_uses_image)";
-  const std::string path = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
-
-  ChildDaemon daemon(
-      PLIMSOLLD_BINARY,
-      {"--provider", "linux", "--dev", "--listen", "127.0.0.1:0", "--metrics-listen", "off"},
-      {"PLIMSOLL_IMAGE=" + std::string(image), path});
-  const uint16_t port = ApiPortFrom(daemon.ReadLine(milliseconds(120'000)));
-  ASSERT_NE(port, 0) << daemon.ReadStderr();
-
-  ChildDaemon proxy(PYTHON3_BINARY,
-                    {std::string(PLIMSOLL_SOURCE_DIR) + "/tests/clients/adversary.py", "--upstream",
-                     "127.0.0.1:" + std::to_string(port)},
-                    {path});
-  const std::string serving = proxy.ReadLine();
-  const std::string prefix = "adversary: serving ";
-  ASSERT_EQ(serving.rfind(prefix, 0), 0u) << serving << proxy.ReadStderr();
-  const std::string base = "http://" + serving.substr(prefix.size());
+  PLIMSOLL_REQUIRE_HOST("linux");
+  LinuxDaemonBehindAdversary served;
+  ASSERT_TRUE(served.problem().empty()) << served.problem();
+  const std::string& base = served.proxy_url();
 
   int ran = 0;
   const json scenarios = LoadScenarios();
