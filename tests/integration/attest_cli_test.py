@@ -20,17 +20,16 @@ operator's upstream hears of it) and replayed with it.
 """
 import base64
 import hashlib
-import http.server
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import threading
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import plimsolld  # noqa: E402
+from inventory_upstream import InventoryUpstream, grants_file  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "records"))
 import digest  # noqa: E402  (the independent Python implementation of the record digests)
@@ -83,54 +82,6 @@ def resign_with_openssl(lines, work):
     return out, pub
 
 
-class Upstream:
-    """The operator's API behind the broker's profile `inventory`: counts the calls it gets."""
-
-    def __init__(self):
-        self.calls = 0
-        upstream = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
-                upstream.calls += 1
-                body = b'[{"id":"1"}]'
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *_):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.origin = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *_):
-        self.server.shutdown()
-        self.server.server_close()
-        return False
-
-
-def grants_file(directory, origin):
-    path = os.path.join(directory, "grants.yaml")
-    with open(path, "w") as out:
-        out.write(f"""version: 1
-profiles:
-  inventory:
-    base_url: {origin}
-    allow: ["GET /items"]
-    allowed_callers: [dev]
-    token: {{source: static, env: PLIMSOLL_TEST_INVENTORY_TOKEN}}
-""")
-    return path
-
-
 def answers(daemon):
     """Every HTTP answer the daemon's API listener has given (plimsoll_http_answers_total): what
     a client sent and the daemon heard, whatever it was."""
@@ -163,7 +114,7 @@ def main():
         if not condition:
             failures.append(what)
 
-    with tempfile.TemporaryDirectory() as work, Upstream() as upstream, \
+    with tempfile.TemporaryDirectory() as work, InventoryUpstream() as upstream, \
             plimsolld.Daemon(daemon_binary, ["--provider", "embedded", "--dev",
                                              "--grants", grants_file(work, upstream.origin)],
                              env={"PATH": os.environ.get("PATH", ""),
