@@ -35,9 +35,9 @@
 #include <string>
 #include <string_view>
 
-#include "daemon/auth/caller_store.h"
+#include "auth/caller_store.h"
 #include "daemon/auth/store_authenticator.h"
-#include "daemon/auth/token.h"
+#include "auth/token.h"
 #include "request_checks.h"
 
 // Link-time replacement (fuzz/CMakeLists.txt: -Wl,--wrap=CRYPTO_memcmp);

@@ -31,7 +31,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/auth/scope.h"
+#include "auth/scope.h"
 #include "daemon/authenticator.h"
 #include "daemon/http/errors_to_http.h"
 #include "daemon/http/framing.h"

@@ -17,7 +17,7 @@ const std::vector<std::string_view> kStaticTokenFields = {"source", "env"};
 const std::vector<std::string_view> kJwtTokenFields = {"source", "secret_env", "audience",
                                                        "ttl_seconds"};
 
-// The rule of the daemon's caller store (src/daemon/auth/caller_store.cc):
+// The rule of the daemon's caller store (src/auth/caller_store.cc):
 // 1..64 of A-Z a-z 0-9 . _ -, starting with a letter or digit.
 bool IsValidCallerName(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;

@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/exit_status.h"
-#include "daemon/auth/caller_store.h"
-#include "daemon/auth/scope.h"
-#include "daemon/auth/store_file.h"
+#include "auth/caller_store.h"
+#include "auth/scope.h"
+#include "auth/store_file.h"
 
 namespace plimsoll::cli {
 namespace {

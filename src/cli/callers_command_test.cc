@@ -10,7 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/exit_status.h"
-#include "daemon/auth/caller_store.h"
+#include "auth/caller_store.h"
 
 namespace plimsoll::cli {
 namespace {

@@ -1,9 +1,9 @@
 // The authentication seam of the daemon (SPEC §4 "Callers").
 //
 // The HTTP layer hands every /v1/* request's `Authorization` header to an
-// Authenticator before it reads the body. The caller store (src/daemon/auth/,
+// Authenticator before it reads the body. The caller store (src/auth/,
 // SQLite, bearer tokens stored as SHA-256 and compared in constant time)
-// plugs in through auth::StoreAuthenticator (auth/store_authenticator.h),
+// plugs in through auth::StoreAuthenticator (daemon/auth/store_authenticator.h),
 // which plimsolld uses when the store has an active caller. Besides it the
 // daemon has two built-in ones:
 //   - DevAuthenticator: `--dev` only (loopback listeners only, with a warning
@@ -31,7 +31,7 @@
 #include <optional>
 #include <string_view>
 
-#include "daemon/auth/caller.h"
+#include "auth/caller.h"
 #include "plimsoll/error.h"
 
 namespace plimsoll::daemon {

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/auth/caller_store.h"
+#include "auth/caller_store.h"
 
 namespace plimsoll::daemon::testing {
 

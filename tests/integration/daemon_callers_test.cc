@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "daemon/auth/caller_store.h"
+#include "auth/caller_store.h"
 #include "daemon_fixture.h"
 
 namespace plimsoll::daemon::testing {

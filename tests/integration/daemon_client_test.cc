@@ -14,7 +14,7 @@
 #include "cli/cli.h"
 #include "cli/exit_status.h"
 #include "client/testing/test_certificate.h"
-#include "daemon/auth/caller_store.h"
+#include "auth/caller_store.h"
 #include "daemon_fixture.h"
 #include "plimsoll/client.h"
 #include "plimsoll/record.h"

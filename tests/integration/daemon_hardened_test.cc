@@ -23,7 +23,7 @@
 
 #include "child_daemon.h"
 #include "common/host_preconditions.h"
-#include "daemon/auth/caller_store.h"
+#include "auth/caller_store.h"
 #include "daemon/http/test_certificate.h"
 #include "daemon_test_client.h"
 #include "plimsoll/embedded_provider.h"

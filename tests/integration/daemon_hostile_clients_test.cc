@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/auth/caller_store.h"
+#include "auth/caller_store.h"
 #include "daemon_fixture.h"
 
 namespace plimsoll::daemon::testing {

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/auth/caller_store.h"
+#include "auth/caller_store.h"
 #include "daemon/server/daemon_main.h"
 #include "daemon_fixture.h"
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "child_daemon.h"
-#include "daemon/auth/caller_store.h"
+#include "auth/caller_store.h"
 #include "daemon_test_client.h"
 #include "plimsoll/embedded_provider.h"
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "daemon/auth/caller_store.h"
+#include "auth/caller_store.h"
 #include "daemon_fixture.h"
 #include "daemon_test_client.h"
 #include "plimsoll/record.h"

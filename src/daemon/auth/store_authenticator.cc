@@ -1,6 +1,6 @@
 #include "daemon/auth/store_authenticator.h"
 
-#include "daemon/auth/token.h"
+#include "auth/token.h"
 
 namespace plimsoll::auth {
 

@@ -20,7 +20,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "daemon/auth/caller_store.h"
+#include "auth/caller_store.h"
 #include "daemon/authenticator.h"
 
 namespace plimsoll::auth {

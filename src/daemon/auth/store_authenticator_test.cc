@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "daemon/auth/scope.h"
+#include "auth/scope.h"
 
 namespace plimsoll::auth {
 namespace {

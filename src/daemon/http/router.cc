@@ -5,7 +5,7 @@
 #include <iterator>
 
 #include "base/ascii.h"
-#include "daemon/auth/scope.h"
+#include "auth/scope.h"
 #include "daemon/http/errors_to_http.h"
 
 namespace plimsoll::daemon::http {

@@ -1,5 +1,5 @@
 // The authenticators the daemon has before the caller store: dev and none.
-#include "daemon/auth/scope.h"
+#include "auth/scope.h"
 #include "daemon/authenticator.h"
 
 namespace plimsoll::daemon {

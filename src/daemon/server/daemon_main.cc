@@ -8,7 +8,7 @@
 
 #include "broker/broker_file.h"
 #include "daemon/auth/store_authenticator.h"
-#include "daemon/auth/store_file.h"
+#include "auth/store_file.h"
 #include "daemon/authenticator.h"
 #include "daemon/log.h"
 #include "daemon/server/audit.h"

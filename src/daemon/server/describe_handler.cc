@@ -2,7 +2,7 @@
 // the evidence monitor's state (evidence_monitor.h) and the images it serves.
 #include <nlohmann/json.hpp>
 
-#include "daemon/auth/scope.h"
+#include "auth/scope.h"
 #include "daemon/server/handlers.h"
 #include "plimsoll/wire.h"
 

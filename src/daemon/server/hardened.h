@@ -35,7 +35,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/auth/caller.h"
+#include "auth/caller.h"
 #include "daemon/server/settings.h"
 #include "plimsoll/tier.h"
 

@@ -1,5 +1,5 @@
 // The route tables of the API and metrics listeners (handlers.h lists them).
-#include "daemon/auth/scope.h"
+#include "auth/scope.h"
 #include "daemon/server/handlers.h"
 
 namespace plimsoll::daemon {

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "daemon/auth/scope.h"
+#include "auth/scope.h"
 #include "daemon/http/errors_to_http.h"
 #include "daemon/server/audit.h"
 #include "daemon/server/handlers.h"

@@ -1,4 +1,4 @@
-#include "daemon/auth/sqlite.h"
+#include "auth/sqlite.h"
 
 #include <utility>
 

@@ -16,8 +16,8 @@
 //   auto path = auth::DefaultCallerStorePath();
 //   PLIMSOLL_RETURN_IF_ERROR(auth::PrepareStoreFile(*path, /*create_if_missing=*/true,
 //                                                  /*create_parent=*/true));
-#ifndef PLIMSOLL_DAEMON_AUTH_STORE_FILE_H_
-#define PLIMSOLL_DAEMON_AUTH_STORE_FILE_H_
+#ifndef PLIMSOLL_AUTH_STORE_FILE_H_
+#define PLIMSOLL_AUTH_STORE_FILE_H_
 
 #include <filesystem>
 
@@ -43,4 +43,4 @@ Status PrepareStoreFile(const std::filesystem::path& path, bool create_if_missin
 
 }  // namespace plimsoll::auth
 
-#endif  // PLIMSOLL_DAEMON_AUTH_STORE_FILE_H_
+#endif  // PLIMSOLL_AUTH_STORE_FILE_H_

@@ -1,4 +1,4 @@
-#include "daemon/auth/store_file.h"
+#include "auth/store_file.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -18,14 +18,14 @@
 //     PLIMSOLL_RETURN_IF_ERROR(auth::Authorize(caller, auth::GrantScope(request.grant_profile)));
 //
 // Thread-safe (pure functions).
-#ifndef PLIMSOLL_DAEMON_AUTH_SCOPE_H_
-#define PLIMSOLL_DAEMON_AUTH_SCOPE_H_
+#ifndef PLIMSOLL_AUTH_SCOPE_H_
+#define PLIMSOLL_AUTH_SCOPE_H_
 
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "daemon/auth/caller.h"
+#include "auth/caller.h"
 #include "plimsoll/error.h"
 
 namespace plimsoll::auth {
@@ -65,4 +65,4 @@ Status Authorize(const Caller& caller, std::string_view required);
 
 }  // namespace plimsoll::auth
 
-#endif  // PLIMSOLL_DAEMON_AUTH_SCOPE_H_
+#endif  // PLIMSOLL_AUTH_SCOPE_H_

@@ -17,12 +17,12 @@
 //   token_lookup BLOB (first 8 bytes of token_hash, indexed),
 //   token_hash BLOB (SHA-256 of the token, 32 bytes),
 //   created_at, rotated_at, revoked_at INTEGER (Unix seconds, NULL = never).
-#ifndef PLIMSOLL_DAEMON_AUTH_STORE_SCHEMA_H_
-#define PLIMSOLL_DAEMON_AUTH_STORE_SCHEMA_H_
+#ifndef PLIMSOLL_AUTH_STORE_SCHEMA_H_
+#define PLIMSOLL_AUTH_STORE_SCHEMA_H_
 
 #include <cstdint>
 
-#include "daemon/auth/sqlite.h"
+#include "auth/sqlite.h"
 #include "plimsoll/error.h"
 
 namespace plimsoll::auth {
@@ -36,4 +36,4 @@ Status MigrateStoreSchema(sqlite::Database& db, const std::string& path_for_mess
 
 }  // namespace plimsoll::auth
 
-#endif  // PLIMSOLL_DAEMON_AUTH_STORE_SCHEMA_H_
+#endif  // PLIMSOLL_AUTH_STORE_SCHEMA_H_

@@ -36,8 +36,8 @@
 // Thread-safety: every method may be called from any number of threads at
 // once (calls on one handle are serialised by an internal mutex). Several
 // handles and processes may share one file.
-#ifndef PLIMSOLL_DAEMON_AUTH_CALLER_STORE_H_
-#define PLIMSOLL_DAEMON_AUTH_CALLER_STORE_H_
+#ifndef PLIMSOLL_AUTH_CALLER_STORE_H_
+#define PLIMSOLL_AUTH_CALLER_STORE_H_
 
 #include <chrono>
 #include <cstdint>
@@ -49,7 +49,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/auth/caller.h"
+#include "auth/caller.h"
 #include "plimsoll/error.h"
 
 namespace plimsoll::auth {
@@ -141,4 +141,4 @@ class CallerStore {
 
 }  // namespace plimsoll::auth
 
-#endif  // PLIMSOLL_DAEMON_AUTH_CALLER_STORE_H_
+#endif  // PLIMSOLL_AUTH_CALLER_STORE_H_

@@ -1,4 +1,4 @@
-#include "daemon/auth/token.h"
+#include "auth/token.h"
 
 #include <gtest/gtest.h>
 

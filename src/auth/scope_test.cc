@@ -1,4 +1,4 @@
-#include "daemon/auth/scope.h"
+#include "auth/scope.h"
 
 #include <gtest/gtest.h>
 

@@ -14,8 +14,8 @@
 //   select->Reset();                     // ends the read; bindings cleared
 //
 // Neither type is thread-safe; a Statement must not outlive its Database.
-#ifndef PLIMSOLL_DAEMON_AUTH_SQLITE_H_
-#define PLIMSOLL_DAEMON_AUTH_SQLITE_H_
+#ifndef PLIMSOLL_AUTH_SQLITE_H_
+#define PLIMSOLL_AUTH_SQLITE_H_
 
 #include <sqlite3.h>
 
@@ -127,4 +127,4 @@ class Transaction {
 
 }  // namespace plimsoll::auth::sqlite
 
-#endif  // PLIMSOLL_DAEMON_AUTH_SQLITE_H_
+#endif  // PLIMSOLL_AUTH_SQLITE_H_

@@ -1,4 +1,4 @@
-#include "daemon/auth/store_schema.h"
+#include "auth/store_schema.h"
 
 #include <array>
 #include <string>

@@ -1,4 +1,4 @@
-#include "daemon/auth/caller_store.h"
+#include "auth/caller_store.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -12,8 +12,8 @@
 #include <mutex>
 #include <thread>
 
-#include "daemon/auth/scope.h"
-#include "daemon/auth/token.h"
+#include "auth/scope.h"
+#include "auth/token.h"
 
 namespace plimsoll::auth {
 namespace {

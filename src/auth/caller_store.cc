@@ -1,15 +1,15 @@
-#include "daemon/auth/caller_store.h"
+#include "auth/caller_store.h"
 
 #include <algorithm>
 #include <mutex>
 #include <span>
 #include <utility>
 
-#include "daemon/auth/scope.h"
-#include "daemon/auth/sqlite.h"
-#include "daemon/auth/store_file.h"
-#include "daemon/auth/store_schema.h"
-#include "daemon/auth/token.h"
+#include "auth/scope.h"
+#include "auth/sqlite.h"
+#include "auth/store_file.h"
+#include "auth/store_schema.h"
+#include "auth/token.h"
 
 namespace plimsoll::auth {
 namespace {

@@ -1,8 +1,8 @@
 // A caller: a named holder of a bearer token, with scopes and optional limits
 // (SPEC §4, docs/callers.md). Values of this type never carry the token or its
 // digest, so they are safe to log and to hand to any layer.
-#ifndef PLIMSOLL_DAEMON_AUTH_CALLER_H_
-#define PLIMSOLL_DAEMON_AUTH_CALLER_H_
+#ifndef PLIMSOLL_AUTH_CALLER_H_
+#define PLIMSOLL_AUTH_CALLER_H_
 
 #include <cstdint>
 #include <optional>
@@ -31,4 +31,4 @@ struct Caller {
 
 }  // namespace plimsoll::auth
 
-#endif  // PLIMSOLL_DAEMON_AUTH_CALLER_H_
+#endif  // PLIMSOLL_AUTH_CALLER_H_

@@ -13,8 +13,8 @@
 //   bool same = auth::TokenHashesEqual(digest, stored);
 //
 // Every function here is thread-safe.
-#ifndef PLIMSOLL_DAEMON_AUTH_TOKEN_H_
-#define PLIMSOLL_DAEMON_AUTH_TOKEN_H_
+#ifndef PLIMSOLL_AUTH_TOKEN_H_
+#define PLIMSOLL_AUTH_TOKEN_H_
 
 #include <array>
 #include <cstddef>
@@ -54,4 +54,4 @@ Expected<std::string_view> BearerTokenFromHeader(std::string_view authorization)
 
 }  // namespace plimsoll::auth
 
-#endif  // PLIMSOLL_DAEMON_AUTH_TOKEN_H_
+#endif  // PLIMSOLL_AUTH_TOKEN_H_
