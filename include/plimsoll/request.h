@@ -79,8 +79,8 @@ struct ModulePayload {
 inline constexpr size_t kMaxModuleRows = 10000;
 inline constexpr size_t kMaxModuleRowValues = 256;
 // The artifact a module run's rows come back in, and the spec file its
-// step reads (in /work). wire::ModuleProject (src/wire/module_project.h)
-// turns a module payload into the project every provider runs.
+// step reads (in /work). ModuleProject (src/core/module_project.h) turns a
+// module payload into the project every provider runs.
 inline constexpr char kModuleRowsArtifact[] = "module_rows.jsonl";
 inline constexpr char kModuleSpecFile[] = "module.json";
 
@@ -150,12 +150,14 @@ Expected<Request> ValidateRequest(const Request& request, const Limits& limits,
 
 // The timeout, in ms, a run of `request` gets: its own `timeout_ms` when
 // positive, else the provider's default for its kind (a module run is a
-// project underneath, wire/module_project.h), never above the kind's maximum
-// nor `limits.run_ceiling_ms`. The one place this is decided: ValidateRequest
-// fills `timeout_ms` with it, and the daemon bounds its wait for the provider
-// and a grant's lifetime with it, so both always agree. A positive
-// `timeout_ms` above the maximum is ValidateRequest's refusal, not clamped
-// here silently: this returns it as sent.
+// project underneath, core/module_project.h), never above the kind's maximum
+// nor `limits.run_ceiling_ms`. The one place this is decided, also before
+// validation: ValidateRequest fills `timeout_ms` with it (after refusing a
+// positive `timeout_ms` above the maximum, so no run is ever held to less
+// than it asked for), the daemon bounds its wait for the provider (plus a
+// grace) and a grant's lifetime with it (its limits carry the daemon's run
+// ceiling), and the CLI a grant's lifetime, so all always agree. For a
+// request validation will refuse, it answers the maximum.
 int64_t ResolvedTimeoutMs(const Request& request, const Limits& limits);
 
 // No grant profile is served yet (the broker, SPEC §8, is issue 19): a request

@@ -152,7 +152,7 @@ Status CheckModule(const ModulePayload& module) {
   return Status::Ok();
 }
 
-// A module run is a project underneath (ModuleProject): its timeouts.
+// A module run is a project underneath (core/module_project.h): its timeouts.
 bool HasProjectTimeouts(PayloadKind kind) {
   return kind == PayloadKind::kProject || kind == PayloadKind::kModule;
 }
@@ -253,12 +253,13 @@ std::optional<std::string> CheckRelativePath(std::string_view path) {
 }
 
 int64_t ResolvedTimeoutMs(const Request& request, const Limits& limits) {
-  if (request.timeout_ms > 0) return request.timeout_ms;
   std::optional<PayloadKind> kind = request.kind();
+  const int64_t max_ms = TimeoutMaxMs(kind.value_or(PayloadKind::kJavascript), limits);
+  if (request.timeout_ms > 0) return std::min(request.timeout_ms, max_ms);
   const bool project = kind && HasProjectTimeouts(*kind);
   const int64_t default_ms =
       project ? limits.project_timeout_default_ms : limits.snippet_timeout_default_ms;
-  return std::min(default_ms, TimeoutMaxMs(kind.value_or(PayloadKind::kJavascript), limits));
+  return std::min(default_ms, max_ms);
 }
 
 Expected<Request> ValidateRequest(const Request& request, const Limits& limits, bool in_session) {

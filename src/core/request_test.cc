@@ -4,6 +4,9 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
+
+#include "core/module_project.h"
 
 namespace plimsoll {
 namespace {
@@ -99,6 +102,42 @@ TEST(ValidateRequestTest, RefusesTimeoutsAboveTheProviderMaximum) {
   limits.snippet_timeout_max_ms = 10'000'000;
   request.timeout_ms = limits.run_ceiling_ms + 1;
   ExpectRefused(ValidateRequest(request, limits), NotDispatched::kRequest, "maximum");
+}
+
+TEST(ResolvedTimeoutMsTest, TheRequestsOwnElseTheKindsDefaultNeverAboveTheMaximumOrCeiling) {
+  Limits limits;
+  Request snippet = Javascript();
+  EXPECT_EQ(ResolvedTimeoutMs(snippet, limits), limits.snippet_timeout_default_ms);
+  snippet.timeout_ms = 1234;
+  EXPECT_EQ(ResolvedTimeoutMs(snippet, limits), 1234);
+  // Above the maximum (validation's refusal): the maximum, e.g. for a grant
+  // opened before validation.
+  snippet.timeout_ms = limits.snippet_timeout_max_ms + 1;
+  EXPECT_EQ(ResolvedTimeoutMs(snippet, limits), limits.snippet_timeout_max_ms);
+  Request module;
+  module.module = ModulePayload{"cartpole", {{}}, 5, 0.01};
+  EXPECT_EQ(ResolvedTimeoutMs(module, limits), limits.project_timeout_default_ms);
+  // The run ceiling (a daemon's --run-ceiling-ms) caps defaults and maximums.
+  limits.run_ceiling_ms = 300;
+  EXPECT_EQ(ResolvedTimeoutMs(module, limits), 300);
+  snippet.timeout_ms = 1234;
+  EXPECT_EQ(ResolvedTimeoutMs(snippet, limits), 300);
+  snippet.timeout_ms = 0;
+  EXPECT_EQ(ResolvedTimeoutMs(snippet, limits), 300);
+}
+
+TEST(ModuleProjectTest, AModuleIsTheSpecFileOneModelStepAndTheRowsArtifact) {
+  ProjectPayload project = ModuleProject(ModulePayload{"cartpole", {{0, 0.5}, {}}, 5, 0.01});
+  ASSERT_EQ(project.files.size(), 1u);
+  EXPECT_EQ(project.files[0].path, kModuleSpecFile);
+  EXPECT_EQ(project.files[0].content,
+            R"({"model":"cartpole","rows":[[0.0,0.5],[]],"end_time":5.0,"step":0.01})");
+  EXPECT_EQ(project.steps, (std::vector<std::vector<std::string>>{
+                               {"plimsoll-model", "module.json", "module_rows.jsonl"}}));
+  EXPECT_EQ(project.artifacts, std::vector<std::string>{kModuleRowsArtifact});
+  Request as_project;
+  as_project.project = project;
+  EXPECT_TRUE(ValidateRequest(as_project, Limits{}).ok());
 }
 
 TEST(ValidateRequestTest, DropsAMalformedTraceIdWholeWithoutRefusing) {

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "engine/engine.h"
+#include "base/javascript_globals.h"
+#include "core/module_project.h"
 #include "plimsoll/record.h"
-#include "wire/module_project.h"
 
 namespace plimsoll {
 namespace {
@@ -46,11 +46,12 @@ Sandbox& Sandbox::operator=(Sandbox&&) noexcept = default;
 
 Description Sandbox::Describe() const {
   Description description = provider_->Describe();
-  // Every provider that runs JavaScript runs this engine build (embedded
-  // in-process, the image's qjs elsewhere), so one list serves them all.
+  // Every provider that runs JavaScript runs one engine build (embedded
+  // in-process, the image's qjs elsewhere), so one list serves them all
+  // (base/javascript_globals.h: the core links no engine).
   const auto& payloads = description.capabilities.payloads;
   if (std::find(payloads.begin(), payloads.end(), PayloadKind::kJavascript) != payloads.end()) {
-    description.details.emplace_back("javascript_globals", engine::JavascriptGlobalsList());
+    description.details.emplace_back("javascript_globals", base::JavascriptGlobalsList());
   }
   description.image = image_name();
   return description;
@@ -233,12 +234,12 @@ Expected<Result> Sandbox::Run(const Request& request, GrantedCalls* grant) {
   RecordClock clock = RecordClock::Start();
   auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(validated->timeout_ms);
-  // A module run is dispatched as its project (wire/module_project.h), in
+  // A module run is dispatched as its project (core/module_project.h), in
   // place: no copy of the request on any run. The record is made from
   // `request`, the module the client sent; the result keeps its kind.
   const PayloadKind kind = *validated->kind();
   if (validated->module) {
-    validated->project = wire::ModuleProject(*validated->module);
+    validated->project = ModuleProject(*validated->module);
     validated->module.reset();
   }
   auto result = grant != nullptr ? provider_->RunGranted(*validated, deadline, *grant)

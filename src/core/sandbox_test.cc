@@ -8,6 +8,8 @@
 #include <mutex>
 #include <thread>
 
+#include "base/javascript_globals.h"
+#include "core/module_project.h"
 #include "plimsoll/record.h"
 
 namespace plimsoll {
@@ -26,6 +28,7 @@ class FakeProvider final : public Provider {
   std::atomic<int> smoke_tests{0};
   int64_t last_timeout_ms = 0;
   std::string last_environment;  // the dispatched request's `environment`
+  Request last_request;          // the request as dispatched
   // What the next evidence says its environment is ("": the description's).
   std::string evidence_environment;
   // Called inside SmokeTest with the call's number (from 1), e.g. to hold
@@ -75,6 +78,7 @@ class FakeProvider final : public Provider {
     ++runs;
     last_timeout_ms = request.timeout_ms;
     last_environment = request.environment;
+    last_request = request;
     Result result;
     result.isolation = reported;
     result.exit_code = 3;
@@ -122,6 +126,36 @@ TEST(SandboxTest, RunsAndBindsTheResultToTheRequest) {
   EXPECT_EQ(record.isolation, Tier::kContainer);
   EXPECT_LE(record.started_unix_ms, record.ended_unix_ms);
   EXPECT_TRUE(CheckExchange(request, *result).ok());
+}
+
+TEST(SandboxTest, AModuleRunIsDispatchedAsItsProjectAndRecordedAsTheModuleSent) {
+  auto [fake, sandbox] = Make();
+  Request request;
+  request.module = ModulePayload{"cartpole", {{0, 0, 0.05, 0}, {}}, 5, 0.01};
+  auto result = sandbox.Run(request);
+  ASSERT_TRUE(result.ok()) << result.error().ToString();
+  EXPECT_FALSE(fake->last_request.module);
+  ASSERT_TRUE(fake->last_request.project);
+  EXPECT_EQ(*fake->last_request.project, ModuleProject(*request.module));
+  // A project's timeouts; the result keeps the kind sent and the record its digest.
+  EXPECT_EQ(fake->last_timeout_ms, Limits{}.project_timeout_default_ms);
+  EXPECT_EQ(result->kind, PayloadKind::kModule);
+  EXPECT_EQ(result->record.request_sha256, RequestDigest(request));
+}
+
+TEST(SandboxTest, DescribeListsTheJavascriptGlobalsOfAProviderThatRunsJavascriptOnly) {
+  auto [fake, sandbox] = Make();  // runs JavaScript
+  auto listed = [](const Description& description) -> std::optional<std::string> {
+    for (const auto& [key, value] : description.details) {
+      if (key == "javascript_globals") return value;
+    }
+    return std::nullopt;
+  };
+  EXPECT_EQ(listed(sandbox.Describe()), base::JavascriptGlobalsList());
+  EXPECT_EQ(base::JavascriptGlobalsList().rfind("console, setTimeout, ", 0), 0u);
+  auto disabled = Sandbox::Open("disabled");  // runs nothing
+  ASSERT_TRUE(disabled.ok());
+  EXPECT_EQ(listed(disabled->Describe()), std::nullopt);
 }
 
 // A grant that counts its calls and reports them as the broker's RunGrant does.

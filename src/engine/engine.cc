@@ -258,15 +258,6 @@ Error InstanceRefusal(int allocation_errno) {
                      std::strerror(allocation_errno) + ".");
 }
 
-std::string JavascriptGlobalsList() {
-  std::string list;
-  for (const char* name : kJavascriptGlobals) {
-    if (!list.empty()) list += ", ";
-    list += name;
-  }
-  return list;
-}
-
 EngineIdentity Identity() {
   return EngineIdentity{
       .engine = PLIMSOLL_QUICKJS_DESCRIPTION,

@@ -57,6 +57,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/javascript_globals.h"
 #include "plimsoll/error.h"
 #include "plimsoll/result.h"
 
@@ -95,21 +96,11 @@ struct Limits {
   bool from_snapshot = true;
 };
 
-// The globals a script finds beyond the ECMAScript built-ins, in the order
-// `describe` lists them. The same list on every tier (the image's qjs is
-// this engine); engine_test checks it against the engine's globalThis.
-inline constexpr const char* kJavascriptGlobals[] = {
-    "console",         "setTimeout",    "setInterval",
-    "clearTimeout",    "clearInterval", "queueMicrotask",
-    "structuredClone", "atob",          "btoa",
-    "performance",     "crypto",        "TextEncoder",
-    "TextDecoder",     "URL",           "URLSearchParams",
-    "Event",           "EventTarget",   "CustomEvent",
-    "AbortController", "AbortSignal",   "DOMException",
-    "fetch",           "host",          "display"};
-
-// kJavascriptGlobals joined with ", " (for describe's details).
-std::string JavascriptGlobalsList();
+// The globals a script finds beyond the ECMAScript built-ins
+// (base/javascript_globals.h, which describe lists). The same list on every
+// tier (the image's qjs is this engine); engine_test checks it against the
+// engine's globalThis.
+using base::kJavascriptGlobals;
 
 inline constexpr size_t kMinimumMemoryBytes = size_t{4} << 20;
 inline constexpr size_t kMaximumMemoryBytes = size_t{3} << 30;

@@ -62,7 +62,7 @@ OrderedJson WriteCapabilities(const Capabilities& capabilities) {
   if (Accepts(capabilities, PayloadKind::kPython)) languages.push_back("python");
   out["languages"] = std::move(languages);
   out["projects"] = Accepts(capabilities, PayloadKind::kProject);
-  // Module runs go where projects go (wire/module_project.h).
+  // Module runs go where projects go (core/module_project.h).
   out["modules"] = Accepts(capabilities, PayloadKind::kProject);
   out["sessions"] = capabilities.sessions;
   out["grants"] = capabilities.grants;

@@ -160,7 +160,7 @@ TEST(RunCeiling, AProviderThatDoesNotReturnIsAnsweredDeadlineExceededAndKeepsIts
   EXPECT_EQ(Scrape(daemon)["plimsoll_run_duration_seconds_count"], 2);
 }
 
-// A module run is a project underneath (wire/module_project.h): sent without
+// A module run is a project underneath (core/module_project.h): sent without
 // timeout_ms, the daemon waits for it as long as the core lets it run (the
 // project default), not a snippet's default (issue 39, item 9). A snippet
 // held as long is answered deadline_exceeded: the bound is real.

@@ -48,11 +48,14 @@
 
 namespace plimsoll::daemon {
 
-// How long the run handler waits for a dispatched run: its timeout (the
-// request's, else the provider's default for its kind), never more than the
-// ceiling, plus the grace; counted from when a worker starts it.
+// How long the run handler waits for a dispatched run: its timeout
+// (ResolvedTimeoutMs of `limits`: the request's, else the provider's default
+// for its kind, never more than the ceiling), plus the grace; counted from
+// when a worker starts it. A grant lives for the timeout.
 struct RunBound {
-  Limits limits;  // the provider's, read once when the server is built
+  // The provider's, read once when the server is built, with its
+  // run_ceiling_ms at most `ceiling`.
+  Limits limits;
   std::chrono::milliseconds ceiling{300'000};
   std::chrono::milliseconds grace{5'000};
 };

@@ -44,14 +44,6 @@ Expected<Result> RunGuarded(const Dispatch& dispatch, Metrics& metrics,
   return result;
 }
 
-// The timeout Sandbox::Run gives the provider (ValidateRequest: the
-// request's, else the provider's default for the kind), never above the
-// ceiling. A timeout above the provider's maximum is refused before dispatch,
-// so it never reaches the bound.
-milliseconds RunTimeout(const Request& request, const RunBound& bound) {
-  return std::min(milliseconds(ResolvedTimeoutMs(request, bound.limits)), bound.ceiling);
-}
-
 void CountRun(ApiServices& services, const ServedImage& image, const Expected<Result>& result) {
   if (result.ok()) {
     services.metrics.CountRun(result->provider, result->isolation,
@@ -126,8 +118,10 @@ Expected<std::shared_ptr<broker::RunGrant>> OpenRunGrant(const ApiServices& serv
       !auth::HasScope(caller, auth::GrantScope(request.grant_profile))) {
     return denied;
   }
+  // The grant lives as long as the run may (ResolvedTimeoutMs, the one place).
   auto grant = services.broker->Open(request.grant_profile, caller.name,
-                                     RunTimeout(request, services.run_bound), in_session);
+                                     milliseconds(ResolvedTimeoutMs(request, services.run_bound.limits)),
+                                     in_session);
   if (!grant.ok()) return grant.error();
   return std::shared_ptr<broker::RunGrant>(std::move(*grant));
 }
@@ -182,7 +176,10 @@ boost::asio::awaitable<http::Answer> AdmitAndRun(ApiServices& services,
     }
     co_return WithAudit(std::move(answer), std::move(run_audit));
   }
-  const milliseconds bound = RunTimeout(*request, services.run_bound) + services.run_bound.grace;
+  // The timeout Sandbox::Run gives the provider (ResolvedTimeoutMs, the one
+  // place it is decided; the bound's limits carry the ceiling), plus a grace.
+  const milliseconds bound =
+      milliseconds(ResolvedTimeoutMs(*request, services.run_bound.limits)) + services.run_bound.grace;
   const std::string required_environment = request->environment;
   // A named local, not a temporary: g++ 12 destroys non-trivial temporaries
   // of a co_await expression twice (seen under ASan).

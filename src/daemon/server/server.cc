@@ -2,6 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+
 #include "daemon/http/errors_to_http.h"
 #include "daemon/http/tls.h"
 
@@ -14,6 +18,14 @@ namespace {
 std::vector<ImageToServe> OneImage(Sandbox& sandbox) {
   std::string name = sandbox.image_name();
   return {ImageToServe{name.empty() ? "default" : name, &sandbox, {}}};
+}
+
+// The provider's limits with the daemon's run ceiling, which plimsolld gives
+// its providers anyway (daemon_main.cc): the run handler's bound and grants
+// resolve timeouts from these (RunBound).
+Limits BoundLimits(Limits limits, std::chrono::milliseconds ceiling) {
+  limits.run_ceiling_ms = std::min(limits.run_ceiling_ms, int64_t{ceiling.count()});
+  return limits;
 }
 
 }  // namespace
@@ -61,8 +73,9 @@ Server::Server(const Settings& settings, std::vector<ImageToServe> images,
                 log,
                 draining_,
                 admission_,
-                RunBound{images_.front().sandbox->Describe().limits, settings.run_ceiling,
-                         settings.run_grace},
+                RunBound{BoundLimits(images_.front().sandbox->Describe().limits,
+                                     settings.run_ceiling),
+                         settings.run_ceiling, settings.run_grace},
                 readiness_,
                 sessions_,
                 broker},

@@ -32,7 +32,7 @@ namespace plimsoll {
 
 // Whether `project` asks for an exam: exactly one step, and it runs
 // plimsoll-trial (by that name or /usr/local/bin/plimsoll-trial), or
-// plimsoll-model (a module run, wire/module_project.h: evaluated in process
+// plimsoll-model (a module run, core/module_project.h: evaluated in process
 // by the same library, sims/runner/module_run.h).
 bool IsExamProject(const ProjectPayload& project);
 
