@@ -5,10 +5,10 @@
 #                   (shared by every preset, so the ~50 s compile of the
 #                   wasm2c output happens once). It builds only `qjs`,
 #                   `plimsoll_guest`, `plimsoll-trial` (the exam
-#                   runner, sims/runner/), and `plimsoll-cc` and
+#                   runner, src/trial/), and `plimsoll-cc` and
 #                   `plimsoll-wasm-controller` (C controllers,
-#                   sims/controller/) and `plimsoll-model` (module
-#                   runs, sims/runner/), and copies them to
+#                   src/trial/controller/) and `plimsoll-model` (module
+#                   runs, src/trial/), and copies them to
 #                   PLIMSOLL_GUEST_BIN_DIR under their in-image names.
 #   guest_image     `plimsoll image build` into PLIMSOLL_IMAGE_DIR
 #                   (<build>/image); part of `all`, cached after the first

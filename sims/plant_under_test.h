@@ -1,7 +1,7 @@
 // PlantUnderTest: one instance of a wasm2c-translated plant module, for the
 // plant tests (sims/NAME/NAME_test.cc), which call its exports directly and
 // check their raw answers: the PLANT_* codes of plant_abi.h, which the
-// runner's Wasm2cPlant (runner/wasm2c_plant.h) turns into errors. Built
+// runner's Wasm2cPlant (src/trial/wasm2c_plant.h) turns into errors. Built
 // from the module's export table (wasm2c_exports.h); does what every plant
 // test needs before its first check: the once-per-module init_module, a
 // RunScope, instantiate and _initialize, the ABI version and the exchange

@@ -2,7 +2,7 @@
 // (plant_abi.h's functions under wasm2c's names, plus the module's own
 // init_module/instantiate/free/_initialize/memory), so code over any plant
 // is written once as a template on the module's instance type. The runner's
-// Wasm2cPlant (runner/wasm2c_plant.h) and the plant tests'
+// Wasm2cPlant (src/trial/wasm2c_plant.h) and the plant tests'
 // PlantUnderTest (plant_under_test.h) take one.
 //
 // Usage (in a file that includes the generated NAME_wasm.h):

@@ -40,7 +40,7 @@
 
 #include "plant_abi.h"
 #include "plimsoll/sandbox.h"
-#include "runner/plant_registry.h"
+#include "trial/plant_registry.h"
 #include "tools/sampler_output.h"
 
 namespace plimsoll::bench {
@@ -59,7 +59,7 @@ constexpr char kCController[] =
 std::vector<double> PlantTicks(int64_t runs, int64_t warmup, std::string& error) {
   std::vector<double> samples;
   for (int64_t trial = 0; trial < warmup + runs; ++trial) {
-    auto plant = sims::CreatePlant("cartpole");
+    auto plant = trial::CreatePlant("cartpole");
     if (!plant.ok()) return error = plant.error().message(), std::vector<double>{};
     auto init = (*plant)->Init({});
     if (!init.ok() || *init != PLANT_OK) return error = "plant_init failed", std::vector<double>{};

@@ -50,7 +50,7 @@ DATA_MARKER = "/*PLANT_DATA*/null"
 
 
 def passed(plant, summary):
-    """The plant's rule (sims/runner/plant_examples_test.cc): finished, score at least the rule's."""
+    """The plant's rule (src/trial/plant_examples_test.cc): finished, score at least the rule's."""
     return summary["ended"] == "finished" and summary["score"] >= plant["passing_score"]
 
 

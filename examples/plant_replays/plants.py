@@ -1,6 +1,6 @@
 """The nine plants as their replay pages describe them: what each trajectory column is (named and
 with units as docs/plants/NAME.md gives them), the tick and the trial's length, the passing rule
-(sims/runner/plant_examples_test.cc: the trial finishes and the score reaches the rule's score), and
+(src/trial/plant_examples_test.cc: the trial finishes and the score reaches the rule's score), and
 how fast the replay plays (plant seconds per second of wall time: the plant's own tick rate where a
 trial lasts seconds, scaled where it lasts microseconds or years).
 
@@ -11,7 +11,7 @@ band, a limit); `heatmap` names a run of columns drawn as one image (the double 
 `math_calls` names the math library functions the passing example calls (Math.cos in JavaScript,
 cos in C): where there are none, its law is + − × ÷, sqrt, min, max and abs, which WebAssembly and
 JavaScript round alike, so the C and JavaScript trajectories must be the same bits; where there are
-some, identical bits are measured, not promised (sims/controller/c_controller_test.cc).
+some, identical bits are measured, not promised (src/trial/controller/c_controller_test.cc).
 plant_replays.py checks every column count against the runner's `row_doubles`, and every tick
 against the runner's `ended_at_seconds` / `ticks`.
 """

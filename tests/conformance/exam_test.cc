@@ -9,7 +9,7 @@
 // process (src/providers/embedded/exam_project.h: the runner's library, the
 // controller in the engine) and refuses the Python and C controllers
 // `unsupported`, nothing ran. The expected fingerprints are the ones the
-// runner computes on the host (sims/runner/trial_test.cc pins the rows to
+// runner computes on the host (src/trial/trial_test.cc pins the rows to
 // the plant's own in-process run), so a tier that computes one different
 // number fails here.
 //
@@ -20,7 +20,7 @@
 // Expected difference, gVisor (oci:runsc): gVisor does not make the /proc
 // entries of a non-dumpable process root-owned (google/gvisor#160), so a
 // process of the runner's own user can open the runner's descriptors there.
-// The runner's proof (sims/runner/same_user_probe.h) sees that and refuses
+// The runner's proof (src/trial/same_user_probe.h) sees that and refuses
 // to start (exit 4, naming what it could read): nothing is examined under a
 // wall that would let the controller reach the runner. What still holds: no
 // trial runs, and the refusal says why.
@@ -29,7 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "conformance/conformance.h"
-#include "runner/module_run.h"
+#include "trial/module_run.h"
 
 namespace plimsoll::conformance {
 namespace {
@@ -228,11 +228,11 @@ TEST_P(ExamTest, AModuleRunGivesTheHostsRowsOnEveryTier) {
   EXPECT_EQ(result.artifacts[0].path, kModuleRowsArtifact);
   const std::string& rows = result.artifacts[0].content;
 
-  const sims::ModuleSpec spec{request.module->model, request.module->rows, request.module->end_time,
+  const trial::ModuleSpec spec{request.module->model, request.module->rows, request.module->end_time,
                               request.module->step};
-  Expected<std::vector<sims::ModuleRowResult>> expected = sims::EvaluateModule(spec);
+  Expected<std::vector<trial::ModuleRowResult>> expected = trial::EvaluateModule(spec);
   ASSERT_TRUE(expected.ok()) << expected.error().message();
-  const sims::ModuleOutput output = sims::FormatModuleOutput(spec, *expected);
+  const trial::ModuleOutput output = trial::FormatModuleOutput(spec, *expected);
   EXPECT_EQ(rows, output.rows_jsonl);
   EXPECT_EQ(result.stdout_bytes, output.summary_line);
   const nlohmann::json summary = nlohmann::json::parse(result.stdout_bytes, nullptr, false);

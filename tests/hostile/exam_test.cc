@@ -1,7 +1,7 @@
 // Exams (SPEC §10, docs/exams.md): a controller is hostile code too. It
 // runs as the same user as the trial runner, started by it after the runner
 // made itself undumpable, proved a same-user process cannot read it
-// (sims/runner/same_user_probe.h), read the scenario and deleted its file.
+// (src/trial/same_user_probe.h), read the scenario and deleted its file.
 // This controller searches everywhere it can for the scenario before it
 // answers: the runner's /proc entries, memory and descriptors, every file it
 // can read in the writable trees, every other process, its own descriptors.

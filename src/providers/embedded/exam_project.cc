@@ -5,18 +5,18 @@
 #include <string>
 #include <vector>
 
-#include "runner/javascript_controller.h"
-#include "runner/module_run.h"
-#include "runner/scenario.h"
-#include "runner/trial.h"
-#include "runner/trial_command.h"
+#include "trial/javascript_controller.h"
+#include "trial/module_run.h"
+#include "trial/scenario.h"
+#include "trial/trial.h"
+#include "trial/trial_command.h"
 
 namespace plimsoll {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// plimsoll-trial's exit statuses (sims/runner/trial_main.cc).
+// plimsoll-trial's exit statuses (src/trial/trial_main.cc).
 constexpr int64_t kUsageError = 2;
 constexpr int64_t kScenarioError = 3;
 constexpr int64_t kStartError = 4;
@@ -84,7 +84,7 @@ Result Finish(const std::vector<std::string>& command, int64_t exit_code, std::s
 
 // A module run's step, `plimsoll-model SPEC OUT`, in process: the same
 // library, exit statuses and output as the image's plimsoll-model
-// (sims/runner/model_main.cc); OUT comes back when the project names it.
+// (src/trial/model_main.cc); OUT comes back when the project names it.
 Result RunModelStep(const ProjectPayload& project, Clock::time_point deadline,
                     const Limits& limits) {
   const Clock::time_point start = Clock::now();
@@ -97,9 +97,9 @@ Result RunModelStep(const ProjectPayload& project, Clock::time_point deadline,
   }
   const ProjectFile* spec_file = FindFile(project, command[1]);
   if (spec_file == nullptr) return failed(kScenarioError, "cannot read " + command[1]);
-  Expected<sims::ModuleSpec> spec = sims::ParseModuleSpec(spec_file->content);
+  Expected<trial::ModuleSpec> spec = trial::ParseModuleSpec(spec_file->content);
   if (!spec.ok()) return failed(kScenarioError, spec.error().message());
-  Expected<std::vector<sims::ModuleRowResult>> rows = sims::EvaluateModule(*spec, deadline);
+  Expected<std::vector<trial::ModuleRowResult>> rows = trial::EvaluateModule(*spec, deadline);
   if (!rows.ok()) {
     const ErrorCode code = rows.error().code();
     return failed(code == ErrorCode::kDeadlineExceeded  ? kTimedOutExit
@@ -107,7 +107,7 @@ Result RunModelStep(const ProjectPayload& project, Clock::time_point deadline,
                                                         : kInternalError,
                   rows.error().message());
   }
-  const sims::ModuleOutput output = sims::FormatModuleOutput(*spec, *rows);
+  const trial::ModuleOutput output = trial::FormatModuleOutput(*spec, *rows);
   Result result = Finish(command, 0, output.summary_line, "", start, limits);
   for (const std::string& path : project.artifacts) {
     if (InWork(path) != InWork(command[2])) continue;  // nothing else exists here
@@ -137,11 +137,11 @@ Expected<Result> RunExamProject(const ProjectPayload& project, Clock::time_point
   auto failed = [&](int64_t exit_code, const std::string& message) {
     return Finish(command, exit_code, "", "plimsoll-trial: " + message + "\n", start, limits);
   };
-  Expected<sims::TrialRequest> request =
-      sims::ParseTrialCommand(std::vector<std::string>(command.begin() + 1, command.end()));
+  Expected<trial::TrialRequest> request =
+      trial::ParseTrialCommand(std::vector<std::string>(command.begin() + 1, command.end()));
   if (!request.ok()) {
     return Finish(command, kUsageError, "",
-                  "plimsoll-trial: " + request.error().message() + "\n" + sims::kTrialUsage, start,
+                  "plimsoll-trial: " + request.error().message() + "\n" + trial::kTrialUsage, start,
                   limits);
   }
   if (!request->build_argv.empty()) {
@@ -158,14 +158,14 @@ Expected<Result> RunExamProject(const ProjectPayload& project, Clock::time_point
 
   // The scenario: from the request's files (there is no file system to
   // delete it from; nothing but this code reads the request).
-  sims::Scenario scenario;
+  trial::Scenario scenario;
   if (!request->scenario_path.empty()) {
     const ProjectFile* file = FindFile(project, request->scenario_path);
     if (file == nullptr) {
       return failed(kScenarioError, "The scenario file " + request->scenario_path +
                                         " cannot be opened: No such file or directory.");
     }
-    Expected<sims::Scenario> parsed = sims::ParseScenario(file->content);
+    Expected<trial::Scenario> parsed = trial::ParseScenario(file->content);
     if (!parsed.ok()) return failed(kScenarioError, parsed.error().message());
     scenario = std::move(*parsed);
   }
@@ -184,9 +184,9 @@ Expected<Result> RunExamProject(const ProjectPayload& project, Clock::time_point
   if (script == nullptr)
     printed = "qjs: cannot read " + controller[2] + ": No such file or directory\n";
   std::optional<Error> no_interpreter;  // the engine could not make one: nothing of the guest's ran
-  const sims::ControllerStarter start_controller =
-      [&]() -> Expected<std::unique_ptr<sims::Controller>> {
-    Expected<std::unique_ptr<sims::Controller>> made = sims::InProcessJavascriptController::Start(
+  const trial::ControllerStarter start_controller =
+      [&]() -> Expected<std::unique_ptr<trial::Controller>> {
+    Expected<std::unique_ptr<trial::Controller>> made = trial::InProcessJavascriptController::Start(
         // No file: qjs would stop at reading it, with the line above only.
         script != nullptr ? std::string_view(script->content) : std::string_view(),
         script != nullptr ? &printed : nullptr,
@@ -199,7 +199,7 @@ Expected<Result> RunExamProject(const ProjectPayload& project, Clock::time_point
     if (!made.ok()) no_interpreter = made.error();
     return made;
   };
-  Expected<sims::InProcessTrial> trial = sims::RunTrialInProcess(
+  Expected<trial::InProcessTrial> trial = trial::RunTrialInProcess(
       request->plant, scenario.parameters, request->answer_deadline, deadline, start_controller);
 
   // Past the run's deadline, a step is killed wherever it was (a script that
@@ -219,7 +219,7 @@ Expected<Result> RunExamProject(const ProjectPayload& project, Clock::time_point
                   start, limits);
   }
   Result result =
-      Finish(command, 0, sims::SummaryJson(trial->summary).dump() + "\n", printed, start, limits);
+      Finish(command, 0, trial::SummaryJson(trial->summary).dump() + "\n", printed, start, limits);
   for (const std::string& path : project.artifacts) {
     if (InWork(path) != InWork(request->trajectory_path)) continue;  // nothing else exists here
     Artifact artifact;

@@ -6,7 +6,7 @@
 //    "--", "qjs", "--controller", "controller.js"]
 //
 // runs in this process: the runner's library with the plant linked in and
-// the controller in the embedded engine (sims/runner/javascript_controller.h),
+// the controller in the embedded engine (src/trial/javascript_controller.h),
 // the files read from the request, the trajectory returned as the artifact
 // the request names. The result is the one an OS-level tier gives for the
 // same project: one step with plimsoll-trial's exit status, its summary line
@@ -33,7 +33,7 @@ namespace plimsoll {
 // Whether `project` asks for an exam: exactly one step, and it runs
 // plimsoll-trial (by that name or /usr/local/bin/plimsoll-trial), or
 // plimsoll-model (a module run, core/module_project.h: evaluated in process
-// by the same library, sims/runner/module_run.h).
+// by the same library, src/trial/module_run.h).
 bool IsExamProject(const ProjectPayload& project);
 
 // Runs an exam project (IsExamProject) by `deadline`. The result's
