@@ -24,7 +24,6 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
-#include <source_location>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -46,11 +45,21 @@ namespace plimsoll::sims::testing {
 // left to its default).
 
 namespace internal {
+// Where a shared check was called: the file and line of the call, taken by
+// the builtins std::source_location is made of (Clang 14, which builds the
+// sanitized tree, has no std::source_location).
+struct CallSite {
+  const char* file;
+  int line;
+  static constexpr CallSite Here(const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+    return CallSite{file, line};
+  }
+};
+
 // A trace entry naming the line that called a shared check.
 class CalledFrom {
  public:
-  explicit CalledFrom(const std::source_location& where)
-      : trace_(where.file_name(), static_cast<int>(where.line()), "called from here") {}
+  explicit CalledFrom(const CallSite& where) : trace_(where.file, where.line, "called from here") {}
 
  private:
   ::testing::ScopedTrace trace_;
@@ -92,7 +101,7 @@ void ExpectScenarioRangesRefused(PlantUnderTest<Instance>& plant,
                                  const std::array<double, kCount>& good,
                                  const std::array<double, kCount>& lows,
                                  const std::array<double, kCount>& highs,
-                                 std::source_location where = std::source_location::current()) {
+                                 internal::CallSite where = internal::CallSite::Here()) {
   const internal::CalledFrom called_from(where);
   ASSERT_TRUE(plant.ok()) << "the plant did not start";
   constexpr double kInfinity = std::numeric_limits<double>::infinity();
@@ -125,7 +134,7 @@ void ExpectScenarioRangesRefused(PlantUnderTest<Instance>& plant,
 // extremes. Also checks that `param_count` is the plant's.
 template <typename Instance>
 void ExpectWrongCountsRefused(PlantUnderTest<Instance>& plant, int32_t param_count,
-                              std::source_location where = std::source_location::current()) {
+                              internal::CallSite where = internal::CallSite::Here()) {
   const internal::CalledFrom called_from(where);
   ASSERT_TRUE(plant.ok()) << "the plant did not start";
   EXPECT_EQ(plant.ParamCount(), param_count);
@@ -146,7 +155,7 @@ void ExpectWrongCountsRefused(PlantUnderTest<Instance>& plant, int32_t param_cou
 template <typename Instance, size_t kCount>
 void ExpectARefusedScenarioLeavesItNotReady(
     PlantUnderTest<Instance>& plant, const std::array<double, kCount>& good, size_t bad_index,
-    std::span<const double> inputs, std::source_location where = std::source_location::current()) {
+    std::span<const double> inputs, internal::CallSite where = internal::CallSite::Here()) {
   const internal::CalledFrom called_from(where);
   ASSERT_TRUE(plant.ok()) << "the plant did not start";
   ASSERT_EQ(plant.Init(good), PLANT_OK);
@@ -163,7 +172,7 @@ void ExpectARefusedScenarioLeavesItNotReady(
 template <typename Instance, size_t kCount>
 void ExpectARefusedScenarioLeavesItNotReady(
     PlantUnderTest<Instance>& plant, const std::array<double, kCount>& good, size_t bad_index,
-    double input, std::source_location where = std::source_location::current()) {
+    double input, internal::CallSite where = internal::CallSite::Here()) {
   ExpectARefusedScenarioLeavesItNotReady(plant, good, bad_index, std::span<const double>(&input, 1),
                                          where);
 }
@@ -172,7 +181,7 @@ void ExpectARefusedScenarioLeavesItNotReady(
 // (with `inputs`), counts 0 ticks and scores 0.
 template <typename Instance>
 void ExpectNotReadyBeforeAnInit(PlantUnderTest<Instance>& plant, std::span<const double> inputs,
-                                std::source_location where = std::source_location::current()) {
+                                internal::CallSite where = internal::CallSite::Here()) {
   const internal::CalledFrom called_from(where);
   ASSERT_TRUE(plant.ok()) << "the plant did not start";
   EXPECT_EQ(plant.ReadState(std::span<double>()), PLANT_ERROR_NOT_READY);
@@ -183,7 +192,7 @@ void ExpectNotReadyBeforeAnInit(PlantUnderTest<Instance>& plant, std::span<const
 // The same for a plant with one input.
 template <typename Instance>
 void ExpectNotReadyBeforeAnInit(PlantUnderTest<Instance>& plant, double input,
-                                std::source_location where = std::source_location::current()) {
+                                internal::CallSite where = internal::CallSite::Here()) {
   ExpectNotReadyBeforeAnInit(plant, std::span<const double>(&input, 1), where);
 }
 
@@ -198,7 +207,7 @@ void ExpectNotReadyBeforeAnInit(PlantUnderTest<Instance>& plant, double input,
 template <typename Instance>
 void ExpectNonFiniteInputsRefused(PlantUnderTest<Instance>& plant, std::span<const double> inputs,
                                   std::span<const double> scenario = {},
-                                  std::source_location where = std::source_location::current()) {
+                                  internal::CallSite where = internal::CallSite::Here()) {
   const internal::CalledFrom called_from(where);
   ASSERT_TRUE(plant.ok()) << "the plant did not start";
   ASSERT_EQ(plant.Init(scenario), PLANT_OK);
@@ -236,7 +245,7 @@ void ExpectNonFiniteInputsRefused(PlantUnderTest<Instance>& plant, std::span<con
 template <typename Instance>
 void ExpectNonFiniteInputsRefused(PlantUnderTest<Instance>& plant, double input,
                                   std::span<const double> scenario = {},
-                                  std::source_location where = std::source_location::current()) {
+                                  internal::CallSite where = internal::CallSite::Here()) {
   ExpectNonFiniteInputsRefused(plant, std::span<const double>(&input, 1), scenario, where);
 }
 
@@ -266,7 +275,7 @@ std::vector<double> FreshTrialRows(Run run_trial, std::span<const double> scenar
 template <typename Plant, typename Run, typename Controller>
 void ExpectReproducible(Run run_trial, std::initializer_list<Controller> controllers,
                         std::initializer_list<std::span<const double>> scenarios,
-                        std::source_location where = std::source_location::current()) {
+                        internal::CallSite where = internal::CallSite::Here()) {
   const internal::CalledFrom called_from(where);
   using Trial = std::invoke_result_t<Run&, Plant&, std::span<const double>, const Controller&>;
   const std::vector<std::span<const double>> scenario_list(scenarios);

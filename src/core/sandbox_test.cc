@@ -474,7 +474,10 @@ class Gate {
 // Issue 13: evidence collections are ordered, so a slow older check cannot
 // overwrite a newer failure (before, the last writer won).
 TEST(SandboxTest, CollectionsRunOneAtATimeAndTheNewestAnswerIsKept) {
-  auto [fake, sandbox] = Make();
+  // Named members, not a structured binding: the threads below capture them.
+  Fixture made = Make();
+  FakeProvider* fake = made.fake;
+  Sandbox& sandbox = made.sandbox;
   Gate first_may_finish;
   fake->during_smoke_test = [&, fake = fake](int call) {
     first_may_finish.Arrive();
@@ -506,7 +509,10 @@ TEST(SandboxTest, CollectionsRunOneAtATimeAndTheNewestAnswerIsKept) {
 }
 
 TEST(SandboxTest, ARunThatFindsACollectionUnderWayTakesItsAnswer) {
-  auto [fake, sandbox] = Make();
+  // Named members, not a structured binding: the threads below capture them.
+  Fixture made = Make();
+  FakeProvider* fake = made.fake;
+  Sandbox& sandbox = made.sandbox;
   fake->check_fails = true;
   EXPECT_FALSE(sandbox.CollectEvidence().ok());  // nothing confirmed
   Gate recheck_may_finish;

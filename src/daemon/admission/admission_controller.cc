@@ -105,7 +105,11 @@ Expected<Permit> AdmissionController::TryAdmit(const CallerQuota& quota, ShedInf
     }
   }
 
-  auto [entry, inserted] = state.callers.try_emplace(name);
+  // A named iterator, not a structured binding: the lambdas below capture it
+  // (Clang 14, which builds the sanitized tree, cannot capture a binding).
+  const auto emplaced = state.callers.try_emplace(name);
+  const auto entry = emplaced.first;
+  const bool inserted = emplaced.second;
   CallerState& caller = entry->second;
   auto refuse = [&](ShedReason reason, Clock::Duration retry_after, std::string message) {
     switch (reason) {

@@ -129,6 +129,23 @@ asio::awaitable<void> RefuseConnection(Socket socket, ConnectionLimiter::Rejecti
   socket.close(ignored);
 }
 
+// Serves one accepted TCP connection over TLS with `context`. A free function,
+// not a member constrained to TCP: Clang 14 instantiates a constrained member
+// of an explicitly instantiated class even where its constraint fails.
+void SpawnTls(tcp::socket socket, asio::ssl::context& context,
+              const SessionEnvironment& environment,
+              std::function<void(std::exception_ptr)> release) {
+  auto executor = socket.get_executor();
+  try {
+    TlsStream stream(std::move(socket), context);
+    asio::co_spawn(executor, ServeConnection(std::move(stream), environment), std::move(release));
+  } catch (const std::exception& exception) {
+    // SSL_new failed (out of memory): drop this connection, keep accepting.
+    environment.log.Warning(std::string("A TLS connection could not be set up: ") +
+                            exception.what());
+  }
+}
+
 }  // namespace
 
 template <class Protocol>
@@ -207,7 +224,7 @@ asio::awaitable<void> Listener<Protocol>::AcceptLoop() {
     std::function<void(std::exception_ptr)> release = [slot](std::exception_ptr) {};
     if constexpr (std::is_same_v<Protocol, tcp>) {
       if (tls_) {
-        SpawnTls(std::move(socket), std::move(release));
+        SpawnTls(std::move(socket), *tls_, environment_, std::move(release));
         continue;
       }
     }
@@ -231,21 +248,6 @@ void Listener<Protocol>::Refuse(typename Protocol::socket socket,
       executor,
       RefuseConnection(std::move(socket), rejection, std::move(refusing), environment_.log),
       asio::detached);
-}
-
-template <class Protocol>
-void Listener<Protocol>::SpawnTls(
-    typename Protocol::socket socket,
-    std::function<void(std::exception_ptr)> release) requires std::is_same_v<Protocol, tcp> {
-  auto executor = socket.get_executor();
-  try {
-    TlsStream stream(std::move(socket), *tls_);
-    asio::co_spawn(executor, ServeConnection(std::move(stream), environment_), std::move(release));
-  } catch (const std::exception& exception) {
-    // SSL_new failed (out of memory): drop this connection, keep accepting.
-    environment_.log.Warning(std::string("A TLS connection could not be set up: ") +
-                             exception.what());
-  }
 }
 
 template class Listener<tcp>;

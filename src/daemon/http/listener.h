@@ -74,9 +74,6 @@ class Listener {
 
  private:
   boost::asio::awaitable<void> AcceptLoop();
-  void SpawnTls(typename Protocol::socket socket,
-                std::function<void(std::exception_ptr)> release) requires
-      std::is_same_v<Protocol, boost::asio::ip::tcp>;
   // A connection over a cap (environment.limiter): counted, then answered
   // 503 and closed (TLS: closed), without reading from it.
   void Refuse(typename Protocol::socket socket, ConnectionLimiter::Rejection rejection);
