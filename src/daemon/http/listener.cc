@@ -132,7 +132,7 @@ asio::awaitable<void> RefuseConnection(Socket socket, ConnectionLimiter::Rejecti
 }  // namespace
 
 template <class Protocol>
-Listener<Protocol>::Listener(asio::io_context& io_context, const SessionEnvironment& environment)
+Listener<Protocol>::Listener(asio::io_context& io_context, const ConnectionEnvironment& environment)
     : io_context_(io_context),
       strand_(asio::make_strand(io_context)),
       acceptor_(strand_),
