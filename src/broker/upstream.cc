@@ -389,8 +389,9 @@ Expected<UpstreamAnswer> CallUpstream(const UpstreamRequest& request, Clock::tim
     if (error == beast::error::timeout || (error && Clock::now() >= deadline)) {
       return errors.Timeout("complete the TLS handshake");
     }
-    if (error)
+    if (error) {
       return errors.Connection(net::DescribeTlsHandshakeFailure(stream.native_handle(), error));
+    }
     // No close_notify afterwards: the answer's end is known from its
     // framing, and a shutdown exchange would need its own deadline.
     return Exchange(io, stream, message, head, deadline, errors);

@@ -174,8 +174,9 @@ struct HttpConnection::State {
     error = RunToCompletion(
         io, [&](auto handler) { tls->async_handshake(asio::ssl::stream_base::client, handler); });
     if (error == beast::error::timeout) return ConnectTimedOut(url, bound);
-    if (error)
+    if (error) {
       return NotConnected(url, net::DescribeTlsHandshakeFailure(tls->native_handle(), error));
+    }
     stream = std::move(tls);
     return Status::Ok();
   }

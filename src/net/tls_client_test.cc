@@ -140,8 +140,9 @@ Handshake HandshakeWith(const LoopbackTlsServer& server, ssl::context& context,
   }
   result.error = RunToCompletion(
       io, [&](auto handler) { stream.async_handshake(ssl::stream_base::client, handler); });
-  if (result.error)
+  if (result.error) {
     result.failure = DescribeTlsHandshakeFailure(stream.native_handle(), result.error);
+  }
   return result;
 }
 
@@ -150,6 +151,20 @@ std::unique_ptr<ssl::context> ContextTrusting(const std::string& ca_file) {
   EXPECT_TRUE(context.ok()) << context.error().ToString();
   return context.ok() ? std::move(*context) : nullptr;
 }
+
+// A server with a certificate for `subject_alt_names`, and a client context
+// that trusts that certificate as its CA file.
+struct ServerAndItsCa {
+  explicit ServerAndItsCa(const std::string& subject_alt_names)
+      : certificate(MakeTestCertificate(subject_alt_names)),
+        server(certificate),
+        context(ContextTrusting(files.Write("ca.pem", certificate.certificate_pem))) {}
+
+  TestCertificate certificate;
+  LoopbackTlsServer server;
+  TemporaryFiles files;
+  std::unique_ptr<ssl::context> context;
+};
 
 TEST(TlsClientTest, TheContextAsksForTls12OrLaterAndVerifiesThePeer) {
   TemporaryFiles files;
@@ -174,17 +189,14 @@ TEST(TlsClientTest, TheSystemsTrustStoreRefusesASelfSignedCertificate) {
 }
 
 TEST(TlsClientTest, AGivenCaIsTrustedForTheNameAndTheAddressItsCertificateCarries) {
-  TestCertificate certificate = MakeTestCertificate("DNS:localhost,IP:127.0.0.1");
-  LoopbackTlsServer server(certificate);
-  TemporaryFiles files;
-  auto context = ContextTrusting(files.Write("ca.pem", certificate.certificate_pem));
-  ASSERT_NE(context, nullptr);
+  ServerAndItsCa setup("DNS:localhost,IP:127.0.0.1");
+  ASSERT_NE(setup.context, nullptr);
   for (const std::string host : {"localhost", "127.0.0.1"}) {
-    Handshake handshake = HandshakeWith(server, *context, host);
+    Handshake handshake = HandshakeWith(setup.server, *setup.context, host);
     EXPECT_FALSE(handshake.error) << host << ": " << handshake.failure;
   }
   // SNI carries names only (RFC 6066): none for the IP literal.
-  EXPECT_EQ(server.ServerNames(2), (std::vector<std::string>{"localhost", ""}));
+  EXPECT_EQ(setup.server.ServerNames(2), (std::vector<std::string>{"localhost", ""}));
 }
 
 TEST(TlsClientTest, ACertificateFromAnotherCaIsRefused) {
@@ -200,14 +212,11 @@ TEST(TlsClientTest, ACertificateFromAnotherCaIsRefused) {
 }
 
 TEST(TlsClientTest, ANameOrAddressTheCertificateDoesNotCarryIsRefused) {
-  TestCertificate certificate = MakeTestCertificate("DNS:localhost,IP:127.0.0.1");
-  LoopbackTlsServer server(certificate);
-  TemporaryFiles files;
-  auto context = ContextTrusting(files.Write("ca.pem", certificate.certificate_pem));
-  ASSERT_NE(context, nullptr);
+  ServerAndItsCa setup("DNS:localhost,IP:127.0.0.1");
+  ASSERT_NE(setup.context, nullptr);
   // The connection goes to 127.0.0.1 each time; only the expected identity changes.
   for (const std::string host : {"example.com", "127.0.0.2", "::1"}) {
-    Handshake handshake = HandshakeWith(server, *context, host);
+    Handshake handshake = HandshakeWith(setup.server, *setup.context, host);
     ASSERT_TRUE(handshake.error) << host;
     EXPECT_NE(handshake.failure.find("did not verify"), std::string::npos) << handshake.failure;
     EXPECT_NE(handshake.failure.find("mismatch"), std::string::npos) << handshake.failure;
@@ -220,12 +229,9 @@ TEST(TlsClientTest, PartialWildcardsAreRefusedAndWholeLabelWildcardsAccepted) {
     bool accepted;
   };
   for (const Case& c : {Case{"DNS:a*.example.test", false}, Case{"DNS:*.example.test", true}}) {
-    TestCertificate certificate = MakeTestCertificate(c.names);
-    LoopbackTlsServer server(certificate);
-    TemporaryFiles files;
-    auto context = ContextTrusting(files.Write("ca.pem", certificate.certificate_pem));
-    ASSERT_NE(context, nullptr);
-    Handshake handshake = HandshakeWith(server, *context, "abc.example.test");
+    ServerAndItsCa setup(c.names);
+    ASSERT_NE(setup.context, nullptr);
+    Handshake handshake = HandshakeWith(setup.server, *setup.context, "abc.example.test");
     EXPECT_EQ(!handshake.error, c.accepted) << c.names << ": " << handshake.failure;
   }
 }
