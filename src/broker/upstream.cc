@@ -14,7 +14,8 @@
 #include <memory>
 #include <vector>
 
-#include "broker/upstream_tls.h"
+#include "net/run_to_completion.h"
+#include "net/tls_client.h"
 
 namespace plimsoll::broker {
 namespace {
@@ -32,16 +33,20 @@ using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 // How much of the body one read may fill.
 constexpr std::size_t kReadChunkBytes = 64 << 10;
 
-// Runs `io` until the operation `start` launches has completed and returns
-// its error. run() returns only when no work is left, so the operation and
-// the stream's deadline timer have both finished by then.
-template <typename Start>
-beast::error_code Complete(asio::io_context& io, Start&& start) {
-  beast::error_code result = asio::error::operation_aborted;
-  start([&result](beast::error_code error, auto&&...) { result = error; });
-  io.restart();
-  io.run();
-  return result;
+using net::RunToCompletion;
+
+// `ca_file` "" gives the one context on the system's trust store, made on
+// first use and shared by every call (an SSL_CTX serves many connections
+// from many threads); a file (tests only) gives a new context trusting it.
+Expected<std::shared_ptr<ssl::context>> UpstreamTlsContext(const std::string& ca_file) {
+  auto make = [](const std::string& file) -> Expected<std::shared_ptr<ssl::context>> {
+    auto context = net::MakeTlsClientContext(file);
+    if (!context.ok()) return context.error();
+    return std::shared_ptr<ssl::context>(std::move(*context));
+  };
+  if (!ca_file.empty()) return make(ca_file);
+  static const Expected<std::shared_ptr<ssl::context>> system = make("");
+  return system;
 }
 
 bool IsTokenChar(char c) {
@@ -195,7 +200,7 @@ Expected<UpstreamAnswer> Exchange(asio::io_context& io, Stream& stream,
     return error == beast::error::timeout || Clock::now() >= deadline;
   };
   const beast::error_code write_error =
-      Complete(io, [&](auto handler) { http::async_write(stream, request, handler); });
+      RunToCompletion(io, [&](auto handler) { http::async_write(stream, request, handler); });
   if (write_error && timed_out(write_error)) return errors.Timeout("take the request");
   // After another write error the upstream may still have answered (some
   // refuse a request before reading all of its body), so read either way.
@@ -205,8 +210,8 @@ Expected<UpstreamAnswer> Exchange(asio::io_context& io, Stream& stream,
   parser.header_limit(static_cast<std::uint32_t>(kMaxUpstreamHeaderBytes));
   parser.body_limit(std::numeric_limits<std::uint64_t>::max());  // cut below, not refused
   if (head) parser.skip(true);
-  beast::error_code error =
-      Complete(io, [&](auto handler) { http::async_read_header(stream, buffer, parser, handler); });
+  beast::error_code error = RunToCompletion(
+      io, [&](auto handler) { http::async_read_header(stream, buffer, parser, handler); });
   if (error) {
     if (timed_out(error)) return errors.Timeout("answer");
     if (error == http::error::header_limit) {
@@ -237,7 +242,8 @@ Expected<UpstreamAnswer> Exchange(asio::io_context& io, Stream& stream,
   while (!parser.is_done()) {
     parser.get().body().data = chunk.data();
     parser.get().body().size = chunk.size();
-    error = Complete(io, [&](auto handler) { http::async_read(stream, buffer, parser, handler); });
+    error = RunToCompletion(
+        io, [&](auto handler) { http::async_read(stream, buffer, parser, handler); });
     if (error == http::error::need_buffer) error = {};
     answer.body.append(chunk.data(), chunk.size() - parser.get().body().size);
     if (answer.body.size() > kMaxResponseBody) {
@@ -359,7 +365,7 @@ Expected<UpstreamAnswer> CallUpstream(const UpstreamRequest& request, Clock::tim
       TcpStream stream(io);
       stream.expires_at(deadline);
       beast::error_code error =
-          Complete(io, [&](auto handler) { stream.async_connect(*endpoints, handler); });
+          RunToCompletion(io, [&](auto handler) { stream.async_connect(*endpoints, handler); });
       if (error == beast::error::timeout) return errors.Timeout("accept a connection");
       if (error) return errors.Connection("cannot connect (" + error.message() + ")");
       return Exchange(io, stream, message, head, deadline, errors);
@@ -368,22 +374,24 @@ Expected<UpstreamAnswer> CallUpstream(const UpstreamRequest& request, Clock::tim
     auto context = UpstreamTlsContext(request.ca_file);
     if (!context.ok()) return errors.Connection(context.error().message());
     TlsStream stream(io, **context);
-    if (!PrepareUpstreamTlsSession(stream.native_handle(), request.origin.host)) {
+    if (!net::PrepareTlsClientConnection(stream.native_handle(), request.origin.host).ok()) {
       return errors.Connection("OpenSSL refused to check the certificate against " +
                                request.origin.host);
     }
     beast::get_lowest_layer(stream).expires_at(deadline);
-    beast::error_code error = Complete(io, [&](auto handler) {
+    beast::error_code error = RunToCompletion(io, [&](auto handler) {
       beast::get_lowest_layer(stream).async_connect(*endpoints, handler);
     });
     if (error == beast::error::timeout) return errors.Timeout("accept a connection");
     if (error) return errors.Connection("cannot connect (" + error.message() + ")");
-    error = Complete(
+    error = RunToCompletion(
         io, [&](auto handler) { stream.async_handshake(ssl::stream_base::client, handler); });
     if (error == beast::error::timeout || (error && Clock::now() >= deadline)) {
       return errors.Timeout("complete the TLS handshake");
     }
-    if (error) return errors.Connection(DescribeUpstreamTlsFailure(stream.native_handle(), error));
+    if (error) {
+      return errors.Connection(net::DescribeTlsHandshakeFailure(stream.native_handle(), error));
+    }
     // No close_notify afterwards: the answer's end is known from its
     // framing, and a shutdown exchange would need its own deadline.
     return Exchange(io, stream, message, head, deadline, errors);

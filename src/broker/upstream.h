@@ -6,8 +6,9 @@
 //     or any other proxy setting is ever read;
 //   - https: TLS 1.2 or later, the certificate verified against the system's
 //     trust store and the origin's host name (or IP address), SNI set
-//     (upstream_tls.h); http only when every address the host resolves to is
-//     loopback (grants allow http only for loopback origins; checked again);
+//     (src/net/tls_client.h, shared with the C++ client); http only when every
+//     address the host resolves to is loopback (grants allow http only for
+//     loopback origins; checked again);
 //   - Host from the origin, `Connection: close`, the caller's extra headers
 //     (the broker's Authorization), Content-Type and the body; no cookies are
 //     sent or kept;

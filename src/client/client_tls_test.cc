@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "client/testing/fake_daemon.h"
-#include "client/testing/test_certificate.h"
+#include "net/testing/test_certificate.h"
 #include "plimsoll/client.h"
 
 namespace plimsoll {
@@ -14,9 +14,9 @@ namespace {
 
 using client::testing::FakeDaemon;
 using client::testing::HonestRunAnswer;
-using client::testing::MakeTestCertificate;
 using client::testing::SeenRequest;
-using client::testing::TestCertificate;
+using net::testing::MakeTestCertificate;
+using net::testing::TestCertificate;
 
 Request Snippet() {
   Request request;

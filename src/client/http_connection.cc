@@ -17,7 +17,8 @@
 #include <variant>
 
 #include "client/cleartext_policy.h"
-#include "client/tls_setup.h"
+#include "net/run_to_completion.h"
+#include "net/tls_client.h"
 
 namespace plimsoll::client {
 namespace {
@@ -35,17 +36,7 @@ using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 // hundred bytes; proxies add some).
 constexpr uint32_t kMaxAnswerHeaderBytes = 64 << 10;
 
-// Runs `io` until the operation `start` launches has completed and returns
-// its error. run() returns only when no work is left, so the operation and
-// the stream's deadline timer have both finished by then.
-template <typename Start>
-beast::error_code Complete(asio::io_context& io, Start&& start) {
-  beast::error_code result = asio::error::operation_aborted;
-  start([&result](beast::error_code error, auto&&...) { result = error; });
-  io.restart();
-  io.run();
-  return result;
-}
+using net::RunToCompletion;
 
 std::string Milliseconds(std::chrono::milliseconds duration) {
   return std::to_string(static_cast<int64_t>(duration.count())) + " ms";
@@ -56,6 +47,11 @@ std::string Lowercase(std::string_view text) {
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
+}
+
+// The TLS setup failed (net/tls_client.h) before a connection was made.
+Error TlsSetupRefused(const Error& error) {
+  return Refusal(NotDispatched::kRequest, error.code(), error.message());
 }
 
 // Nothing was sent: the daemon never saw this call.
@@ -134,7 +130,7 @@ struct HttpConnection::State {
     socket->expires_at(deadline);
     asio::local::stream_protocol::endpoint endpoint(url.socket_path);
     beast::error_code error =
-        Complete(io, [&](auto handler) { socket->async_connect(endpoint, handler); });
+        RunToCompletion(io, [&](auto handler) { socket->async_connect(endpoint, handler); });
     if (error == beast::error::timeout) return ConnectTimedOut(url, bound);
     if (error) return NotConnected(url, error.message());
     stream = std::move(socket);
@@ -158,7 +154,7 @@ struct HttpConnection::State {
     if (url.transport == Transport::kHttp) {
       auto socket = std::make_unique<TcpStream>(io);
       socket->expires_at(deadline);
-      error = Complete(io, [&](auto handler) { socket->async_connect(endpoints, handler); });
+      error = RunToCompletion(io, [&](auto handler) { socket->async_connect(endpoints, handler); });
       if (error == beast::error::timeout) return ConnectTimedOut(url, bound);
       if (error) return NotConnected(url, error.message());
       stream = std::move(socket);
@@ -166,16 +162,21 @@ struct HttpConnection::State {
     }
 
     auto tls = std::make_unique<TlsStream>(io, *tls_context);
-    PLIMSOLL_RETURN_IF_ERROR(PrepareTlsSession(tls->native_handle(), url.host));
+    if (Status prepared = net::PrepareTlsClientConnection(tls->native_handle(), url.host);
+        !prepared.ok()) {
+      return TlsSetupRefused(prepared.error());
+    }
     beast::get_lowest_layer(*tls).expires_at(deadline);
-    error = Complete(
+    error = RunToCompletion(
         io, [&](auto handler) { beast::get_lowest_layer(*tls).async_connect(endpoints, handler); });
     if (error == beast::error::timeout) return ConnectTimedOut(url, bound);
     if (error) return NotConnected(url, error.message());
-    error = Complete(
+    error = RunToCompletion(
         io, [&](auto handler) { tls->async_handshake(asio::ssl::stream_base::client, handler); });
     if (error == beast::error::timeout) return ConnectTimedOut(url, bound);
-    if (error) return NotConnected(url, DescribeTlsFailure(tls->native_handle(), error));
+    if (error) {
+      return NotConnected(url, net::DescribeTlsHandshakeFailure(tls->native_handle(), error));
+    }
     stream = std::move(tls);
     return Status::Ok();
   }
@@ -185,7 +186,8 @@ struct HttpConnection::State {
     return std::visit(
         [&](auto& held) -> beast::error_code {
           if constexpr (kIsStream<decltype(held)>) {
-            return Complete(io, [&](auto handler) { http::async_write(*held, message, handler); });
+            return RunToCompletion(
+                io, [&](auto handler) { http::async_write(*held, message, handler); });
           } else {
             return asio::error::not_connected;
           }
@@ -198,7 +200,7 @@ struct HttpConnection::State {
     return std::visit(
         [&](auto& held) -> beast::error_code {
           if constexpr (kIsStream<decltype(held)>) {
-            return Complete(
+            return RunToCompletion(
                 io, [&](auto handler) { http::async_read(*held, buffer, parser, handler); });
           } else {
             return asio::error::not_connected;
@@ -218,8 +220,8 @@ Expected<std::unique_ptr<HttpConnection>> HttpConnection::Create(DaemonUrl url,
                                                                  ConnectionSettings settings) {
   auto state = std::make_unique<State>();
   if (url.transport == Transport::kHttps) {
-    auto context = MakeTlsContext(settings.ca_file);
-    if (!context.ok()) return context.error();
+    auto context = net::MakeTlsClientContext(settings.ca_file);
+    if (!context.ok()) return TlsSetupRefused(context.error());
     state->tls_context = std::move(*context);
   }
   return std::unique_ptr<HttpConnection>(

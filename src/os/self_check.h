@@ -2,9 +2,10 @@
 // and the reading of its answer. The linux provider and the oci provider
 // (runc, crun, runsc) run the same program, told which wall it stands in.
 //
-// The program is a Python 3 script sent as a project file (so /work's
-// noexec does not matter) and run as the guest user by the real agent with
-// the real configuration. It prints one JSON object per line:
+// The program is a Python 3 script, src/os/self_check.py (a data file
+// embedded at build time by cmake/EmbedText.cmake), sent as a project file
+// (so /work's noexec does not matter) and run as the guest user by the real
+// agent with the real configuration. It prints one JSON object per line:
 //   {"name": "root_read_only", "passed": true, "detail": "..."}
 //
 // Usage (a provider's smoke test):
@@ -79,6 +80,15 @@
 #include "plimsoll/result.h"
 
 namespace plimsoll::os {
+
+// The text of src/os/self_check.py, NUL terminated, as the build embedded it:
+// one script for every profile, told which one it runs under by --profile;
+// the checks share their parsing of mountinfo and their reports, and differ
+// only where the runtimes differ (measured: runc 1.1.5, crun 1.8.1, runsc
+// 2022-12-19). Its names __MASKED_PROC_PATHS__ and __READ_ONLY_PROC_PATHS__
+// stand for proc_masks.h's lists, which SelfCheckProject writes in as Python
+// list literals (so the file itself stays valid Python).
+extern const char* const kSelfCheckScript;
 
 // Which wall the self-check stands in (see the profiles above).
 enum class SelfCheckProfile {

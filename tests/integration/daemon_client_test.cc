@@ -13,9 +13,9 @@
 #include "cli/cli_test_support.h"
 #include "cli/cli.h"
 #include "cli/exit_status.h"
-#include "client/testing/test_certificate.h"
 #include "auth/caller_store.h"
 #include "daemon_fixture.h"
+#include "net/testing/test_certificate.h"
 #include "plimsoll/client.h"
 #include "plimsoll/record.h"
 
@@ -269,8 +269,8 @@ TEST(DaemonClient, TheUnixSocketCarriesTheSameCalls) {
 
 TEST(DaemonClient, HttpsWithTheDaemonsCertificateVerified) {
   TemporaryDirectory directory;
-  client::testing::TestCertificate certificate =
-      client::testing::MakeTestCertificate("DNS:localhost,IP:127.0.0.1");
+  net::testing::TestCertificate certificate =
+      net::testing::MakeTestCertificate("DNS:localhost,IP:127.0.0.1");
   fs::path cert = directory.path() / "tls.crt";
   fs::path key = directory.path() / "tls.key";
   std::ofstream(cert) << certificate.certificate_pem;

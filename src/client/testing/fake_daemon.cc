@@ -115,7 +115,7 @@ struct FakeDaemon::Impl {
   }
 };
 
-FakeDaemon::FakeDaemon(Script script, std::optional<TestCertificate> tls)
+FakeDaemon::FakeDaemon(Script script, std::optional<net::testing::TestCertificate> tls)
     : impl_(std::make_unique<Impl>()), tls_(tls.has_value()) {
   impl_->script = std::move(script);
   if (tls) {

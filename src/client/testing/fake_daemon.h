@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-#include "client/testing/test_certificate.h"
+#include "net/testing/test_certificate.h"
 #include "plimsoll/result.h"
 
 namespace plimsoll::client::testing {
@@ -53,7 +53,8 @@ using Script = std::function<Reply(const SeenRequest&)>;
 class FakeDaemon {
  public:
   // With `tls`, serves TLS with that certificate.
-  explicit FakeDaemon(Script script, std::optional<TestCertificate> tls = std::nullopt);
+  explicit FakeDaemon(Script script,
+                      std::optional<net::testing::TestCertificate> tls = std::nullopt);
   ~FakeDaemon();
   FakeDaemon(const FakeDaemon&) = delete;
   FakeDaemon& operator=(const FakeDaemon&) = delete;

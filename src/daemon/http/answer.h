@@ -1,6 +1,6 @@
 // An HTTP answer before it is framed: status, body, and the headers plimsoll
-// adds. The session turns it into a Beast response and adds the request-ID
-// echo, so no handler can forget it.
+// adds. The connection (connection.h) turns it into a Beast response and adds
+// the request-ID echo, so no handler can forget it.
 //
 // Usage:
 //   return JsonAnswer(status::ok, ResultToJson(result));

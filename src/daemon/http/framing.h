@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "daemon/http/answer.h"
-#include "daemon/http/session.h"
+#include "daemon/http/connection.h"
 
 namespace plimsoll::daemon::http {
 

@@ -133,7 +133,7 @@ asio::awaitable<void> RefuseConnection(Socket socket, ConnectionLimiter::Rejecti
 // not a member constrained to TCP: Clang 14 instantiates a constrained member
 // of an explicitly instantiated class even where its constraint fails.
 void SpawnTls(tcp::socket socket, asio::ssl::context& context,
-              const SessionEnvironment& environment,
+              const ConnectionEnvironment& environment,
               std::function<void(std::exception_ptr)> release) {
   auto executor = socket.get_executor();
   try {
@@ -149,7 +149,7 @@ void SpawnTls(tcp::socket socket, asio::ssl::context& context,
 }  // namespace
 
 template <class Protocol>
-Listener<Protocol>::Listener(asio::io_context& io_context, const SessionEnvironment& environment)
+Listener<Protocol>::Listener(asio::io_context& io_context, const ConnectionEnvironment& environment)
     : io_context_(io_context),
       strand_(asio::make_strand(io_context)),
       acceptor_(strand_),

@@ -2,7 +2,7 @@
 // connection gets its own strand and a ServeConnection coroutine.
 //
 // A TCP listener given a TLS context (UseTls) serves TLS on every connection
-// (tls.h, session.h); without one, and always for a Unix socket (local by
+// (tls.h, connection.h); without one, and always for a Unix socket (local by
 // nature), it serves plaintext.
 //
 // A listener whose environment has a ConnectionLimiter takes a place for each
@@ -38,7 +38,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include "daemon/http/session.h"
+#include "daemon/http/connection.h"
 #include "plimsoll/error.h"
 
 namespace plimsoll::daemon::http {
@@ -47,7 +47,7 @@ template <class Protocol>
 class Listener {
  public:
   // `environment` must outlive the listener and every connection it accepts.
-  Listener(boost::asio::io_context& io_context, const SessionEnvironment& environment);
+  Listener(boost::asio::io_context& io_context, const ConnectionEnvironment& environment);
 
   // Opens, binds and listens. For Unix sockets an existing socket file at the
   // path is replaced only when nothing accepts on it (a stale leftover).
@@ -81,7 +81,7 @@ class Listener {
   boost::asio::io_context& io_context_;
   boost::asio::strand<boost::asio::io_context::executor_type> strand_;
   typename Protocol::acceptor acceptor_;
-  const SessionEnvironment& environment_;
+  const ConnectionEnvironment& environment_;
   std::shared_ptr<boost::asio::ssl::context> tls_;
   mode_t unix_mode_ = 0600;
 };

@@ -33,7 +33,7 @@
 #include <string_view>
 
 #include "daemon/http/answer.h"
-#include "daemon/http/session.h"
+#include "daemon/http/connection.h"
 #include "daemon/log.h"
 #include "plimsoll/error.h"
 #include "plimsoll/request.h"
@@ -58,7 +58,7 @@ struct AuditEntry {
   const nlohmann::ordered_json* details = nullptr;
 };
 
-// The entry of one answer of the API listener (http::SessionEnvironment's
+// The entry of one answer of the API listener (http::ConnectionEnvironment's
 // on_answer); it views into both arguments. The duration runs from the
 // request's first byte to `facts` being reported, just before the write.
 AuditEntry AuditEntryFor(const http::Answer& answer, const http::AnswerContext& facts,

@@ -150,8 +150,8 @@ class Server {
   ApiServices services_;
   http::Router api_router_;
   http::Router metrics_router_;
-  http::SessionEnvironment api_environment_;
-  http::SessionEnvironment metrics_environment_;
+  http::ConnectionEnvironment api_environment_;
+  http::ConnectionEnvironment metrics_environment_;
   http::TcpListener api_tcp_;
   std::optional<http::UnixListener> api_unix_;
   std::optional<http::TcpListener> metrics_tcp_;

@@ -57,7 +57,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/http/session.h"
+#include "daemon/http/connection.h"
 #include "daemon/server/run_limit_settings.h"
 #include "plimsoll/error.h"
 #include "plimsoll/tier.h"

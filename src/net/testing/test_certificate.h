@@ -5,12 +5,12 @@
 //   TestCertificate certificate = MakeTestCertificate({"DNS:localhost"});
 //   server_context.use_certificate(asio::buffer(certificate.certificate_pem), pem);
 //   WriteFile(ca_path, certificate.certificate_pem);  // the client trusts it
-#ifndef PLIMSOLL_CLIENT_TESTING_TEST_CERTIFICATE_H_
-#define PLIMSOLL_CLIENT_TESTING_TEST_CERTIFICATE_H_
+#ifndef PLIMSOLL_NET_TESTING_TEST_CERTIFICATE_H_
+#define PLIMSOLL_NET_TESTING_TEST_CERTIFICATE_H_
 
 #include <string>
 
-namespace plimsoll::client::testing {
+namespace plimsoll::net::testing {
 
 struct TestCertificate {
   std::string certificate_pem;
@@ -21,6 +21,6 @@ struct TestCertificate {
 // Throws std::runtime_error if OpenSSL fails (test code).
 TestCertificate MakeTestCertificate(const std::string& subject_alt_names);
 
-}  // namespace plimsoll::client::testing
+}  // namespace plimsoll::net::testing
 
-#endif  // PLIMSOLL_CLIENT_TESTING_TEST_CERTIFICATE_H_
+#endif  // PLIMSOLL_NET_TESTING_TEST_CERTIFICATE_H_

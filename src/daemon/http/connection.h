@@ -31,8 +31,8 @@
 //   co_spawn(socket.get_executor(), ServeConnection(std::move(socket), environment), detached);
 //   co_spawn(executor, ServeConnection(TlsStream(std::move(socket), context), environment),
 //            detached);
-#ifndef PLIMSOLL_DAEMON_HTTP_SESSION_H_
-#define PLIMSOLL_DAEMON_HTTP_SESSION_H_
+#ifndef PLIMSOLL_DAEMON_HTTP_CONNECTION_H_
+#define PLIMSOLL_DAEMON_HTTP_CONNECTION_H_
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -71,7 +71,7 @@ struct AnswerContext {
 };
 
 // What every connection of one listener shares. Must outlive the connections.
-struct SessionEnvironment {
+struct ConnectionEnvironment {
   const Router& router;
   Log& log;
   HttpLimits limits;
@@ -100,15 +100,16 @@ using TlsStream = boost::asio::ssl::stream<TcpSocket>;  // server side, not yet 
 // Serves one connection until it closes. The stream's executor must be a
 // strand (or otherwise serialise the connection's handlers). Never throws.
 template <class Stream>
-boost::asio::awaitable<void> ServeConnection(Stream stream, const SessionEnvironment& environment);
+boost::asio::awaitable<void> ServeConnection(Stream stream,
+                                             const ConnectionEnvironment& environment);
 
-extern template boost::asio::awaitable<void> ServeConnection<TcpSocket>(TcpSocket,
-                                                                        const SessionEnvironment&);
-extern template boost::asio::awaitable<void> ServeConnection<UnixSocket>(UnixSocket,
-                                                                         const SessionEnvironment&);
-extern template boost::asio::awaitable<void> ServeConnection<TlsStream>(TlsStream,
-                                                                        const SessionEnvironment&);
+extern template boost::asio::awaitable<void> ServeConnection<TcpSocket>(
+    TcpSocket, const ConnectionEnvironment&);
+extern template boost::asio::awaitable<void> ServeConnection<UnixSocket>(
+    UnixSocket, const ConnectionEnvironment&);
+extern template boost::asio::awaitable<void> ServeConnection<TlsStream>(
+    TlsStream, const ConnectionEnvironment&);
 
 }  // namespace plimsoll::daemon::http
 
-#endif  // PLIMSOLL_DAEMON_HTTP_SESSION_H_
+#endif  // PLIMSOLL_DAEMON_HTTP_CONNECTION_H_

@@ -1,4 +1,4 @@
-#include "client/testing/test_certificate.h"
+#include "net/testing/test_certificate.h"
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -8,7 +8,7 @@
 #include <memory>
 #include <stdexcept>
 
-namespace plimsoll::client::testing {
+namespace plimsoll::net::testing {
 namespace {
 
 struct FreeKey {
@@ -79,4 +79,4 @@ TestCertificate MakeTestCertificate(const std::string& subject_alt_names) {
   return out;
 }
 
-}  // namespace plimsoll::client::testing
+}  // namespace plimsoll::net::testing

@@ -1,4 +1,4 @@
-#include "daemon/http/session.h"
+#include "daemon/http/connection.h"
 
 #include <openssl/ssl.h>
 
@@ -47,7 +47,7 @@ class Connection {
  public:
   using Socket = beast::lowest_layer_type<Stream>;
 
-  Connection(Stream& stream, const SessionEnvironment& environment)
+  Connection(Stream& stream, const ConnectionEnvironment& environment)
       : stream_(stream),
         socket_(beast::get_lowest_layer(stream)),
         environment_(environment),
@@ -259,7 +259,7 @@ class Connection {
 
   Stream& stream_;
   Socket& socket_;
-  const SessionEnvironment& environment_;
+  const ConnectionEnvironment& environment_;
   Watchdog<Socket> watchdog_;
   beast::flat_buffer buffer_;
 };
@@ -267,7 +267,7 @@ class Connection {
 }  // namespace
 
 template <class Stream>
-asio::awaitable<void> ServeConnection(Stream stream, const SessionEnvironment& environment) {
+asio::awaitable<void> ServeConnection(Stream stream, const ConnectionEnvironment& environment) {
   using Socket = beast::lowest_layer_type<Stream>;
   Socket& socket = beast::get_lowest_layer(stream);
   auto state = std::make_shared<ConnectionState<Socket>>();
@@ -292,8 +292,9 @@ asio::awaitable<void> ServeConnection(Stream stream, const SessionEnvironment& e
   environment.registry.Remove(id);
 }
 
-template asio::awaitable<void> ServeConnection<TcpSocket>(TcpSocket, const SessionEnvironment&);
-template asio::awaitable<void> ServeConnection<UnixSocket>(UnixSocket, const SessionEnvironment&);
-template asio::awaitable<void> ServeConnection<TlsStream>(TlsStream, const SessionEnvironment&);
+template asio::awaitable<void> ServeConnection<TcpSocket>(TcpSocket, const ConnectionEnvironment&);
+template asio::awaitable<void> ServeConnection<UnixSocket>(UnixSocket,
+                                                           const ConnectionEnvironment&);
+template asio::awaitable<void> ServeConnection<TlsStream>(TlsStream, const ConnectionEnvironment&);
 
 }  // namespace plimsoll::daemon::http
