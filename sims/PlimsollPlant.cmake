@@ -76,6 +76,7 @@ function(plimsoll_plant name)
     COMMAND "${PLIMSOLL_WASM_CLANG}" ${PLIMSOLL_PLANT_WASM_FLAGS}
             -I "${PLIMSOLL_SIMS_DIR}" ${_sources} -o "${_wasm}"
     DEPENDS ${_sources} "${PLIMSOLL_SIMS_DIR}/plant_abi.h" "${PLIMSOLL_SIMS_DIR}/plant_exports.h"
+            "${PLIMSOLL_SIMS_DIR}/plant_lifecycle.h"
     COMMENT "Compiling the ${name} plant to wasm32-wasi"
     VERBATIM)
   add_custom_command(

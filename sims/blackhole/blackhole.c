@@ -51,6 +51,7 @@
 
 #include "plant_abi.h"
 #include "plant_exports.h"
+#include "plant_lifecycle.h"
 
 /* Physical and task parameters (docs/plants/blackhole.md). */
 static const double kMaxThrust = 0.002;      /* |a|, each component and total, 1/M */
@@ -85,8 +86,6 @@ static const double kMinTarget = 6.5, kMaxTarget = 20.0; /* r_target, M */
 static const double kMinFuel = 0.0, kMaxFuel = 0.5;      /* fuel0 */
 static const double kDefaultScenario[kParamCount] = {10.0, 0.0, 7.0, 0.1};
 
-enum Phase { kNotReady, kRunning, kEnded };
-
 /* The exchange buffer g_buffer and the exports that only report the constants
  * above (plant_exports.h). */
 PLANT_DEFINE_CONSTANT_EXPORTS(kParamCount, kStateWidth, kInputCount, kTickSeconds, kEndSeconds);
@@ -97,7 +96,7 @@ typedef struct {
 } Orbit;
 
 static struct {
-  enum Phase phase;
+  enum PlantPhase phase;
   Orbit orbit;
   double fuel;           /* Δv left */
   double target;         /* r_target, M */
@@ -105,11 +104,6 @@ static struct {
   int32_t in_band_ticks; /* scored ticks that ended in the band */
   int failed;            /* the trial ended captured or escaped */
 } g_plant;
-
-/* Whether x lies in [low, high]; false for NaN. */
-static int within(double x, double low, double high) {
-  return low <= x && x <= high;
-}
 
 /* r as the derivatives use it: never below kGuardRadius. */
 static double guarded(double r) {
@@ -183,11 +177,7 @@ int32_t plant_init(int32_t count) {
   g_plant.ticks = 0;
   g_plant.in_band_ticks = 0;
   g_plant.failed = 0;
-  if (count != 0 && count != kParamCount) return PLANT_ERROR_COUNT;
-  const double* params = count == 0 ? kDefaultScenario : g_buffer;
-  for (int k = 0; k < kParamCount; ++k) {
-    if (!isfinite(params[k])) return PLANT_ERROR_NOT_FINITE;
-  }
+  PLANT_READ_SCENARIO_OR_REFUSE(params, count, kDefaultScenario);
   const double start = params[0], speed = params[1], target = params[2], fuel = params[3];
   if (!within(start, kMinStart, kMaxStart) || !within(speed, kMinSpeed, kMaxSpeed) ||
       !within(target, kMinTarget, kMaxTarget) || !within(fuel, kMinFuel, kMaxFuel)) {
@@ -204,7 +194,7 @@ int32_t plant_init(int32_t count) {
 }
 
 int32_t plant_read_state(void) {
-  if (g_plant.phase == kNotReady) return PLANT_ERROR_NOT_READY;
+  PLANT_REFUSE_UNLESS_READY(g_plant.phase);
   g_buffer[0] = g_plant.orbit.r;
   g_buffer[1] = g_plant.orbit.ur;
   g_buffer[2] = g_plant.orbit.phi;
@@ -216,8 +206,7 @@ int32_t plant_read_state(void) {
 }
 
 int32_t plant_step(void) {
-  if (g_plant.phase == kNotReady) return PLANT_ERROR_NOT_READY;
-  if (g_plant.phase == kEnded) return PLANT_ERROR_ENDED;
+  PLANT_REFUSE_UNLESS_RUNNING(g_plant.phase);
   double ar = g_buffer[0], aphi = g_buffer[1];
   if (!isfinite(ar) || !isfinite(aphi)) return PLANT_ERROR_NOT_FINITE;
   /* Each component, then the total, then the fuel: |a|·kTickM ≤ fuel. */
@@ -259,11 +248,7 @@ int32_t plant_step(void) {
       within(g_plant.orbit.ur, -kSpeedTolerance, kSpeedTolerance)) {
     g_plant.in_band_ticks += 1;
   }
-  if (g_plant.ticks == kEndTicks) {
-    g_plant.phase = kEnded;
-    return PLANT_FINISHED;
-  }
-  return PLANT_RUNNING;
+  PLANT_FINISH_ON_THE_LAST_TICK(g_plant.phase, g_plant.ticks, kEndTicks);
 }
 
 int32_t plant_ticks(void) {

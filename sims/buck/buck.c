@@ -40,6 +40,7 @@
 
 #include "plant_abi.h"
 #include "plant_exports.h"
+#include "plant_lifecycle.h"
 
 /* Physical parameters (SPEC §10). */
 static const double kInductance = 100e-6;  /* L, H */
@@ -73,14 +74,12 @@ static const double kMinStart = 0.0, kMaxStart = 6.0;    /* v0, V */
 static const double kMinDuty = 0.0, kMaxDuty = 1.0;      /* the input d */
 static const double kDefaultScenario[kParamCount] = {12.0, 10.0, 2.5, 0.0};
 
-enum Phase { kNotReady, kRunning, kEnded };
-
 /* The exchange buffer g_buffer and the exports that only report the constants
  * above (plant_exports.h). */
 PLANT_DEFINE_CONSTANT_EXPORTS(kParamCount, kStateWidth, kInputCount, kTickSeconds, kEndSeconds);
 
 static struct {
-  enum Phase phase;
+  enum PlantPhase phase;
   double supply;         /* V_in, V */
   double load1, load2;   /* R1, R2, Ω */
   double voltage;        /* v, V */
@@ -90,11 +89,6 @@ static struct {
   int32_t in_band_ticks; /* scored ticks that ended within 5 ± 0.1 V */
   int failed;            /* the trial ended in overvoltage or overcurrent */
 } g_plant;
-
-/* Whether x lies in [low, high]; false for NaN. */
-static int within(double x, double low, double high) {
-  return low <= x && x <= high;
-}
 
 /* One forward-Euler substep at duty d: both derivatives from the values at
  * the substep's start, the load chosen by the substep's start time. */
@@ -112,11 +106,7 @@ int32_t plant_init(int32_t count) {
   g_plant.ticks = 0;
   g_plant.in_band_ticks = 0;
   g_plant.failed = 0;
-  if (count != 0 && count != kParamCount) return PLANT_ERROR_COUNT;
-  const double* params = count == 0 ? kDefaultScenario : g_buffer;
-  for (int k = 0; k < kParamCount; ++k) {
-    if (!isfinite(params[k])) return PLANT_ERROR_NOT_FINITE;
-  }
+  PLANT_READ_SCENARIO_OR_REFUSE(params, count, kDefaultScenario);
   const double supply = params[0], load1 = params[1], load2 = params[2], start = params[3];
   if (!within(supply, kMinSupply, kMaxSupply) || !within(load1, kMinLoad1, kMaxLoad1) ||
       !within(load2, kMinLoad2, kMaxLoad2) || !within(start, kMinStart, kMaxStart)) {
@@ -132,15 +122,14 @@ int32_t plant_init(int32_t count) {
 }
 
 int32_t plant_read_state(void) {
-  if (g_plant.phase == kNotReady) return PLANT_ERROR_NOT_READY;
+  PLANT_REFUSE_UNLESS_READY(g_plant.phase);
   g_buffer[0] = g_plant.voltage;
   g_buffer[1] = g_plant.current;
   return kStateWidth;
 }
 
 int32_t plant_step(void) {
-  if (g_plant.phase == kNotReady) return PLANT_ERROR_NOT_READY;
-  if (g_plant.phase == kEnded) return PLANT_ERROR_ENDED;
+  PLANT_REFUSE_UNLESS_RUNNING(g_plant.phase);
   double duty = g_buffer[0];
   if (!isfinite(duty)) return PLANT_ERROR_NOT_FINITE;
   if (duty > kMaxDuty) duty = kMaxDuty;
@@ -159,11 +148,7 @@ int32_t plant_step(void) {
       within(g_plant.voltage, kTarget - kTolerance, kTarget + kTolerance)) {
     g_plant.in_band_ticks += 1;
   }
-  if (g_plant.ticks == kEndTicks) {
-    g_plant.phase = kEnded;
-    return PLANT_FINISHED;
-  }
-  return PLANT_RUNNING;
+  PLANT_FINISH_ON_THE_LAST_TICK(g_plant.phase, g_plant.ticks, kEndTicks);
 }
 
 int32_t plant_ticks(void) {

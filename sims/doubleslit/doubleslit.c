@@ -53,6 +53,7 @@
 
 #include "plant_abi.h"
 #include "plant_exports.h"
+#include "plant_lifecycle.h"
 
 enum { kSources = 16, kBins = 64, kWindowHalfWidth = 2 };
 
@@ -81,8 +82,6 @@ static const double kMinSpread = 0.0, kMaxSpread = 0.25;     /* a */
 static const double kDefaultScenario[kParamCount] = {0.5,  40.0, 2026.0, 3.141592653589793,
                                                      0.02, 0.2};
 
-enum Phase { kNotReady, kRunning, kEnded };
-
 /* The exchange buffer g_buffer and the exports that only report the constants
  * above (plant_exports.h). */
 PLANT_DEFINE_CONSTANT_EXPORTS(kParamCount, kStateWidth, kInputCount, kTickSeconds, kEndSeconds);
@@ -92,7 +91,7 @@ static double g_geometry_cos[kBins][kSources];
 static double g_geometry_sin[kBins][kSources];
 
 static struct {
-  enum Phase phase;
+  enum PlantPhase phase;
   double ratio;               /* d/λ */
   int32_t target;             /* j0 */
   double drift;               /* D, rad per tick */
@@ -104,11 +103,6 @@ static struct {
   int32_t ticks;              /* ticks taken */
   double fraction_sum;        /* the scored ticks' window fractions, summed */
 } g_plant;
-
-/* Whether x lies in [low, high]; false for NaN. */
-static int within(double x, double low, double high) {
-  return low <= x && x <= high;
-}
 
 /* splitmix64 (Steele, Lea and Flood 2014), then a double in [−1, 1). */
 static double draw(void) {
@@ -156,11 +150,7 @@ int32_t plant_init(int32_t count) {
   g_plant.phase = kNotReady;
   g_plant.ticks = 0;
   g_plant.fraction_sum = 0.0;
-  if (count != 0 && count != kParamCount) return PLANT_ERROR_COUNT;
-  const double* params = count == 0 ? kDefaultScenario : g_buffer;
-  for (int k = 0; k < kParamCount; ++k) {
-    if (!isfinite(params[k])) return PLANT_ERROR_NOT_FINITE;
-  }
+  PLANT_READ_SCENARIO_OR_REFUSE(params, count, kDefaultScenario);
   const double ratio = params[0], target = params[1], seed = params[2];
   const double error = params[3], drift = params[4], spread = params[5];
   if (!within(ratio, kMinRatio, kMaxRatio) || !within(target, kMinTarget, kMaxTarget) ||
@@ -190,7 +180,7 @@ int32_t plant_init(int32_t count) {
 }
 
 int32_t plant_read_state(void) {
-  if (g_plant.phase == kNotReady) return PLANT_ERROR_NOT_READY;
+  PLANT_REFUSE_UNLESS_READY(g_plant.phase);
   for (int j = 0; j < kBins; ++j) g_buffer[j] = g_plant.intensity[j];
   g_buffer[kBins] = (double)g_plant.target;
   g_buffer[kBins + 1] = g_plant.ratio;
@@ -198,8 +188,7 @@ int32_t plant_read_state(void) {
 }
 
 int32_t plant_step(void) {
-  if (g_plant.phase == kNotReady) return PLANT_ERROR_NOT_READY;
-  if (g_plant.phase == kEnded) return PLANT_ERROR_ENDED;
+  PLANT_REFUSE_UNLESS_RUNNING(g_plant.phase);
   for (int k = 0; k < kSources; ++k) {
     if (!isfinite(g_buffer[k])) return PLANT_ERROR_NOT_FINITE;
   }
@@ -221,11 +210,7 @@ int32_t plant_step(void) {
   g_plant.ticks += 1;
   if (g_plant.ticks > kUnscoredTicks)
     g_plant.fraction_sum = g_plant.fraction_sum + window_fraction();
-  if (g_plant.ticks == kEndTicks) {
-    g_plant.phase = kEnded;
-    return PLANT_FINISHED;
-  }
-  return PLANT_RUNNING;
+  PLANT_FINISH_ON_THE_LAST_TICK(g_plant.phase, g_plant.ticks, kEndTicks);
 }
 
 int32_t plant_ticks(void) {

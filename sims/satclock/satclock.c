@@ -48,6 +48,7 @@
 
 #include "plant_abi.h"
 #include "plant_exports.h"
+#include "plant_lifecycle.h"
 
 /* Physical constants. */
 static const double kGm = 3.986004418e14;     /* GM of the Earth (WGS 84), m³/s² */
@@ -87,14 +88,12 @@ static const double kMaxNoise = 5.0;                              /* A, ns */
 static const double kMaxSeed = 4294967295.0;                      /* 2^32 − 1 */
 static const double kDefaultScenario[kParamCount] = {20180.0, 3000.0, -0.12, 0.01, 5.0, 2.0, 1.0};
 
-enum Phase { kNotReady, kRunning, kEnded };
-
 /* The exchange buffer g_buffer and the exports that only report the constants
  * above (plant_exports.h). */
 PLANT_DEFINE_CONSTANT_EXPORTS(kParamCount, kStateWidth, kInputCount, kTickSeconds, kEndSeconds);
 
 static struct {
-  enum Phase phase;
+  enum PlantPhase phase;
   double relativistic;      /* y_rel, ns/s */
   double start_frequency;   /* y0, ns/s */
   double aging;             /* a_s, ns/s² */
@@ -111,11 +110,6 @@ static struct {
   int32_t in_band_ticks;    /* scored ticks that ended with |x| ≤ 10 ns */
   int failed;               /* the trial ended with |x| > 100 µs */
 } g_plant;
-
-/* Whether x lies in [low, high]; false for NaN. */
-static int within(double x, double low, double high) {
-  return low <= x && x <= high;
-}
 
 /* splitmix64 (Steele, Lea and Flood 2014), as a double in [0, 1): the top
  * 53 bits of the output times 2^−53. */
@@ -141,11 +135,7 @@ int32_t plant_init(int32_t count) {
   g_plant.ticks = 0;
   g_plant.in_band_ticks = 0;
   g_plant.failed = 0;
-  if (count != 0 && count != kParamCount) return PLANT_ERROR_COUNT;
-  const double* params = count == 0 ? kDefaultScenario : g_buffer;
-  for (int k = 0; k < kParamCount; ++k) {
-    if (!isfinite(params[k])) return PLANT_ERROR_NOT_FINITE;
-  }
+  PLANT_READ_SCENARIO_OR_REFUSE(params, count, kDefaultScenario);
   const double altitude = params[0], start_offset = params[1], start_frequency = params[2];
   const double aging = params[3], delay = params[4], noise = params[5], seed = params[6];
   if (!within(altitude, kMinAltitude, kMaxAltitude) ||
@@ -177,15 +167,14 @@ int32_t plant_init(int32_t count) {
 }
 
 int32_t plant_read_state(void) {
-  if (g_plant.phase == kNotReady) return PLANT_ERROR_NOT_READY;
+  PLANT_REFUSE_UNLESS_READY(g_plant.phase);
   g_buffer[0] = g_plant.measured;
   g_buffer[1] = g_plant.steer;
   return kStateWidth;
 }
 
 int32_t plant_step(void) {
-  if (g_plant.phase == kNotReady) return PLANT_ERROR_NOT_READY;
-  if (g_plant.phase == kEnded) return PLANT_ERROR_ENDED;
+  PLANT_REFUSE_UNLESS_RUNNING(g_plant.phase);
   double steer = g_buffer[0];
   if (!isfinite(steer)) return PLANT_ERROR_NOT_FINITE;
   /* The range, then the slew limit around the last applied steer (which is
@@ -217,11 +206,7 @@ int32_t plant_step(void) {
   if (g_plant.ticks > kUnscoredTicks && within(g_plant.offset, -kBand, kBand)) {
     g_plant.in_band_ticks += 1;
   }
-  if (g_plant.ticks == kEndTicks) {
-    g_plant.phase = kEnded;
-    return PLANT_FINISHED;
-  }
-  return PLANT_RUNNING;
+  PLANT_FINISH_ON_THE_LAST_TICK(g_plant.phase, g_plant.ticks, kEndTicks);
 }
 
 int32_t plant_ticks(void) {

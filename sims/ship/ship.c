@@ -29,6 +29,7 @@
 
 #include "plant_abi.h"
 #include "plant_exports.h"
+#include "plant_lifecycle.h"
 
 /* Physical parameters. */
 static const double kGain = 0.1;          /* K, /s: deg/s of steady yaw rate per deg of rudder */
@@ -68,14 +69,12 @@ static const double kMaxAmplitude = 0.5;              /* 0 ≤ A ≤ 0.5 °/s */
 static const double kMaxAbsPhase = 3.141592653589793; /* |φ| ≤ π rounded to double, rad */
 static const double kDefaultScenario[kParamCount] = {0.0, 0.0, 0.2, 0.0};
 
-enum Phase { kNotReady, kRunning, kEnded };
-
 /* The exchange buffer g_buffer and the exports that only report the constants
  * above (plant_exports.h). */
 PLANT_DEFINE_CONSTANT_EXPORTS(kParamCount, kStateWidth, kInputCount, kTickSeconds, kEndSeconds);
 
 static struct {
-  enum Phase phase;
+  enum PlantPhase phase;
   double psi, r, delta;           /* heading, yaw rate, rudder angle */
   double amplitude, phase_offset; /* the waves' A and φ */
   int32_t substeps;               /* substeps taken: the waves' clock */
@@ -124,11 +123,7 @@ int32_t plant_init(int32_t count) {
   g_plant.ticks = 0;
   g_plant.on_course_ticks = 0;
   g_plant.lost = 0;
-  if (count != 0 && count != kParamCount) return PLANT_ERROR_COUNT;
-  const double* params = count == 0 ? kDefaultScenario : g_buffer;
-  for (int i = 0; i < kParamCount; ++i) {
-    if (!isfinite(params[i])) return PLANT_ERROR_NOT_FINITE;
-  }
+  PLANT_READ_SCENARIO_OR_REFUSE(params, count, kDefaultScenario);
   if (fabs(params[0]) > kMaxAbsHeading || fabs(params[1]) > kMaxAbsYawRate || !(params[2] >= 0.0) ||
       params[2] > kMaxAmplitude || fabs(params[3]) > kMaxAbsPhase) {
     return PLANT_ERROR_RANGE;
@@ -143,7 +138,7 @@ int32_t plant_init(int32_t count) {
 }
 
 int32_t plant_read_state(void) {
-  if (g_plant.phase == kNotReady) return PLANT_ERROR_NOT_READY;
+  PLANT_REFUSE_UNLESS_READY(g_plant.phase);
   g_buffer[0] = g_plant.psi;
   g_buffer[1] = g_plant.r;
   g_buffer[2] = g_plant.delta;
@@ -151,8 +146,7 @@ int32_t plant_read_state(void) {
 }
 
 int32_t plant_step(void) {
-  if (g_plant.phase == kNotReady) return PLANT_ERROR_NOT_READY;
-  if (g_plant.phase == kEnded) return PLANT_ERROR_ENDED;
+  PLANT_REFUSE_UNLESS_RUNNING(g_plant.phase);
   double command = g_buffer[0];
   if (!isfinite(command)) return PLANT_ERROR_NOT_FINITE;
   if (command > kRudderLimit) command = kRudderLimit;
@@ -167,11 +161,7 @@ int32_t plant_step(void) {
     return PLANT_FAILED;
   }
   if (tick >= kScoreFirstTick && course_error() <= kOnCourseError) g_plant.on_course_ticks += 1;
-  if (g_plant.ticks == kEndTicks) {
-    g_plant.phase = kEnded;
-    return PLANT_FINISHED;
-  }
-  return PLANT_RUNNING;
+  PLANT_FINISH_ON_THE_LAST_TICK(g_plant.phase, g_plant.ticks, kEndTicks);
 }
 
 int32_t plant_ticks(void) {

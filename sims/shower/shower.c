@@ -43,6 +43,7 @@
 
 #include "plant_abi.h"
 #include "plant_exports.h"
+#include "plant_lifecycle.h"
 
 /* Physical parameters (SPEC §10). */
 static const double kValveRate = 0.5;   /* r, largest valve speed, opening per second */
@@ -76,14 +77,12 @@ static const double kMinOpening = 0.0, kMaxOpening = 1.0; /* a0, and the input c
 static const double kMinStart = 0.0, kMaxStart = 60.0;    /* T0, °C */
 static const double kDefaultScenario[kParamCount] = {15.0, 60.0, 0.0, 15.0};
 
-enum Phase { kNotReady, kRunning, kEnded };
-
 /* The exchange buffer g_buffer and the exports that only report the constants
  * above (plant_exports.h). */
 PLANT_DEFINE_CONSTANT_EXPORTS(kParamCount, kStateWidth, kInputCount, kTickSeconds, kEndSeconds);
 
 static struct {
-  enum Phase phase;
+  enum PlantPhase phase;
   double cold, hot;          /* T_cold, T_hot, °C */
   double head;               /* T_head, °C */
   double opening;            /* a */
@@ -93,11 +92,6 @@ static struct {
   int32_t in_band_ticks;     /* scored ticks that ended within 38 ± 1 °C */
   int failed;                /* the trial ended scalding */
 } g_plant;
-
-/* Whether x lies in [low, high]; false for NaN. */
-static int within(double x, double low, double high) {
-  return low <= x && x <= high;
-}
 
 /* One substep: valve, mix, pipe, head, in that order. */
 static void substep(double command) {
@@ -122,11 +116,7 @@ int32_t plant_init(int32_t count) {
   g_plant.ticks = 0;
   g_plant.in_band_ticks = 0;
   g_plant.failed = 0;
-  if (count != 0 && count != kParamCount) return PLANT_ERROR_COUNT;
-  const double* params = count == 0 ? kDefaultScenario : g_buffer;
-  for (int i = 0; i < kParamCount; ++i) {
-    if (!isfinite(params[i])) return PLANT_ERROR_NOT_FINITE;
-  }
+  PLANT_READ_SCENARIO_OR_REFUSE(params, count, kDefaultScenario);
   const double cold = params[0], hot = params[1], opening = params[2], start = params[3];
   if (!within(cold, kMinCold, kMaxCold) || !within(hot, kMinHot, kMaxHot) ||
       !(hot - cold > kMinSpread) || !within(opening, kMinOpening, kMaxOpening) ||
@@ -144,15 +134,14 @@ int32_t plant_init(int32_t count) {
 }
 
 int32_t plant_read_state(void) {
-  if (g_plant.phase == kNotReady) return PLANT_ERROR_NOT_READY;
+  PLANT_REFUSE_UNLESS_READY(g_plant.phase);
   g_buffer[0] = g_plant.head;
   g_buffer[1] = g_plant.opening;
   return kStateWidth;
 }
 
 int32_t plant_step(void) {
-  if (g_plant.phase == kNotReady) return PLANT_ERROR_NOT_READY;
-  if (g_plant.phase == kEnded) return PLANT_ERROR_ENDED;
+  PLANT_REFUSE_UNLESS_RUNNING(g_plant.phase);
   double command = g_buffer[0];
   if (!isfinite(command)) return PLANT_ERROR_NOT_FINITE;
   if (command > kMaxOpening) command = kMaxOpening;
@@ -170,11 +159,7 @@ int32_t plant_step(void) {
       within(g_plant.head, kTarget - kTolerance, kTarget + kTolerance)) {
     g_plant.in_band_ticks += 1;
   }
-  if (g_plant.ticks == kEndTicks) {
-    g_plant.phase = kEnded;
-    return PLANT_FINISHED;
-  }
-  return PLANT_RUNNING;
+  PLANT_FINISH_ON_THE_LAST_TICK(g_plant.phase, g_plant.ticks, kEndTicks);
 }
 
 int32_t plant_ticks(void) {

@@ -39,6 +39,7 @@
 
 #include "plant_abi.h"
 #include "plant_exports.h"
+#include "plant_lifecycle.h"
 
 /* Physical parameters (SPEC §10; those of cartpole.c but the force). */
 static const double kCartMass = 1.0;    /* m_c, kg */
@@ -73,14 +74,12 @@ static const double kMaxAbsAngle = 4.0;            /* |θ0| ≤ 4 rad (any start
 static const double kMaxAbsAngularVelocity = 10.0; /* |ω0| ≤ 10 rad/s */
 static const double kDefaultScenario[kParamCount] = {0.0, 0.0, 3.141592653589793, 0.0};
 
-enum Phase { kNotReady, kRunning, kEnded };
-
 /* The exchange buffer g_buffer and the exports that only report the constants
  * above (plant_exports.h). */
 PLANT_DEFINE_CONSTANT_EXPORTS(kParamCount, kStateWidth, kInputCount, kTickSeconds, kEndSeconds);
 
 static struct {
-  enum Phase phase;
+  enum PlantPhase phase;
   double x, v, theta, omega;
   int32_t ticks;    /* ticks taken */
   int32_t up_ticks; /* scored ticks that ended with the pole up */
@@ -132,11 +131,7 @@ int32_t plant_init(int32_t count) {
   g_plant.ticks = 0;
   g_plant.up_ticks = 0;
   g_plant.failed = 0;
-  if (count != 0 && count != kParamCount) return PLANT_ERROR_COUNT;
-  const double* params = count == 0 ? kDefaultScenario : g_buffer;
-  for (int i = 0; i < kParamCount; ++i) {
-    if (!isfinite(params[i])) return PLANT_ERROR_NOT_FINITE;
-  }
+  PLANT_READ_SCENARIO_OR_REFUSE(params, count, kDefaultScenario);
   if (fabs(params[0]) > kMaxAbsPosition || fabs(params[1]) > kMaxAbsVelocity ||
       fabs(params[2]) > kMaxAbsAngle || fabs(params[3]) > kMaxAbsAngularVelocity) {
     return PLANT_ERROR_RANGE;
@@ -150,7 +145,7 @@ int32_t plant_init(int32_t count) {
 }
 
 int32_t plant_read_state(void) {
-  if (g_plant.phase == kNotReady) return PLANT_ERROR_NOT_READY;
+  PLANT_REFUSE_UNLESS_READY(g_plant.phase);
   g_buffer[0] = g_plant.x;
   g_buffer[1] = g_plant.v;
   g_buffer[2] = g_plant.theta;
@@ -159,8 +154,7 @@ int32_t plant_read_state(void) {
 }
 
 int32_t plant_step(void) {
-  if (g_plant.phase == kNotReady) return PLANT_ERROR_NOT_READY;
-  if (g_plant.phase == kEnded) return PLANT_ERROR_ENDED;
+  PLANT_REFUSE_UNLESS_RUNNING(g_plant.phase);
   double force = g_buffer[0];
   if (!isfinite(force)) return PLANT_ERROR_NOT_FINITE;
   if (force > kForceLimit) force = kForceLimit;
@@ -176,11 +170,7 @@ int32_t plant_step(void) {
   if (g_plant.ticks > kUnscoredTicks && fabs(wrapped_angle(g_plant.theta)) < kUpAngle) {
     g_plant.up_ticks += 1;
   }
-  if (g_plant.ticks == kEndTicks) {
-    g_plant.phase = kEnded;
-    return PLANT_FINISHED;
-  }
-  return PLANT_RUNNING;
+  PLANT_FINISH_ON_THE_LAST_TICK(g_plant.phase, g_plant.ticks, kEndTicks);
 }
 
 int32_t plant_ticks(void) {

@@ -49,6 +49,7 @@
 
 #include "plant_abi.h"
 #include "plant_exports.h"
+#include "plant_lifecycle.h"
 
 /* Physical parameters. */
 static const double kMaxAcceleration = 1.0; /* |a| at most this, ly/yr² */
@@ -73,14 +74,12 @@ static const double kMinBudget = 1.0, kMaxBudget = 20.0;     /* B, rapidity */
 static const double kMinDeadline = 1.0, kMaxDeadline = 30.0; /* T, yr */
 static const double kDefaultScenario[kParamCount] = {4.0, 6.0, 20.0};
 
-enum Phase { kNotReady, kRunning, kEnded };
-
 /* The exchange buffer g_buffer and the exports that only report the constants
  * above (plant_exports.h). */
 PLANT_DEFINE_CONSTANT_EXPORTS(kParamCount, kStateWidth, kInputCount, kTickSeconds, kEndSeconds);
 
 static struct {
-  enum Phase phase;
+  enum PlantPhase phase;
   double distance; /* D, ly */
   double deadline; /* T, yr */
   double earth;    /* t, yr */
@@ -91,11 +90,6 @@ static struct {
   int32_t ticks;   /* ticks taken: the proper time is ticks·dτ */
   double score;    /* 1 − τ/t once finished, else 0 */
 } g_plant;
-
-/* Whether x lies in [low, high]; false for NaN. */
-static int within(double x, double low, double high) {
-  return low <= x && x <= high;
-}
 
 static double proper_time(void) {
   return (double)g_plant.ticks * kTickYears;
@@ -121,11 +115,7 @@ int32_t plant_init(int32_t count) {
   g_plant.ticks = 0;
   g_plant.visited = 0;
   g_plant.score = 0.0;
-  if (count != 0 && count != kParamCount) return PLANT_ERROR_COUNT;
-  const double* params = count == 0 ? kDefaultScenario : g_buffer;
-  for (int k = 0; k < kParamCount; ++k) {
-    if (!isfinite(params[k])) return PLANT_ERROR_NOT_FINITE;
-  }
+  PLANT_READ_SCENARIO_OR_REFUSE(params, count, kDefaultScenario);
   const double distance = params[0], budget = params[1], deadline = params[2];
   if (!within(distance, kMinDistance, kMaxDistance) || !within(budget, kMinBudget, kMaxBudget) ||
       !within(deadline, kMinDeadline, kMaxDeadline)) {
@@ -142,7 +132,7 @@ int32_t plant_init(int32_t count) {
 }
 
 int32_t plant_read_state(void) {
-  if (g_plant.phase == kNotReady) return PLANT_ERROR_NOT_READY;
+  PLANT_REFUSE_UNLESS_READY(g_plant.phase);
   g_buffer[0] = g_plant.earth;
   g_buffer[1] = proper_time();
   g_buffer[2] = g_plant.position;
@@ -154,8 +144,7 @@ int32_t plant_read_state(void) {
 }
 
 int32_t plant_step(void) {
-  if (g_plant.phase == kNotReady) return PLANT_ERROR_NOT_READY;
-  if (g_plant.phase == kEnded) return PLANT_ERROR_ENDED;
+  PLANT_REFUSE_UNLESS_RUNNING(g_plant.phase);
   double a = g_buffer[0];
   if (!isfinite(a)) return PLANT_ERROR_NOT_FINITE;
   if (a > kMaxAcceleration) a = kMaxAcceleration;
