@@ -12,8 +12,10 @@
 //   testing::ExpectScenarioRangesRefused(plant, good, lows, highs);
 //   testing::ExpectWrongCountsRefused(plant, 4);
 //   testing::ExpectARefusedScenarioLeavesItNotReady(plant, good, 0, /*inputs=*/0.0);
-//   testing::ExpectReproducible<CartPolePlant>(RunTrial, {Accepted, Draft},
-//                                              {kDefault, other_scenario});
+//   testing::ExpectReproducible<CartPolePlant>(RunTrial, std::span(controllers),
+//                                              std::span(scenarios));
+//
+// plant_conformance.h calls them, with each plant's numbers, for every plant.
 #ifndef PLIMSOLL_SIMS_PLANT_CONTRACT_CHECKS_H_
 #define PLIMSOLL_SIMS_PLANT_CONTRACT_CHECKS_H_
 
@@ -22,7 +24,6 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <initializer_list>
 #include <limits>
 #include <span>
 #include <string>
@@ -273,12 +274,11 @@ std::vector<double> FreshTrialRows(Run run_trial, std::span<const double> scenar
 // with the same end, tick count, score and final state; and the scenarios
 // (which must differ) give rows that differ.
 template <typename Plant, typename Run, typename Controller>
-void ExpectReproducible(Run run_trial, std::initializer_list<Controller> controllers,
-                        std::initializer_list<std::span<const double>> scenarios,
+void ExpectReproducible(Run run_trial, std::span<const Controller> controllers,
+                        std::span<const std::span<const double>> scenario_list,
                         internal::CallSite where = internal::CallSite::Here()) {
   const internal::CalledFrom called_from(where);
   using Trial = std::invoke_result_t<Run&, Plant&, std::span<const double>, const Controller&>;
-  const std::vector<std::span<const double>> scenario_list(scenarios);
   size_t controller_index = 0;
   for (const Controller& controller : controllers) {
     SCOPED_TRACE("controller " + std::to_string(controller_index++));

@@ -13,7 +13,7 @@
 // test (ADD_FAILURE, EXPECT_EQ). After a failed start ok() is false and the
 // calls answer PLANT_ERROR_NOT_READY (or 0) without entering the module.
 //
-// Usage (cartpole_test.cc wraps it in a class with its State type):
+// Usage:
 //   const auto kExports = PLIMSOLL_WASM2C_PLANT_EXPORTS(cartpole);
 //   testing::PlantUnderTest<Z_cartpole_instance_t> plant(kExports);
 //   ASSERT_TRUE(plant.ok());
@@ -21,6 +21,12 @@
 //   std::array<double, 4> state;
 //   EXPECT_EQ(plant.ReadState(state), 4);
 //   EXPECT_EQ(plant.Step(force), PLANT_RUNNING);
+//
+// A plant test names its plant with PlantOf, which reads the state as an
+// std::array (and is default-constructible, as the shared checks need):
+//   using CartPolePlant = testing::PlantOf<kExports, 4>;
+//   CartPolePlant plant;
+//   const CartPolePlant::State state = plant.ReadState();
 //
 // Each instance holds a wasm RunScope of its own (memory limited to 16
 // pages, no hard deadline): one alive per thread at a time (RunScope does
@@ -31,10 +37,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <span>
+#include <type_traits>
 
 #include "engine/runtime/wasm_runtime.h"
 #include "plant_abi.h"
@@ -185,6 +193,42 @@ class PlantUnderTest {
   Instance instance_ = {};
   bool instantiated_ = false;
   uint8_t* buffer_ = nullptr;
+};
+
+namespace internal {
+template <typename Exports>
+struct InstanceOf;
+template <typename Instance>
+struct InstanceOf<Wasm2cExports<Instance>> {
+  using type = Instance;
+};
+}  // namespace internal
+
+// The plant of the export table kExports (a static Wasm2cExports, from
+// PLIMSOLL_WASM2C_PLANT_EXPORTS) with a state of kStateWidth values:
+// default-constructible, and its ReadState() answers the state as a State.
+// A plant with several inputs may derive from it to add a Step for an
+// std::array of inputs.
+template <const auto& kExports>
+using PlantUnderTestOf =
+    PlantUnderTest<typename internal::InstanceOf<std::remove_cvref_t<decltype(kExports)>>::type>;
+
+template <const auto& kExports, size_t kStateWidth>
+class PlantOf : public PlantUnderTestOf<kExports> {
+  using Base = PlantUnderTestOf<kExports>;
+
+ public:
+  using State = std::array<double, kStateWidth>;
+
+  PlantOf() : Base(kExports) {}
+
+  // The state (NaN unless read); `result` gets plant_read_state's answer.
+  State ReadState(int32_t* result = nullptr) {
+    State state;
+    const int32_t answer = Base::ReadState(state);
+    if (result != nullptr) *result = answer;
+    return state;
+  }
 };
 
 }  // namespace plimsoll::sims::testing
