@@ -81,8 +81,7 @@ namespace plimsoll::sims {
 
 template <typename Numbers>
 concept PlantConformanceNumbers = requires(
-    typename Numbers::Plant& plant,
-    const std::array<double, Numbers::kParamCount>& scenario,
+    typename Numbers::Plant& plant, const std::array<double, Numbers::kParamCount>& scenario,
     const std::array<double, Numbers::kStateWidth>& state,
     const testing::NativeTrial<Numbers::kStateWidth>& trial) {
   { Numbers::kParamCount } -> std::convertible_to<int32_t>;
@@ -92,8 +91,9 @@ concept PlantConformanceNumbers = requires(
   { Numbers::kEndSeconds } -> std::convertible_to<double>;
   { Numbers::kEndTicks } -> std::convertible_to<int32_t>;
   { plant.ReadState() } -> std::same_as<std::array<double, Numbers::kStateWidth>>;
-  { Numbers::kRunTrial(plant, std::span<const double>(), Numbers::PassingController()) }
-      -> std::same_as<testing::NativeTrial<Numbers::kStateWidth>>;
+  {
+    Numbers::kRunTrial(plant, std::span<const double>(), Numbers::PassingController())
+    } -> std::same_as<testing::NativeTrial<Numbers::kStateWidth>>;
   { Numbers::FailingController() } -> std::convertible_to<typename Numbers::Controller>;
   Numbers::ExpectStartState(scenario, state);
   Numbers::ExpectPassingTrial(trial, scenario);
@@ -113,8 +113,9 @@ concept PlantConformanceNumbers = requires(
   { Numbers::kExamplesDirectory } -> std::convertible_to<std::string>;
   { Numbers::PassingExampleLines() } -> std::convertible_to<std::vector<std::string>>;
   { Numbers::FailingExampleLines() } -> std::convertible_to<std::vector<std::string>>;
-  { Numbers::ReproducibleControllers() }
-      -> std::convertible_to<std::vector<typename Numbers::Controller>>;
+  {
+    Numbers::ReproducibleControllers()
+    } -> std::convertible_to<std::vector<typename Numbers::Controller>>;
   { Numbers::ReproducibleScenarios() } -> std::convertible_to<std::vector<std::vector<double>>>;
   { Numbers::kPassingRowsFnv1a } -> std::convertible_to<uint64_t>;
 };
@@ -235,32 +236,30 @@ TYPED_TEST_P(PlantConformance, RefusesANonFiniteInputWithoutTakingATick) {
 // one with a passing score; ExpectPassingTrial checks and reports the rest.
 TYPED_TEST_P(PlantConformance, ThePassingControllerPasses) {
   using Numbers = TypeParam;
-  TestFixture::ForEachScenario(
-      Numbers::PassingController(),
-      [](const typename TestFixture::Trial& trial, const typename TestFixture::Scenario& scenario,
-         bool) {
-        EXPECT_EQ(trial.end, PLANT_FINISHED);
-        if (Numbers::kFinishesOnTheLastTick) {
-          EXPECT_EQ(trial.ticks, Numbers::kEndTicks);
-        }
-        EXPECT_GE(trial.score, Numbers::kPassingScore);
-        Numbers::ExpectPassingTrial(trial, scenario);
-      });
+  const auto check = [](const typename TestFixture::Trial& trial,
+                        const typename TestFixture::Scenario& scenario, bool) {
+    EXPECT_EQ(trial.end, PLANT_FINISHED);
+    if (Numbers::kFinishesOnTheLastTick) {
+      EXPECT_EQ(trial.ticks, Numbers::kEndTicks);
+    }
+    EXPECT_GE(trial.score, Numbers::kPassingScore);
+    Numbers::ExpectPassingTrial(trial, scenario);
+  };
+  TestFixture::ForEachScenario(Numbers::PassingController(), check);
 }
 
 // The failing controller passes no scenario: each trial fails, or finishes
 // below the passing score; ExpectFailingTrial checks and reports the rest.
 TYPED_TEST_P(PlantConformance, TheFailingControllerDoesNotPass) {
   using Numbers = TypeParam;
-  TestFixture::ForEachScenario(
-      Numbers::FailingController(),
-      [](const typename TestFixture::Trial& trial, const typename TestFixture::Scenario& scenario,
-         bool is_default) {
-        EXPECT_TRUE(trial.end == PLANT_FAILED ||
-                    (trial.end == PLANT_FINISHED && trial.score < Numbers::kPassingScore))
-            << "the failing controller passes: ended " << trial.end << ", score " << trial.score;
-        Numbers::ExpectFailingTrial(trial, scenario, is_default);
-      });
+  const auto check = [](const typename TestFixture::Trial& trial,
+                        const typename TestFixture::Scenario& scenario, bool is_default) {
+    EXPECT_TRUE(trial.end == PLANT_FAILED ||
+                (trial.end == PLANT_FINISHED && trial.score < Numbers::kPassingScore))
+        << "the failing controller passes: ended " << trial.end << ", score " << trial.score;
+    Numbers::ExpectFailingTrial(trial, scenario, is_default);
+  };
+  TestFixture::ForEachScenario(Numbers::FailingController(), check);
 }
 
 // examples/*.js hold the laws PassingController() and FailingController()
@@ -317,7 +316,7 @@ TYPED_TEST_P(PlantConformance, ThePassingTrajectoryHasPinnedBits) {
   }
   EXPECT_TRUE(testing::SameBits(
       rows, testing::FreshTrialRows<PlantOfTheTest>(Numbers::kRunTrial, std::span<const double>(),
-                                           Numbers::PassingController())));
+                                                    Numbers::PassingController())));
   testing::Report("passing controller, default scenario: %zu rows, FNV-1a %016llx",
                   rows.size() / kRowDoubles,
                   static_cast<unsigned long long>(testing::Fnv1aOfRows(rows)));

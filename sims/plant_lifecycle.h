@@ -78,10 +78,10 @@ static inline int within(double x, double low, double high) {
  * `default_scenario` (kParamCount values) for count 0, else the exchange
  * buffer; and returns PLANT_ERROR_NOT_FINITE if a parameter is NaN or
  * infinite. The plant checks its ranges next. */
-#define PLANT_READ_SCENARIO_OR_REFUSE(params, count, default_scenario)     \
-  if ((count) != 0 && (count) != kParamCount) return PLANT_ERROR_COUNT;    \
-  const double* params = (count) == 0 ? (default_scenario) : g_buffer;    \
-  for (int plant_param_ = 0; plant_param_ < kParamCount; ++plant_param_)   \
+#define PLANT_READ_SCENARIO_OR_REFUSE(params, count, default_scenario)   \
+  if ((count) != 0 && (count) != kParamCount) return PLANT_ERROR_COUNT;  \
+  const double* params = (count) == 0 ? (default_scenario) : g_buffer;   \
+  for (int plant_param_ = 0; plant_param_ < kParamCount; ++plant_param_) \
     if (!isfinite((params)[plant_param_])) return PLANT_ERROR_NOT_FINITE
 
 /* plant_read_state's opening: PLANT_ERROR_NOT_READY before a successful
@@ -91,8 +91,8 @@ static inline int within(double x, double low, double high) {
 
 /* plant_step's opening: PLANT_ERROR_NOT_READY before a successful
  * plant_init, PLANT_ERROR_ENDED once the trial ended; no tick taken. */
-#define PLANT_REFUSE_UNLESS_RUNNING(phase)                   \
-  if ((phase) == kNotReady) return PLANT_ERROR_NOT_READY;    \
+#define PLANT_REFUSE_UNLESS_RUNNING(phase)                \
+  if ((phase) == kNotReady) return PLANT_ERROR_NOT_READY; \
   if ((phase) == kEnded) return PLANT_ERROR_ENDED
 
 /* plant_step's closing, after a tick that did not fail: PLANT_FINISHED

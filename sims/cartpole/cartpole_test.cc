@@ -29,7 +29,7 @@
 namespace plimsoll::sims {
 namespace {
 
-using State = std::array<double, 4>;  // x, v, θ, ω
+using State = std::array<double, 4>;     // x, v, θ, ω
 using Scenario = std::array<double, 4>;  // x0, v0, θ0, ω0
 using Controller = double (*)(const State&);
 
@@ -271,8 +271,8 @@ struct CartPoleNumbers {
     Report(
         "u = 40θ + 5ω + x + v: %d ticks, ended %s, score %.2f, largest |theta| %.17g rad, "
         "largest |x| %.4f m, final x = %.6f m, theta = %.3g rad",
-        trial.ticks, trial.end == PLANT_FINISHED ? "finished" : "early", trial.score,
-        largest_angle, largest_position, trial.final_state[0], trial.final_state[2]);
+        trial.ticks, trial.end == PLANT_FINISHED ? "finished" : "early", trial.score, largest_angle,
+        largest_position, trial.final_state[0], trial.final_state[2]);
   }
   static void ExpectFailingTrial(const Trial& trial, const Scenario&, bool) {
     EXPECT_EQ(trial.end, PLANT_FAILED);

@@ -383,8 +383,8 @@ struct ShipNumbers {
     Report(
         "passing 3(30 - psi) - 30 r, %s: %s after %d ticks, score %.4f; last tick ending "
         "more than 2 deg off: %d (t = %.1f s); largest scored |psi - 30| %.4f deg",
-        Describe(s).c_str(), EndName(trial.end), trial.ticks, trial.score,
-        settling.last_off_tick, settling.last_off_tick * 0.1, settling.largest_scored_error);
+        Describe(s).c_str(), EndName(trial.end), trial.ticks, trial.score, settling.last_off_tick,
+        settling.last_off_tick * 0.1, settling.largest_scored_error);
   }
   static void ExpectFailingTrial(const Trial& trial, const Scenario& s, bool is_default) {
     EXPECT_EQ(trial.score, Recount(trial));

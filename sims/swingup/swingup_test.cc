@@ -415,9 +415,7 @@ struct SwingUpNumbers {
     return lines;
   }
 
-  static std::vector<Controller> ReproducibleControllers() {
-    return {Passing, Failing, ZeroForce};
-  }
+  static std::vector<Controller> ReproducibleControllers() { return {Passing, Failing, ZeroForce}; }
   static std::vector<std::vector<double>> ReproducibleScenarios() {
     return {kDefault, {kOtherScenarios[1].begin(), kOtherScenarios[1].end()}};
   }
