@@ -24,8 +24,7 @@
 //   Controller             what kRunTrial takes
 //   kRunTrial              the test's RunTrial(Plant&, scenario, Controller):
 //                          a whole trial (testing::RunNative)
-//   kParamCount, kStateWidth, kInputCount       the shape (int32_t)
-//   kTickSeconds, kEndSeconds (double), kEndTicks (int32_t)
+//   kShape                 the shape it reports (PlantShape, below)
 //   kDefaultScenario       the default scenario's values (count 0 is the
 //                          same trial)
 //   kStartScenario         another scenario, whose start is checked too
@@ -42,7 +41,7 @@
 //                          makes NaN and ±infinity one by one
 //   PassingController(), FailingController()   the examples, natively
 //   kPassingScore          the score a finished trial needs to pass
-//   kFinishesOnTheLastTick whether a finished trial took kEndTicks ticks
+//   kFinishesOnTheLastTick whether a finished trial took kShape.end_ticks ticks
 //                          (false: the plant may finish earlier)
 //   kOtherScenarios        scenarios the passing controller must pass too
 //   Describe(scenario)     the scenario as a trace and reports name it
@@ -79,34 +78,52 @@
 
 namespace plimsoll::sims {
 
+// What a plant reports of itself (plant_abi.h): its counts, valid before
+// plant_init, and its tick and end, after the default scenario's.
+struct PlantShape {
+  int32_t param_count;
+  int32_t state_width;
+  int32_t input_count;
+  double tick_seconds;
+  double end_seconds;
+  int32_t end_ticks;  // end_seconds / tick_seconds: a trial that does not fail
+};
+
 template <typename Numbers>
 concept PlantConformanceNumbers = requires(
-    typename Numbers::Plant& plant, const std::array<double, Numbers::kParamCount>& scenario,
-    const std::array<double, Numbers::kStateWidth>& state,
-    const testing::NativeTrial<Numbers::kStateWidth>& trial) {
-  { Numbers::kParamCount } -> std::convertible_to<int32_t>;
-  { Numbers::kStateWidth } -> std::convertible_to<int32_t>;
-  { Numbers::kInputCount } -> std::convertible_to<int32_t>;
-  { Numbers::kTickSeconds } -> std::convertible_to<double>;
-  { Numbers::kEndSeconds } -> std::convertible_to<double>;
-  { Numbers::kEndTicks } -> std::convertible_to<int32_t>;
-  { plant.ReadState() } -> std::same_as<std::array<double, Numbers::kStateWidth>>;
+    typename Numbers::Plant& plant, const std::array<double, Numbers::kShape.param_count>& scenario,
+    const std::array<double, Numbers::kShape.state_width>& state,
+    const testing::NativeTrial<Numbers::kShape.state_width>& trial) {
+  { Numbers::kShape } -> std::convertible_to<PlantShape>;
+  { plant.ReadState() } -> std::same_as<std::array<double, Numbers::kShape.state_width>>;
   {
     Numbers::kRunTrial(plant, std::span<const double>(), Numbers::PassingController())
-    } -> std::same_as<testing::NativeTrial<Numbers::kStateWidth>>;
+    } -> std::same_as<testing::NativeTrial<Numbers::kShape.state_width>>;
   { Numbers::FailingController() } -> std::convertible_to<typename Numbers::Controller>;
   Numbers::ExpectStartState(scenario, state);
   Numbers::ExpectPassingTrial(trial, scenario);
   Numbers::ExpectFailingTrial(trial, scenario, true);
   { Numbers::Describe(scenario) } -> std::convertible_to<std::string>;
-  { Numbers::kDefaultScenario } -> std::convertible_to<std::array<double, Numbers::kParamCount>>;
-  { Numbers::kStartScenario } -> std::convertible_to<std::array<double, Numbers::kParamCount>>;
-  { Numbers::kGoodScenario } -> std::convertible_to<std::array<double, Numbers::kParamCount>>;
-  { Numbers::kLowestScenario } -> std::convertible_to<std::array<double, Numbers::kParamCount>>;
-  { Numbers::kHighestScenario } -> std::convertible_to<std::array<double, Numbers::kParamCount>>;
+  {
+    Numbers::kDefaultScenario
+    } -> std::convertible_to<std::array<double, Numbers::kShape.param_count>>;
+  {
+    Numbers::kStartScenario
+    } -> std::convertible_to<std::array<double, Numbers::kShape.param_count>>;
+  {
+    Numbers::kGoodScenario
+    } -> std::convertible_to<std::array<double, Numbers::kShape.param_count>>;
+  {
+    Numbers::kLowestScenario
+    } -> std::convertible_to<std::array<double, Numbers::kShape.param_count>>;
+  {
+    Numbers::kHighestScenario
+    } -> std::convertible_to<std::array<double, Numbers::kShape.param_count>>;
   { Numbers::kRefusedParameter } -> std::convertible_to<size_t>;
-  { Numbers::kGoodInputs } -> std::convertible_to<std::array<double, Numbers::kInputCount>>;
-  { Numbers::kInputsToSpoil } -> std::convertible_to<std::array<double, Numbers::kInputCount>>;
+  { Numbers::kGoodInputs } -> std::convertible_to<std::array<double, Numbers::kShape.input_count>>;
+  {
+    Numbers::kInputsToSpoil
+    } -> std::convertible_to<std::array<double, Numbers::kShape.input_count>>;
   { Numbers::kPassingScore } -> std::convertible_to<double>;
   { Numbers::kFinishesOnTheLastTick } -> std::convertible_to<bool>;
   { Numbers::kOtherScenarios.size() } -> std::convertible_to<size_t>;
@@ -127,9 +144,9 @@ class PlantConformance : public ::testing::Test {
 
  protected:
   using Plant = typename Numbers::Plant;
-  using State = std::array<double, Numbers::kStateWidth>;
-  using Scenario = std::array<double, Numbers::kParamCount>;
-  using Trial = testing::NativeTrial<Numbers::kStateWidth>;
+  using State = std::array<double, Numbers::kShape.state_width>;
+  using Scenario = std::array<double, Numbers::kShape.param_count>;
+  using Trial = testing::NativeTrial<Numbers::kShape.state_width>;
 
   // The plant as a PlantUnderTest: its Step with a span of inputs, whatever
   // Step overloads the plant's class adds.
@@ -167,15 +184,15 @@ TYPED_TEST_P(PlantConformance, ReportsItsShape) {
   using Numbers = TypeParam;
   typename TestFixture::Plant plant;
   ASSERT_TRUE(plant.ok());
-  EXPECT_EQ(plant.ParamCount(), Numbers::kParamCount);
-  EXPECT_EQ(plant.StateWidth(), Numbers::kStateWidth);
-  EXPECT_EQ(plant.InputCount(), Numbers::kInputCount);
+  EXPECT_EQ(plant.ParamCount(), Numbers::kShape.param_count);
+  EXPECT_EQ(plant.StateWidth(), Numbers::kShape.state_width);
+  EXPECT_EQ(plant.InputCount(), Numbers::kShape.input_count);
   ASSERT_EQ(plant.Init(std::span<const double>()), PLANT_OK);
   const double tick = plant.TickSeconds();
   const double end = plant.EndSeconds();
-  EXPECT_EQ(tick, Numbers::kTickSeconds);
-  EXPECT_EQ(end, Numbers::kEndSeconds);
-  EXPECT_EQ(std::round(end / tick), Numbers::kEndTicks);
+  EXPECT_EQ(tick, Numbers::kShape.tick_seconds);
+  EXPECT_EQ(end, Numbers::kShape.end_seconds);
+  EXPECT_EQ(std::round(end / tick), Numbers::kShape.end_ticks);
 }
 
 // The default scenario (count 0) starts where ExpectStartState says, with
@@ -188,7 +205,7 @@ TYPED_TEST_P(PlantConformance, StartsFromTheScenario) {
   ASSERT_EQ(plant.Init(std::span<const double>()), PLANT_OK);
   int32_t width = 0;
   const typename TestFixture::State start = plant.ReadState(&width);
-  EXPECT_EQ(width, Numbers::kStateWidth);
+  EXPECT_EQ(width, Numbers::kShape.state_width);
   EXPECT_EQ(plant.Ticks(), 0);
   EXPECT_EQ(plant.Score(), 0.0);
   {
@@ -201,7 +218,7 @@ TYPED_TEST_P(PlantConformance, StartsFromTheScenario) {
 
   ASSERT_EQ(plant.Init(Numbers::kStartScenario), PLANT_OK);
   const typename TestFixture::State other = plant.ReadState(&width);
-  EXPECT_EQ(width, Numbers::kStateWidth);
+  EXPECT_EQ(width, Numbers::kShape.state_width);
   SCOPED_TRACE(Numbers::Describe(Numbers::kStartScenario));
   Numbers::ExpectStartState(Numbers::kStartScenario, other);
 }
@@ -220,7 +237,7 @@ TYPED_TEST_P(PlantConformance, RefusesBadScenarios) {
   ASSERT_TRUE(plant.ok());
   testing::ExpectScenarioRangesRefused(plant, Numbers::kGoodScenario, Numbers::kLowestScenario,
                                        Numbers::kHighestScenario);
-  testing::ExpectWrongCountsRefused(plant, Numbers::kParamCount);
+  testing::ExpectWrongCountsRefused(plant, Numbers::kShape.param_count);
   testing::ExpectARefusedScenarioLeavesItNotReady(plant, Numbers::kGoodScenario,
                                                   Numbers::kRefusedParameter,
                                                   std::span<const double>(Numbers::kGoodInputs));
@@ -240,7 +257,7 @@ TYPED_TEST_P(PlantConformance, ThePassingControllerPasses) {
                         const typename TestFixture::Scenario& scenario, bool) {
     EXPECT_EQ(trial.end, PLANT_FINISHED);
     if (Numbers::kFinishesOnTheLastTick) {
-      EXPECT_EQ(trial.ticks, Numbers::kEndTicks);
+      EXPECT_EQ(trial.ticks, Numbers::kShape.end_ticks);
     }
     EXPECT_GE(trial.score, Numbers::kPassingScore);
     Numbers::ExpectPassingTrial(trial, scenario);
@@ -305,11 +322,12 @@ TYPED_TEST_P(PlantConformance, TwoRunsGiveTheSameBits) {
 TYPED_TEST_P(PlantConformance, ThePassingTrajectoryHasPinnedBits) {
   using Numbers = TypeParam;
   using PlantOfTheTest = typename TestFixture::Plant;
-  constexpr size_t kRowDoubles = size_t{Numbers::kStateWidth} + size_t{Numbers::kInputCount};
+  constexpr size_t kRowDoubles =
+      size_t{Numbers::kShape.state_width} + size_t{Numbers::kShape.input_count};
   const std::vector<double> rows = testing::FreshTrialRows<PlantOfTheTest>(
       Numbers::kRunTrial, std::span<const double>(), Numbers::PassingController());
   if (Numbers::kFinishesOnTheLastTick) {
-    ASSERT_EQ(rows.size(), kRowDoubles * Numbers::kEndTicks);
+    ASSERT_EQ(rows.size(), kRowDoubles * Numbers::kShape.end_ticks);
   } else {
     ASSERT_FALSE(rows.empty());
     EXPECT_EQ(rows.size() % kRowDoubles, 0u);

@@ -611,12 +611,12 @@ struct BlackholeNumbers {
   using Controller = ::plimsoll::sims::Controller;
   static constexpr auto* kRunTrial = &RunTrial;
 
-  static constexpr int32_t kParamCount = 4;
-  static constexpr int32_t kStateWidth = 7;
-  static constexpr int32_t kInputCount = 2;
-  static constexpr double kTickSeconds = 0.001;
-  static constexpr double kEndSeconds = 3.0;
-  static constexpr int32_t kEndTicks = ::plimsoll::sims::kEndTicks;
+  static constexpr PlantShape kShape = {.param_count = 4,
+                                        .state_width = 7,
+                                        .input_count = 2,
+                                        .tick_seconds = 0.001,
+                                        .end_seconds = 3.0,
+                                        .end_ticks = kEndTicks};
 
   static constexpr const Scenario& kDefaultScenario = kDefaultValues;
   static constexpr Scenario kStartScenario = {13.5, -0.015, 18, 0.3};

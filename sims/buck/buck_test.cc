@@ -314,12 +314,12 @@ struct BuckNumbers {
   using Controller = ::plimsoll::sims::Controller;
   static constexpr auto* kRunTrial = &RunTrial;
 
-  static constexpr int32_t kParamCount = 4;
-  static constexpr int32_t kStateWidth = 2;
-  static constexpr int32_t kInputCount = 1;
-  static constexpr double kTickSeconds = 1e-5;
-  static constexpr double kEndSeconds = 0.03;
-  static constexpr int32_t kEndTicks = ::plimsoll::sims::kEndTicks;
+  static constexpr PlantShape kShape = {.param_count = 4,
+                                        .state_width = 2,
+                                        .input_count = 1,
+                                        .tick_seconds = 1e-5,
+                                        .end_seconds = 0.03,
+                                        .end_ticks = kEndTicks};
 
   static constexpr const Scenario& kDefaultScenario = kDefaultValues;
   static constexpr Scenario kStartScenario = {15, 8, 3, 4.5};

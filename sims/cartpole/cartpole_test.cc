@@ -231,12 +231,12 @@ struct CartPoleNumbers {
   using Controller = ::plimsoll::sims::Controller;
   static constexpr auto* kRunTrial = &RunTrial;
 
-  static constexpr int32_t kParamCount = 4;
-  static constexpr int32_t kStateWidth = 4;
-  static constexpr int32_t kInputCount = 1;
-  static constexpr double kTickSeconds = 0.01;
-  static constexpr double kEndSeconds = 20.0;
-  static constexpr int32_t kEndTicks = ::plimsoll::sims::kEndTicks;
+  static constexpr PlantShape kShape = {.param_count = 4,
+                                        .state_width = 4,
+                                        .input_count = 1,
+                                        .tick_seconds = 0.01,
+                                        .end_seconds = 20.0,
+                                        .end_ticks = kEndTicks};
 
   static constexpr Scenario kDefaultScenario = {0, 0, 0.05, 0};
   static constexpr Scenario kStartScenario = {-1.25, 0.5, -0.2, 1.5};

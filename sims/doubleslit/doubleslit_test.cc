@@ -564,12 +564,12 @@ struct DoubleSlitNumbers {
   using Controller = ::plimsoll::sims::Controller;
   static constexpr auto* kRunTrial = &RunTrial;
 
-  static constexpr int32_t kParamCount = 6;
-  static constexpr int32_t kStateWidth = kWidth;
-  static constexpr int32_t kInputCount = kSources;
-  static constexpr double kTickSeconds = 0.01;
-  static constexpr double kEndSeconds = 6.0;
-  static constexpr int32_t kEndTicks = ::plimsoll::sims::kEndTicks;
+  static constexpr PlantShape kShape = {.param_count = 6,
+                                        .state_width = kWidth,
+                                        .input_count = kSources,
+                                        .tick_seconds = 0.01,
+                                        .end_seconds = 6.0,
+                                        .end_ticks = kEndTicks};
 
   static constexpr const Scenario& kDefaultScenario = kDefaultValues;
   static constexpr Scenario kStartScenario = {0.45, 12, 5, 1, 0, 0.1};

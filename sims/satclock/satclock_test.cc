@@ -443,12 +443,12 @@ struct SatclockNumbers {
   using Controller = ::plimsoll::sims::Controller;
   static constexpr auto* kRunTrial = &RunTrial;
 
-  static constexpr int32_t kParamCount = 7;
-  static constexpr int32_t kStateWidth = 2;
-  static constexpr int32_t kInputCount = 1;
-  static constexpr double kTickSeconds = 60.0;
-  static constexpr double kEndSeconds = 180000.0;
-  static constexpr int32_t kEndTicks = ::plimsoll::sims::kEndTicks;
+  static constexpr PlantShape kShape = {.param_count = 7,
+                                        .state_width = 2,
+                                        .input_count = 1,
+                                        .tick_seconds = 60.0,
+                                        .end_seconds = 180000.0,
+                                        .end_ticks = kEndTicks};
 
   static constexpr const Scenario& kDefaultScenario = kDefaultValues;
   static constexpr Scenario kStartScenario = {1000, -1234.5, 0.1, 0, 3, 0, 9};

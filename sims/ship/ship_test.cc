@@ -342,12 +342,12 @@ struct ShipNumbers {
   using Controller = ::plimsoll::sims::Controller;
   static constexpr auto* kRunTrial = &RunTrial;
 
-  static constexpr int32_t kParamCount = 4;
-  static constexpr int32_t kStateWidth = 3;
-  static constexpr int32_t kInputCount = 1;
-  static constexpr double kTickSeconds = 0.1;
-  static constexpr double kEndSeconds = 300.0;
-  static constexpr int32_t kEndTicks = ::plimsoll::sims::kEndTicks;
+  static constexpr PlantShape kShape = {.param_count = 4,
+                                        .state_width = 3,
+                                        .input_count = 1,
+                                        .tick_seconds = 0.1,
+                                        .end_seconds = 300.0,
+                                        .end_ticks = kEndTicks};
 
   static constexpr const Scenario& kDefaultScenario = kDefaultValues;
   static constexpr Scenario kStartScenario = {-90.5, 1.25, 0.4, -2};

@@ -291,12 +291,12 @@ struct ShowerNumbers {
   using Controller = ControllerFactory;
   static constexpr auto* kRunTrial = &RunTrial;
 
-  static constexpr int32_t kParamCount = 4;
-  static constexpr int32_t kStateWidth = 2;
-  static constexpr int32_t kInputCount = 1;
-  static constexpr double kTickSeconds = 0.1;
-  static constexpr double kEndSeconds = 60.0;
-  static constexpr int32_t kEndTicks = ::plimsoll::sims::kEndTicks;
+  static constexpr PlantShape kShape = {.param_count = 4,
+                                        .state_width = 2,
+                                        .input_count = 1,
+                                        .tick_seconds = 0.1,
+                                        .end_seconds = 60.0,
+                                        .end_ticks = kEndTicks};
 
   static constexpr const Scenario& kDefaultScenario = kDefaultValues;
   static constexpr Scenario kStartScenario = {10, 70, 0.25, 30};

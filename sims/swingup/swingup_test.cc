@@ -335,12 +335,12 @@ struct SwingUpNumbers {
   using Controller = ControllerFactory;
   static constexpr auto* kRunTrial = &RunTrial;
 
-  static constexpr int32_t kParamCount = 4;
-  static constexpr int32_t kStateWidth = 4;
-  static constexpr int32_t kInputCount = 1;
-  static constexpr double kTickSeconds = 0.01;
-  static constexpr double kEndSeconds = 30.0;
-  static constexpr int32_t kEndTicks = ::plimsoll::sims::kEndTicks;
+  static constexpr PlantShape kShape = {.param_count = 4,
+                                        .state_width = 4,
+                                        .input_count = 1,
+                                        .tick_seconds = 0.01,
+                                        .end_seconds = 30.0,
+                                        .end_ticks = kEndTicks};
 
   static constexpr const State& kDefaultScenario = kDefaultValues;
   static constexpr State kStartScenario = {-0.75, 1.5, -3.5, 2.5};

@@ -476,12 +476,13 @@ struct TwinNumbers {
   using Controller = ::plimsoll::sims::Controller;
   static constexpr auto* kRunTrial = &RunTrial;
 
-  static constexpr int32_t kParamCount = 3;
-  static constexpr int32_t kStateWidth = 7;
-  static constexpr int32_t kInputCount = 1;
-  static constexpr double kTickSeconds = 0.01 * 31557600;  // 0.01 Julian year of proper time
-  static constexpr double kEndSeconds = 30.0 * 31557600;
-  static constexpr int32_t kEndTicks = ::plimsoll::sims::kEndTicks;
+  static constexpr PlantShape kShape = {
+      .param_count = 3,
+      .state_width = 7,
+      .input_count = 1,
+      .tick_seconds = 0.01 * 31557600,  // 0.01 Julian year of proper time
+      .end_seconds = 30.0 * 31557600,
+      .end_ticks = kEndTicks};
 
   static constexpr const Scenario& kDefaultScenario = kDefaultValues;
   static constexpr Scenario kStartScenario = {7.5, 2.25, 12};
