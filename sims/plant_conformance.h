@@ -24,7 +24,7 @@
 //   Controller             what kRunTrial takes
 //   kRunTrial              the test's RunTrial(Plant&, scenario, Controller):
 //                          a whole trial (testing::RunNative)
-//   kShape                 the shape it reports (PlantShape, below)
+//   kShape                 the shape it reports (a PlantShape)
 //   kDefaultScenario       the default scenario's values (count 0 is the
 //                          same trial)
 //   kStartScenario         another scenario, whose start is checked too
@@ -89,44 +89,46 @@ struct PlantShape {
   int32_t end_ticks;  // end_seconds / tick_seconds: a trial that does not fail
 };
 
+namespace testing {
+// The arrays and the trial of a plant's numbers (PlantConformanceNumbers).
 template <typename Numbers>
-concept PlantConformanceNumbers = requires(
-    typename Numbers::Plant& plant, const std::array<double, Numbers::kShape.param_count>& scenario,
-    const std::array<double, Numbers::kShape.state_width>& state,
-    const testing::NativeTrial<Numbers::kShape.state_width>& trial) {
+using ScenarioOf = std::array<double, Numbers::kShape.param_count>;
+template <typename Numbers>
+using StateOf = std::array<double, Numbers::kShape.state_width>;
+template <typename Numbers>
+using InputsOf = std::array<double, Numbers::kShape.input_count>;
+template <typename Numbers>
+using TrialOf = NativeTrial<Numbers::kShape.state_width>;
+}  // namespace testing
+
+template <typename Numbers>
+concept PlantConformanceNumbers = requires(typename Numbers::Plant& plant,
+                                           const testing::ScenarioOf<Numbers>& scenario,
+                                           const testing::StateOf<Numbers>& state,
+                                           const testing::TrialOf<Numbers>& trial,
+                                           std::span<const double> sent) {
   { Numbers::kShape } -> std::convertible_to<PlantShape>;
-  { plant.ReadState() } -> std::same_as<std::array<double, Numbers::kShape.state_width>>;
-  {
-    Numbers::kRunTrial(plant, std::span<const double>(), Numbers::PassingController())
-    } -> std::same_as<testing::NativeTrial<Numbers::kShape.state_width>>;
+  { plant.ReadState() } -> std::same_as<testing::StateOf<Numbers>>;
+  { Numbers::PassingController() } -> std::convertible_to<typename Numbers::Controller>;
   { Numbers::FailingController() } -> std::convertible_to<typename Numbers::Controller>;
+  {
+    Numbers::kRunTrial(plant, sent, Numbers::PassingController())
+    } -> std::same_as<testing::TrialOf<Numbers>>;
+  { Numbers::kDefaultScenario } -> std::convertible_to<testing::ScenarioOf<Numbers>>;
+  { Numbers::kStartScenario } -> std::convertible_to<testing::ScenarioOf<Numbers>>;
   Numbers::ExpectStartState(scenario, state);
-  Numbers::ExpectPassingTrial(trial, scenario);
-  Numbers::ExpectFailingTrial(trial, scenario, true);
-  { Numbers::Describe(scenario) } -> std::convertible_to<std::string>;
-  {
-    Numbers::kDefaultScenario
-    } -> std::convertible_to<std::array<double, Numbers::kShape.param_count>>;
-  {
-    Numbers::kStartScenario
-    } -> std::convertible_to<std::array<double, Numbers::kShape.param_count>>;
-  {
-    Numbers::kGoodScenario
-    } -> std::convertible_to<std::array<double, Numbers::kShape.param_count>>;
-  {
-    Numbers::kLowestScenario
-    } -> std::convertible_to<std::array<double, Numbers::kShape.param_count>>;
-  {
-    Numbers::kHighestScenario
-    } -> std::convertible_to<std::array<double, Numbers::kShape.param_count>>;
+  { Numbers::kGoodScenario } -> std::convertible_to<testing::ScenarioOf<Numbers>>;
+  { Numbers::kLowestScenario } -> std::convertible_to<testing::ScenarioOf<Numbers>>;
+  { Numbers::kHighestScenario } -> std::convertible_to<testing::ScenarioOf<Numbers>>;
   { Numbers::kRefusedParameter } -> std::convertible_to<size_t>;
-  { Numbers::kGoodInputs } -> std::convertible_to<std::array<double, Numbers::kShape.input_count>>;
-  {
-    Numbers::kInputsToSpoil
-    } -> std::convertible_to<std::array<double, Numbers::kShape.input_count>>;
+  { Numbers::kGoodInputs } -> std::convertible_to<testing::InputsOf<Numbers>>;
+  { Numbers::kInputsToSpoil } -> std::convertible_to<testing::InputsOf<Numbers>>;
   { Numbers::kPassingScore } -> std::convertible_to<double>;
   { Numbers::kFinishesOnTheLastTick } -> std::convertible_to<bool>;
-  { Numbers::kOtherScenarios.size() } -> std::convertible_to<size_t>;
+  { Numbers::kOtherScenarios[0] } -> std::convertible_to<testing::ScenarioOf<Numbers>>;
+  { Numbers::Describe(scenario) } -> std::convertible_to<std::string>;
+  Numbers::ExpectPassingTrial(trial, scenario);
+  Numbers::ExpectFailingTrial(trial, scenario, true);
   { Numbers::kExamplesDirectory } -> std::convertible_to<std::string>;
   { Numbers::PassingExampleLines() } -> std::convertible_to<std::vector<std::string>>;
   { Numbers::FailingExampleLines() } -> std::convertible_to<std::vector<std::string>>;
@@ -144,9 +146,9 @@ class PlantConformance : public ::testing::Test {
 
  protected:
   using Plant = typename Numbers::Plant;
-  using State = std::array<double, Numbers::kShape.state_width>;
-  using Scenario = std::array<double, Numbers::kShape.param_count>;
-  using Trial = testing::NativeTrial<Numbers::kShape.state_width>;
+  using State = testing::StateOf<Numbers>;
+  using Scenario = testing::ScenarioOf<Numbers>;
+  using Trial = testing::TrialOf<Numbers>;
 
   // The plant as a PlantUnderTest: its Step with a span of inputs, whatever
   // Step overloads the plant's class adds.
