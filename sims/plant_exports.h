@@ -7,7 +7,7 @@
  * exports, with their export names, from the constants; the plant writes
  * only what differs: plant_init, plant_read_state, plant_step, plant_ticks
  * and plant_score (plant_ticks reads the plant's own state, so it stays in
- * the plant).
+ * the plant; the openings those share are plant_lifecycle.h's).
  *
  * For plant sources compiled for wasm32 only (PlimsollPlant.cmake): the host
  * reads plant_abi.h, never this header, and calls the exports through wasm2c
