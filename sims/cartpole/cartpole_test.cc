@@ -65,7 +65,7 @@ double Draft(const State& s) {
 }
 
 const std::vector<double> kDefault = {};  // count 0: the default scenario
-const Scenario kDefaultValues = {0, 0, 0.05, 0};
+constexpr Scenario kDefaultValues = {0, 0, 0.05, 0};
 
 std::string Describe(const Scenario& s) {
   char text[96];
@@ -238,7 +238,7 @@ struct CartPoleNumbers {
                                         .end_seconds = 20.0,
                                         .end_ticks = kEndTicks};
 
-  static constexpr Scenario kDefaultScenario = {0, 0, 0.05, 0};
+  static constexpr const Scenario& kDefaultScenario = kDefaultValues;
   static constexpr Scenario kStartScenario = {-1.25, 0.5, -0.2, 1.5};
   // The state is the scenario.
   static void ExpectStartState(const Scenario& scenario, const State& state) {

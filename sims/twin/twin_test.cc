@@ -45,7 +45,6 @@ using ControllerFactory = Controller (*)();
 
 constexpr int kEndTicks = 3000;
 constexpr int kRowDoubles = 8;  // the state, then the applied acceleration
-constexpr double kTick = 0.01;  // dτ, yr
 constexpr double kPassingScore = 0.25;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
