@@ -212,7 +212,7 @@ def check_index(entries, dom):
 
 def rule_problems():
     """plants.py's passing scores must be the runner's test's (src/trial/plant_examples_test.cc)."""
-    with open(os.path.join(REPO, "sims", "runner", "plant_examples_test.cc"), encoding="utf-8") as f:
+    with open(os.path.join(REPO, "src", "trial", "plant_examples_test.cc"), encoding="utf-8") as f:
         rules = {name: float(score) for name, score in
                  re.findall(r'\{"([a-z]+)",\s*(?://[^\n]*\n\s*)?([0-9.]+)\}', f.read())}
     return [f"{plant['name']}: the page's passing score {plant['passing_score']} is not the "
